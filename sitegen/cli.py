@@ -1,0 +1,172 @@
+"""The `sitegen` command line: thin Typer wrappers over the library; errors become exit codes here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from sitegen import __version__
+from sitegen.errors import SitegenError
+
+
+class _SitegenGroup(TyperGroup):
+    """Turns sitegen's own errors into one message on stderr and their exit code, never a traceback."""
+
+    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
+        try:
+            return super().invoke(ctx)
+        except SitegenError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+
+
+app = typer.Typer(
+    cls=_SitegenGroup,
+    name="sitegen",
+    help="Evaluate saved diagnosis-agent traces against fixed cases, diff against a baseline, build a report site.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
+DEFAULT_FIXTURES = Path("eval/fixtures")
+DEFAULT_CONFIG = Path("eval/sitegen.toml")
+DEFAULT_BASELINE_DIR = Path("eval/baseline")
+
+CasesOpt = Annotated[Path, typer.Option("--cases", help="Case file: a JSON array of case definitions.")]
+FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases' traceFixture paths are relative to.")]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option("--config", help="Suite defaults (TOML, [suite] table). Default: eval/sitegen.toml when present."),
+]
+
+
+def _config(path: Path | None):  # noqa: ANN202 - returns SuiteConfig, imported lazily
+    from sitegen.config import load_config
+
+    if path is None:
+        return load_config(DEFAULT_CONFIG, explicit=False)
+    return load_config(path, explicit=True)
+
+
+def _say(message: str) -> None:
+    typer.echo(message)
+
+
+def _write_output(target: Path, text: str) -> None:
+    from sitegen.fsutil import write_text_atomic
+
+    if str(target) == "-":
+        sys.stdout.write(text)
+    else:
+        write_text_atomic(target, text)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"sitegen {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """sitegen: is the diagnosis agent better or worse than the baseline?"""
+
+
+@app.command()
+def check(
+    cases: CasesOpt = DEFAULT_CASES,
+    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    config: ConfigOpt = None,
+) -> None:
+    """Validate the case file and that every case has a readable trace fixture.
+
+    Example: sitegen check --cases eval/cases/diagnosis-cases.json --fixtures eval/fixtures
+    """
+    from sitegen.suitecheck import check_suite
+
+    summary = check_suite(cases, fixtures, _config(config))
+    for warning in summary.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if summary.problems:
+        for problem in summary.problems:
+            typer.echo(f"error: {problem}", err=True)
+        typer.echo(f"{len(summary.problems)} problem(s) in {cases} / {fixtures}", err=True)
+        raise typer.Exit(2)
+    _say(f"ok: {summary.case_count} cases, every trace fixture present and readable")
+
+
+@app.command()
+def evaluate(
+    cases: CasesOpt = DEFAULT_CASES,
+    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the JSON report here ('-' for stdout).")] = None,
+    markdown_out: Annotated[
+        Optional[Path], typer.Option("--markdown", help="Write the Markdown report here ('-' for stdout).")
+    ] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Evaluate every case's trace and write the JSON and/or Markdown report.
+
+    Example: sitegen evaluate --json out/report.json --markdown out/report.md
+    """
+    from sitegen.evaluation import evaluate_suite
+    from sitegen.loading import load_cases
+    from sitegen.report import report_json, report_markdown
+
+    report = evaluate_suite(load_cases(cases), fixtures, _config(config))
+    if json_out is not None:
+        _write_output(json_out, report_json(report))
+    if markdown_out is not None:
+        _write_output(markdown_out, report_markdown(report))
+    if "-" not in (str(json_out), str(markdown_out)):
+        _say(_one_line_summary(report))
+
+
+def _one_line_summary(report) -> str:  # noqa: ANN001 - Report, imported lazily
+    from sitegen.mdtext import percent
+
+    lines = [
+        f"{report.totalCases} cases: {report.passedCases} passed, {report.failedCases} failed, "
+        f"{report.notRunCases} not run (pass rate {percent(report.passRate)})"
+    ]
+    for result in report.results:
+        for failure in result.failedChecks:
+            lines.append(f"  {result.caseId}: {failure}")
+    return "\n".join(lines)
+
+
+@app.command()
+def baseline(
+    cases: CasesOpt = DEFAULT_CASES,
+    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    out_dir: Annotated[Path, typer.Option("--dir", help="Folder for report.json and report.md.")] = DEFAULT_BASELINE_DIR,
+    config: ConfigOpt = None,
+) -> None:
+    """Regenerate the saved baseline (report.json + report.md) from the current traces.
+
+    Example: sitegen baseline --dir eval/baseline
+    """
+    from sitegen.evaluation import evaluate_suite
+    from sitegen.loading import load_cases
+    from sitegen.report import report_json, report_markdown
+
+    report = evaluate_suite(load_cases(cases), fixtures, _config(config))
+    json_text, md_text = report_json(report), report_markdown(report, title="Diagnosis eval baseline")
+    _write_output(out_dir / "report.json", json_text)
+    _write_output(out_dir / "report.md", md_text)
+    _say(f"baseline written to {out_dir}/report.json and report.md ({_one_line_summary(report).splitlines()[0]})")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

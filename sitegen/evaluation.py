@@ -1,0 +1,73 @@
+"""Evaluating cases against their traces: one CaseResult per case, streamed in case-file order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sitegen.config import SuiteConfig
+from sitegen.loading import FIXTURE_MISSING, FixtureProblem, LoadedTrace, load_trace
+from sitegen.models import Case
+from sitegen.report import CaseResult, Report, build_report
+from sitegen.rules import evidence_coverage, matched_keywords, run_rules
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """A case, what loading its trace gave, and the verdict of the rules."""
+
+    case: Case
+    outcome: LoadedTrace | FixtureProblem
+    result: CaseResult
+
+
+def evaluate_case(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> CaseResult:
+    """Apply every rule to one case's trace (or record why it could not be read)."""
+    if isinstance(outcome, FixtureProblem):
+        return CaseResult(
+            caseId=case.id,
+            title=case.display_title,
+            status="not_run" if outcome.code == FIXTURE_MISSING else "failed",
+            passed=False,
+            failedChecks=[outcome.as_check()],
+            verdict=None,
+            matchedKeywordCount=0,
+            requiredKeywordCount=len(case.expectedRootCauseKeywords),
+            evidenceCoverage={tool: False for tool in case.requiredEvidenceTools},
+            toolCallCount=0,
+            durationMs=None,
+            tags=list(case.tags),
+            caseDigest=case.digest(),
+            traceLoaded=False,
+        )
+    trace = outcome.trace
+    failures = run_rules(case, trace, config)
+    return CaseResult(
+        caseId=case.id,
+        title=case.display_title,
+        status="failed" if failures else "passed",
+        passed=not failures,
+        failedChecks=failures,
+        verdict=trace.verdict,
+        matchedKeywordCount=len(matched_keywords(case, trace)),
+        requiredKeywordCount=len(case.expectedRootCauseKeywords),
+        evidenceCoverage=evidence_coverage(case, trace),
+        toolCallCount=len(trace.toolInvocations),
+        durationMs=trace.session.totalDurationMs,
+        tags=list(case.tags),
+        caseDigest=case.digest(),
+        traceLoaded=True,
+    )
+
+
+def iter_evaluations(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Iterator[Evaluated]:
+    """Load and evaluate one trace at a time, so no more than one parsed trace is held."""
+    for case in cases:
+        outcome = load_trace(fixtures_dir, case.traceFixture)
+        yield Evaluated(case, outcome, evaluate_case(case, outcome, config))
+
+
+def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:
+    """Evaluate every case and aggregate the report."""
+    return build_report([item.result for item in iter_evaluations(cases, fixtures_dir, config)])

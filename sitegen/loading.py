@@ -1,0 +1,298 @@
+"""Reading the case file and trace fixtures, with validation and precise error messages."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
+
+from pydantic import ValidationError
+
+from sitegen.errors import BadInput
+from sitegen.models import Case, Trace
+
+FIXTURE_MISSING = "fixture_missing"
+FIXTURE_INVALID = "fixture_invalid"
+FIXTURE_PATH_INVALID = "fixture_path_invalid"
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "list_type": "an array",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "missing": "this required field",
+    "string_too_short": "a non-empty string",
+    "too_short": "a non-empty array",
+    "greater_than_equal": "a number ≥ 0",
+}
+
+
+class _NonFiniteNumber(ValueError):
+    pass
+
+
+def _reject_constant(name: str) -> float:
+    raise _NonFiniteNumber(f"{name} is not a JSON number (expected a finite number)")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NonFiniteNumber(f"{text} is out of range (expected a finite number)")
+    return value
+
+
+def _line_col(text: str, offset: int) -> str:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"{line}:{col}"
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class TextProblem:
+    """Why a file's text could not be read: where (line:col, if known) and what."""
+
+    where: str | None
+    problem: str
+
+    def render(self, shown: str) -> str:
+        """`shown[:where]: problem`."""
+        return f"{shown}:{self.where}: {self.problem}" if self.where else f"{shown}: {self.problem}"
+
+
+def decode_utf8(data: bytes) -> str | TextProblem:
+    """Decode UTF-8 (a BOM allowed), or say where the first bad byte is."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].decode("utf-8", errors="replace")
+        return TextProblem(_line_col(before, len(before)), f"not UTF-8 (byte 0x{data[exc.start]:02x}): expected UTF-8 text")
+
+
+def parse_json_text(text: str, *, strict_keys: bool = False) -> Any | TextProblem:
+    """Parse strict JSON (no NaN/Infinity); a failure comes back as a TextProblem."""
+    try:
+        return json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_parse_float,
+            object_pairs_hook=_reject_duplicate_keys if strict_keys else None,
+        )
+    except json.JSONDecodeError as exc:
+        return TextProblem(f"{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}")
+    except _DuplicateKey as exc:
+        return TextProblem(None, f"duplicate key {exc.key!r} in an object: expected each key once")
+    except _NonFiniteNumber as exc:
+        return TextProblem(None, f"invalid JSON: {exc}")
+    except RecursionError:
+        return TextProblem(None, "invalid JSON: nested too deeply to read (expected a reasonably shallow document)")
+
+
+def format_loc(loc: Sequence[int | str]) -> str:
+    """Render a validation location as a field path like `toolInvocations[2].success`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def describe_error(error: dict[str, Any]) -> str:
+    """One validation error as `expected X, got Y`."""
+    expected = _EXPECTED.get(error["type"])
+    if error["type"] == "missing":
+        return "missing (expected this required field)"
+    got = json.dumps(error.get("input"), ensure_ascii=False, default=str)
+    if len(got) > 60:
+        got = got[:57] + "..."
+    if expected is None:
+        return f"{error['msg']} (got {got})"
+    return f"expected {expected}, got {got}"
+
+
+def read_input_text(path: Path, what: str) -> str:
+    """Read a required UTF-8 input file or raise BadInput naming it."""
+    if not path.exists():
+        raise BadInput(path, f"{what} not found")
+    if path.is_dir():
+        raise BadInput(path, f"is a directory (expected the {what})")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(path, f"cannot read the {what}: {exc.strerror}") from None
+    text = decode_utf8(data)
+    if isinstance(text, TextProblem):
+        raise BadInput(path, text.problem, where=text.where)
+    return text
+
+
+def load_json_file(path: Path, what: str) -> Any:
+    """Read and parse a required JSON input, raising BadInput with line and column."""
+    value = parse_json_text(read_input_text(path, what), strict_keys=True)
+    if isinstance(value, TextProblem):
+        raise BadInput(path, value.problem, where=value.where)
+    return value
+
+
+def load_cases(path: Path) -> list[Case]:
+    """Load and validate the case file: a non-empty JSON array of cases with unique ids."""
+    data = load_json_file(path, "case file")
+    if not isinstance(data, list):
+        raise BadInput(path, f"expected a JSON array of cases, got {_json_kind(data)}")
+    if not data:
+        raise BadInput(path, "expected at least one case, got an empty array")
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(data):
+        label = _case_label(item, index)
+        if not isinstance(item, dict):
+            raise BadInput(path, f"expected an object, got {_json_kind(item)}", where=label)
+        try:
+            case = Case.model_validate(item)
+        except ValidationError as exc:
+            errors = exc.errors()
+            first = errors[0]
+            more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+            raise BadInput(path, f"{describe_error(first)}{more}", where=f"{label}, field {format_loc(first['loc'])!r}") from None
+        if case.id in seen:
+            raise BadInput(
+                path, f"duplicate id (already used by case #{seen[case.id] + 1}): expected unique ids", where=f"{label}, field 'id'"
+            )
+        seen[case.id] = index
+        cases.append(case)
+    return cases
+
+
+def _case_label(item: Any, index: int) -> str:
+    if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
+        return f"case {json.dumps(item['id'], ensure_ascii=False)} (#{index + 1})"
+    return f"case #{index + 1}"
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+@dataclass(frozen=True)
+class FixtureProblem:
+    """Why a case's trace could not be used; becomes that case's only failed check."""
+
+    code: str
+    message: str
+
+    def as_check(self) -> str:
+        """The `"<code>: <message>"` form of a failed check."""
+        return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True)
+class LoadedTrace:
+    """A trace that parsed and has the expected shape."""
+
+    path: Path
+    trace: Trace
+    raw: Any
+    size: int
+
+
+def resolve_fixture(fixtures_dir: Path, name: str) -> Path | FixtureProblem:
+    """Where a `traceFixture` points, or why it may not be read (absolute, outside, via symlink)."""
+    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is absolute: expected a path relative to {fixtures_dir}")
+    if "\x00" in name:
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
+    root = fixtures_dir.resolve()
+    # resolve() follows symlinks, so a link that points out of the folder is caught here too.
+    target = (root / name).resolve()
+    if not target.is_relative_to(root) or target == root:
+        return FixtureProblem(
+            FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
+        )
+    return target
+
+
+def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | FixtureProblem:
+    """Load one case's trace fixture; a bad fixture is a FixtureProblem, never an exception."""
+    target = resolve_fixture(fixtures_dir, name)
+    if isinstance(target, FixtureProblem):
+        return target
+    shown = f"{fixtures_dir}/{name}"
+    if not target.exists():
+        return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
+    if not target.is_file():
+        return FixtureProblem(FIXTURE_INVALID, f"{shown} is not a regular file")
+    try:
+        data = target.read_bytes()
+    except OSError as exc:
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+    text = decode_utf8(data)
+    if isinstance(text, TextProblem):
+        return FixtureProblem(FIXTURE_INVALID, text.render(shown))
+    raw = parse_json_text(text)
+    if isinstance(raw, TextProblem):
+        return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
+    return validate_trace(raw, shown, target, len(data))
+
+
+def validate_trace(raw: Any, shown: str, path: Path, size: int) -> LoadedTrace | FixtureProblem:
+    """Check a parsed trace has the trace shape; name the first field that does not."""
+    if not isinstance(raw, dict):
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: expected a JSON object with a 'session' object, got {_json_kind(raw)}")
+    if not isinstance(raw.get("session"), dict):
+        got = "nothing" if "session" not in raw else _json_kind(raw["session"])
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field 'session': expected an object, got {got}")
+    try:
+        trace = Trace.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")
+    except RecursionError:
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
+    return LoadedTrace(path=path, trace=trace, raw=raw, size=size)
+
+
+def fixture_files(fixtures_dir: Path) -> list[Path]:
+    """Every *.json file directly or indirectly inside the fixtures folder, sorted."""
+    if not fixtures_dir.is_dir():
+        return []
+    found = []
+    for dirpath, _dirs, files in os.walk(fixtures_dir):
+        for file in files:
+            if file.endswith(".json"):
+                found.append(Path(dirpath) / file)
+    return sorted(found)

@@ -1,0 +1,47 @@
+"""Escaping text for GitHub-flavoured Markdown so data can never break a table or inject markup."""
+
+from __future__ import annotations
+
+import re
+
+_MD_PUNCT = re.compile(r"([\\`*_\[\]{}()#+!~|-])")
+_LEADING_ORDINAL = re.compile(r"^(\s*\d+)([.)])")
+_NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+
+
+def escape_inline(text: str) -> str:
+    """Escape text for use inside a Markdown paragraph or list item: no HTML, no links, no emphasis."""
+    text = _NEWLINES.sub(" ", text)
+    text = "".join(ch if ch.isprintable() or ch == " " else " " for ch in text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCT.sub(r"\\\1", text)
+    # "1. x" at the start of a list item would open a nested ordered list.
+    return _LEADING_ORDINAL.sub(r"\1\\\2", text)
+
+
+def escape_cell(text: str) -> str:
+    """Escape text for one table cell: single line, `|` escaped, never empty-looking."""
+    escaped = escape_inline(text).strip()
+    return escaped if escaped else " "
+
+
+def table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+    """A GFM table from already-escaped cells."""
+    align = align or ["---"] * len(header)
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def percent(ratio: float | None) -> str:
+    """A ratio as a percentage with one decimal, e.g. 0.8333 → 83.3%."""
+    return "n/a" if ratio is None else f"{ratio * 100:.1f}%"
+
+
+def number(value: float | int | None, digits: int = 1) -> str:
+    """A number for people: integers as is, others rounded; None as n/a."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.{digits}f}"

@@ -1,0 +1,248 @@
+"""The evaluation report: its data, its JSON form (a superset of the Java shape) and its Markdown."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sitegen.errors import BadInput
+from sitegen.mdtext import escape_cell, escape_inline, number, percent, table
+
+REPORT_FORMAT_VERSION = 1
+MISSING_VERDICT = "MISSING"
+STATUS_LABELS = {"passed": "✅ passed", "failed": "❌ failed", "not_run": "⏭️ not run"}
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one case, in the field names of the Java `DiagnosisEvalResult` (plus extras)."""
+
+    caseId: str
+    title: str
+    status: str
+    passed: bool
+    failedChecks: list[str]
+    verdict: str | None
+    matchedKeywordCount: int
+    requiredKeywordCount: int
+    evidenceCoverage: dict[str, bool]
+    toolCallCount: int
+    durationMs: int | float | None
+    tags: list[str] = field(default_factory=list)
+    caseDigest: str | None = None
+    # Not serialised: whether a trace was read (averages are taken over those).
+    traceLoaded: bool = True
+
+    @property
+    def failed_codes(self) -> list[str]:
+        """The distinct check codes of the failures, in order."""
+        return list(dict.fromkeys(check.split(":", 1)[0] for check in self.failedChecks))
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as a JSON object with a fixed field order and sorted maps."""
+        data: dict[str, Any] = {
+            "caseId": self.caseId,
+            "title": self.title,
+            "status": self.status,
+            "passed": self.passed,
+            "failedChecks": list(self.failedChecks),
+            "verdict": self.verdict,
+            "matchedKeywordCount": self.matchedKeywordCount,
+            "requiredKeywordCount": self.requiredKeywordCount,
+            "evidenceCoverage": dict(sorted(self.evidenceCoverage.items())),
+            "toolCallCount": self.toolCallCount,
+            "durationMs": self.durationMs,
+            "tags": list(self.tags),
+        }
+        if self.caseDigest is not None:
+            data["caseDigest"] = self.caseDigest
+        return data
+
+
+@dataclass
+class Report:
+    """Aggregate figures over every case plus the per-case results, in case-file order."""
+
+    totalCases: int
+    passedCases: int
+    failedCases: int
+    notRunCases: int
+    passRate: float
+    verdictDistribution: dict[str, int]
+    averageToolCallCount: float
+    averageDurationMs: float | None
+    results: list[CaseResult]
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as a JSON object (CONTRACT §3)."""
+        return {
+            "formatVersion": REPORT_FORMAT_VERSION,
+            "totalCases": self.totalCases,
+            "passedCases": self.passedCases,
+            "failedCases": self.failedCases,
+            "notRunCases": self.notRunCases,
+            "passRate": self.passRate,
+            "verdictDistribution": dict(sorted(self.verdictDistribution.items())),
+            "averageToolCallCount": self.averageToolCallCount,
+            "averageDurationMs": self.averageDurationMs,
+            "results": [result.to_json() for result in self.results],
+        }
+
+    def aggregates(self) -> dict[str, Any]:
+        """The top-level figures without the results (what history records per run)."""
+        data = self.to_json()
+        del data["results"], data["formatVersion"]
+        return data
+
+
+def build_report(results: list[CaseResult]) -> Report:
+    """Aggregate case results into a report."""
+    total = len(results)
+    passed = sum(1 for r in results if r.status == "passed")
+    not_run = sum(1 for r in results if r.status == "not_run")
+    ran = [r for r in results if r.traceLoaded]
+    durations = [r.durationMs for r in ran if r.durationMs is not None]
+    verdicts = Counter(r.verdict if r.verdict else MISSING_VERDICT for r in results)
+    return Report(
+        totalCases=total,
+        passedCases=passed,
+        failedCases=total - passed - not_run,
+        notRunCases=not_run,
+        passRate=passed / total if total else 0.0,
+        verdictDistribution=dict(sorted(verdicts.items())),
+        averageToolCallCount=sum(r.toolCallCount for r in ran) / len(ran) if ran else 0.0,
+        averageDurationMs=sum(durations) / len(durations) if durations else None,
+        results=results,
+    )
+
+
+def dumps_json(data: Any) -> str:
+    """The one JSON style of every file sitegen writes: 2-space indent, UTF-8, trailing newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def report_json(report: Report) -> str:
+    """The report's JSON text; byte-identical for the same inputs."""
+    return dumps_json(report.to_json())
+
+
+def report_markdown(report: Report, title: str = "Diagnosis eval report") -> str:
+    """The report as GitHub-flavoured Markdown: summary, verdicts, a row per case, then the failures."""
+    lines = [f"# {escape_inline(title)}", ""]
+    lines.append(
+        f"**Pass rate {percent(report.passRate)}**: {report.passedCases} passed, {report.failedCases} failed, "
+        f"{report.notRunCases} not run, {report.totalCases} cases in all."
+    )
+    lines.append("")
+    lines.append(
+        table(
+            ["Metric", "Value"],
+            [
+                ["Pass rate", percent(report.passRate)],
+                ["Passed", str(report.passedCases)],
+                ["Failed", str(report.failedCases)],
+                ["Not run", str(report.notRunCases)],
+                ["Average tool calls", number(report.averageToolCallCount, 2)],
+                ["Average duration (ms)", number(report.averageDurationMs)],
+            ],
+            ["---", "---:"],
+        )
+    )
+    lines += ["", "## Verdicts", ""]
+    lines.append(
+        table(
+            ["Verdict", "Cases"],
+            [[escape_cell(v), str(n)] for v, n in sorted(report.verdictDistribution.items())],
+            ["---", "---:"],
+        )
+    )
+    lines += ["", "## Cases", ""]
+    rows = []
+    for r in report.results:
+        coverage = ", ".join(f"{tool} {'✓' if ok else '✗'}" for tool, ok in sorted(r.evidenceCoverage.items()))
+        rows.append(
+            [
+                escape_cell(r.caseId),
+                STATUS_LABELS.get(r.status, escape_cell(r.status)),
+                escape_cell(r.verdict or MISSING_VERDICT),
+                f"{r.matchedKeywordCount}/{r.requiredKeywordCount}",
+                escape_cell(coverage or "—"),
+                escape_cell(", ".join(r.failed_codes) or "—"),
+            ]
+        )
+    lines.append(table(["Case", "Status", "Verdict", "Keywords", "Evidence", "Failed checks"], rows))
+    failing = [r for r in report.results if r.failedChecks]
+    if failing:
+        lines += ["", "## Failed checks", ""]
+        for r in failing:
+            lines.append(f"### {escape_inline(r.caseId)}")
+            lines.append("")
+            lines += [f"- {escape_inline(check)}" for check in r.failedChecks]
+            lines.append("")
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def _as_number(value: Any) -> int | float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def result_from_json(data: dict[str, Any]) -> CaseResult:
+    """Read one result, tolerating Java-harness reports (no status, tags or digest) and unknown fields."""
+    passed = data.get("passed") is True
+    checks = [str(c) for c in data.get("failedChecks") or [] if c is not None]
+    status = data.get("status")
+    if status not in STATUS_LABELS:
+        status = "passed" if passed else "failed"
+    coverage = data.get("evidenceCoverage") if isinstance(data.get("evidenceCoverage"), dict) else {}
+    return CaseResult(
+        caseId=str(data["caseId"]),
+        title=str(data.get("title") or data["caseId"]),
+        status=status,
+        passed=passed,
+        failedChecks=checks,
+        verdict=data.get("verdict") if isinstance(data.get("verdict"), str) and data.get("verdict") else None,
+        matchedKeywordCount=int(_as_number(data.get("matchedKeywordCount")) or 0),
+        requiredKeywordCount=int(_as_number(data.get("requiredKeywordCount")) or 0),
+        evidenceCoverage={str(k): v is True for k, v in coverage.items()},
+        toolCallCount=int(_as_number(data.get("toolCallCount")) or 0),
+        durationMs=_as_number(data.get("durationMs")),
+        tags=[str(t) for t in data.get("tags") or [] if isinstance(t, str)],
+        caseDigest=data.get("caseDigest") if isinstance(data.get("caseDigest"), str) else None,
+        traceLoaded=status != "not_run",
+    )
+
+
+def read_report(path: Path) -> Report:
+    """Load a report JSON written by sitegen or by the Java harness; bad input names the file."""
+    from sitegen.loading import load_json_file
+
+    data = load_json_file(path, "report")
+    if not isinstance(data, dict):
+        raise BadInput(path, "expected a report JSON object with a 'results' array")
+    results = data.get("results")
+    if not isinstance(results, list):
+        raise BadInput(path, "field 'results': expected an array of case results")
+    parsed = []
+    for index, item in enumerate(results):
+        if not isinstance(item, dict) or not isinstance(item.get("caseId"), str) or not item["caseId"]:
+            raise BadInput(path, "expected an object with a non-empty string 'caseId'", where=f"results[{index}]")
+        parsed.append(result_from_json(item))
+    report = build_report(parsed)
+    # Prefer the report's own aggregates when it states them (a Java report averages its own way).
+    for key in ("totalCases", "passedCases", "failedCases", "notRunCases"):
+        if isinstance(data.get(key), int) and not isinstance(data.get(key), bool):
+            setattr(report, key, data[key])
+    for key in ("passRate", "averageToolCallCount", "averageDurationMs"):
+        if _as_number(data.get(key)) is not None:
+            setattr(report, key, data[key])
+    if "averageDurationMs" in data and data["averageDurationMs"] is None:
+        report.averageDurationMs = None
+    if isinstance(data.get("verdictDistribution"), dict):
+        report.verdictDistribution = {
+            str(k): int(v) for k, v in data["verdictDistribution"].items() if _as_number(v) is not None
+        }
+    return report

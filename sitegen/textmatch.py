@@ -1,0 +1,23 @@
+"""Text matching as the contract defines it: substring search after NFKC + casefold."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+
+def normalise(text: str) -> str:
+    """Return `text` in the form every comparison uses: NFKC, then case-folded."""
+    # casefold can produce characters that NFKC would rewrite again (e.g. U+1E9E); normalise twice.
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """True when `needle` occurs in `haystack` after normalising both."""
+    return normalise(needle) in normalise(haystack)
+
+
+def found_in(haystack: str, needles: Iterable[str]) -> list[str]:
+    """The needles (as written) that occur in `haystack`, in their given order."""
+    normal = normalise(haystack)
+    return [needle for needle in needles if normalise(needle) in normal]
