@@ -1,0 +1,210 @@
+"""Loading the case file and fixtures: every bad input gets one precise message; bad fixtures fail only their case."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import make_case, make_trace
+from sitegen.errors import BadInput
+from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def bad_cases_message(tmp_path: Path, text: str | bytes) -> str:
+    path = write(tmp_path / "cases.json", text)
+    with pytest.raises(BadInput) as info:
+        load_cases(path)
+    message = str(info.value)
+    assert message.startswith(str(path)), message
+    return message[len(str(path)) :]
+
+
+def test_loads_valid_cases_with_defaults_and_unknown_fields(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.json", json.dumps([make_case(owner="sre", title=None), make_case(id="c2", traceFixture="b.json")]))
+    cases = load_cases(path)
+    assert [c.id for c in cases] == ["c1", "c2"]
+    assert cases[0].display_title == "c1" and cases[0].allowedVerdicts == ["PASS"]
+    assert cases[0].extra_fields == {"owner": "sre"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[{"id": "a", "traceFixture": "a.json"},\n  {"id": "b" "traceFixture": "b.json"}]', ":2:14: invalid JSON: Expecting ',' delimiter"),
+        ("", ":1:1: invalid JSON: Expecting value"),
+        ("[]", ": expected at least one case, got an empty array"),
+        ('{"id": "a"}', ": expected a JSON array of cases, got an object"),
+        ('"cases"', ": expected a JSON array of cases, got a string"),
+        ("[1]", ":case #1: expected an object, got a number"),
+        (
+            json.dumps([make_case(), make_case(title="again")]),
+            ":case \"c1\" (#2), field 'id': duplicate id (already used by case #1): expected unique ids",
+        ),
+        (json.dumps([{"traceFixture": "a.json"}]), ":case #1, field 'id': missing (expected this required field)"),
+        (json.dumps([{"id": "a"}]), ":case \"a\" (#1), field 'traceFixture': missing (expected this required field)"),
+        (json.dumps([{"id": 7, "traceFixture": "a"}]), ":case #1, field 'id': expected a string, got 7"),
+        (json.dumps([{"id": "", "traceFixture": "a"}]), ":case #1, field 'id': expected a non-empty string, got \"\""),
+        (json.dumps([make_case(minKeywordMatches="2")]), ":case \"c1\" (#1), field 'minKeywordMatches': expected an integer, got \"2\""),
+        (json.dumps([make_case(minKeywordMatches=-1)]), ":case \"c1\" (#1), field 'minKeywordMatches': expected a number ≥ 0, got -1"),
+        (json.dumps([make_case(minKeywordMatches=True)]), ":case \"c1\" (#1), field 'minKeywordMatches': expected an integer, got true"),
+        (json.dumps([make_case(requireV2AuditClosure="yes")]), ":case \"c1\" (#1), field 'requireV2AuditClosure': expected true or false, got \"yes\""),
+        (json.dumps([make_case(allowedVerdicts=[])]), ":case \"c1\" (#1), field 'allowedVerdicts': expected a non-empty array, got []"),
+        (json.dumps([make_case(tags="matrix")]), ":case \"c1\" (#1), field 'tags': expected an array, got \"matrix\""),
+        (json.dumps([make_case(requiredEvidenceTools=["query_logs", 3])]), ":case \"c1\" (#1), field 'requiredEvidenceTools[1]': expected a string, got 3"),
+        ('[{"id": "a", "id": "b", "traceFixture": "x"}]', ": duplicate key 'id' in an object: expected each key once"),
+        ('[{"id": "a", "traceFixture": "x", "minKeywordMatches": NaN}]', ": invalid JSON: NaN is not a JSON number (expected a finite number)"),
+    ],
+)
+def test_bad_case_files(tmp_path: Path, text: str, expected: str) -> None:
+    assert bad_cases_message(tmp_path, text) == expected
+
+
+def test_several_problems_in_one_case_are_counted(tmp_path: Path) -> None:
+    message = bad_cases_message(tmp_path, json.dumps([{"id": "a", "traceFixture": 1, "tags": 2, "question": 3}]))
+    assert message.endswith("(and 2 more problems)"), message
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    message = bad_cases_message(tmp_path, b'[{"id": "a",\n "title": "caf\xe9", "traceFixture": "x"}]')
+    assert message == ":2:15: not UTF-8 (byte 0xe9): expected UTF-8 text"
+
+
+def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.json", b"\xef\xbb\xbf" + json.dumps([make_case()]).encode())
+    assert load_cases(path)[0].id == "c1"
+
+
+def test_missing_case_file(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match=r"nope\.json: case file not found"):
+        load_cases(tmp_path / "nope.json")
+
+
+def test_case_file_is_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="is a directory"):
+        load_cases(tmp_path)
+
+
+def test_null_optional_fields_mean_default(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.json", json.dumps([make_case(minKeywordMatches=None, tags=None, allowedVerdicts=None)]))
+    case = load_cases(path)[0]
+    assert case.tags == [] and case.allowedVerdicts == ["PASS"] and case.keyword_threshold == 0
+
+
+# --- fixtures -------------------------------------------------------------------------------------
+
+
+def problem(fixtures: Path, name: str) -> FixtureProblem:
+    outcome = load_trace(fixtures, name)
+    assert isinstance(outcome, FixtureProblem), outcome
+    return outcome
+
+
+def test_loads_a_trace(tmp_path: Path) -> None:
+    write(tmp_path / "fx" / "a.json", json.dumps(make_trace("答案", tools=["query_logs"])))
+    outcome = load_trace(tmp_path / "fx", "a.json")
+    assert isinstance(outcome, LoadedTrace)
+    assert outcome.trace.session.answer == "答案" and outcome.trace.toolInvocations[0].toolName == "query_logs"
+
+
+def test_trace_in_subfolder_and_dotdot_that_stays_inside(tmp_path: Path) -> None:
+    write(tmp_path / "fx" / "sub" / "a.json", json.dumps(make_trace()))
+    assert isinstance(load_trace(tmp_path / "fx", "sub/a.json"), LoadedTrace)
+    assert isinstance(load_trace(tmp_path / "fx", "sub/../sub/a.json"), LoadedTrace)
+
+
+def test_missing_fixture(tmp_path: Path) -> None:
+    outcome = problem(tmp_path, "gone.json")
+    assert outcome.code == "fixture_missing" and "gone.json does not exist" in outcome.message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{not json", ":1:2: invalid JSON: Expecting property name enclosed in double quotes"),
+        ("[]", ": expected a JSON object with a 'session' object, got an array"),
+        ("{}", ": field 'session': expected an object, got nothing"),
+        ('{"session": "x"}', ": field 'session': expected an object, got a string"),
+        ('{"session": {"answer": 5}}', ": field 'session.answer': expected a string, got 5"),
+        ('{"session": {}, "toolInvocations": {}}', ": field 'toolInvocations': expected an array, got {}"),
+        ('{"session": {}, "toolInvocations": [{"toolName": "q", "success": "yes"}]}', ": field 'toolInvocations[0].success': expected true or false, got \"yes\""),
+        (
+            '{"session": {"selfEvaluation": {"verifier_evaluation": {"verdict": 1}}}}',
+            ": field 'session.selfEvaluation.verifier_evaluation.verdict': expected a string, got 1",
+        ),
+        (
+            '{"session": {"selfEvaluation": {"verifier_evaluation": {"gatekeeper_result": "fail"}}}}',
+            ": field 'session.selfEvaluation.verifier_evaluation.gatekeeper_result': expected an object, got \"fail\"",
+        ),
+        ('{"session": {"totalDurationMs": Infinity}}', ": invalid JSON: Infinity is not a JSON number (expected a finite number)"),
+        ('{"session": {"totalDurationMs": 1e999}}', ": invalid JSON: 1e999 is out of range (expected a finite number)"),
+    ],
+)
+def test_invalid_fixture(tmp_path: Path, text: str, expected: str) -> None:
+    write(tmp_path / "t.json", text)
+    outcome = problem(tmp_path, "t.json")
+    assert outcome.code == "fixture_invalid"
+    assert outcome.message == f"{tmp_path}/t.json{expected}"
+
+
+def test_fixture_not_utf8(tmp_path: Path) -> None:
+    write(tmp_path / "t.json", b'{"session": {"answer": "\xff"}}')
+    assert problem(tmp_path, "t.json").message.endswith("t.json:1:25: not UTF-8 (byte 0xff): expected UTF-8 text")
+
+
+def test_deeply_nested_fixture_is_invalid_not_a_crash(tmp_path: Path) -> None:
+    write(tmp_path / "t.json", '{"session": {"x": ' + "[" * 200_000 + "]" * 200_000 + "}}")
+    assert problem(tmp_path, "t.json").code == "fixture_invalid"
+
+
+def test_fixture_directory_is_invalid(tmp_path: Path) -> None:
+    (tmp_path / "d.json").mkdir()
+    assert problem(tmp_path, "d.json").code == "fixture_invalid"
+
+
+def test_null_fields_are_absent(tmp_path: Path) -> None:
+    trace = {"session": {"answer": None, "totalDurationMs": None, "selfEvaluation": {"executor_answer": None, "verifier_evaluation": None}}, "toolInvocations": None}
+    write(tmp_path / "t.json", json.dumps(trace))
+    outcome = load_trace(tmp_path, "t.json")
+    assert isinstance(outcome, LoadedTrace) and outcome.trace.session.answer == "" and outcome.trace.verdict is None
+
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../outside.json", "sub/../../outside.json", "C:\\x.json", "\\\\server\\share\\x.json"])
+def test_path_outside_is_never_read(tmp_path: Path, name: str) -> None:
+    write(tmp_path / "outside.json", json.dumps(make_trace()))
+    fixtures = tmp_path / "fx"
+    fixtures.mkdir()
+    outcome = problem(fixtures, name)
+    assert outcome.code == "fixture_path_invalid", outcome
+
+
+def test_symlink_out_of_fixtures_is_invalid(tmp_path: Path) -> None:
+    write(tmp_path / "secret.json", json.dumps(make_trace()))
+    fixtures = tmp_path / "fx"
+    fixtures.mkdir()
+    os.symlink(tmp_path / "secret.json", fixtures / "link.json")
+    os.symlink(tmp_path, fixtures / "up")
+    assert problem(fixtures, "link.json").code == "fixture_path_invalid"
+    assert problem(fixtures, "up/secret.json").code == "fixture_path_invalid"
+
+
+def test_symlink_inside_fixtures_is_fine(tmp_path: Path) -> None:
+    fixtures = tmp_path / "fx"
+    write(fixtures / "real.json", json.dumps(make_trace()))
+    os.symlink(fixtures / "real.json", fixtures / "alias.json")
+    assert isinstance(load_trace(fixtures, "alias.json"), LoadedTrace)
+
+
+def test_fixtures_folder_itself_is_not_a_fixture(tmp_path: Path) -> None:
+    assert problem(tmp_path, ".").code == "fixture_path_invalid"

@@ -1,0 +1,425 @@
+"""Every rule code: a trace that passes it and one that fails it, including the edges the contract names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import make_case, make_trace
+from sitegen.config import SuiteConfig
+from sitegen.evaluation import evaluate_case
+from sitegen.loading import LoadedTrace, validate_trace
+from sitegen.models import Case
+from sitegen.report import CaseResult
+from sitegen.rules import ALL_CODES, RULES
+
+V2 = {"gatekeeper_result": {"status": "pass", "rule_set_version": "gk-1"}, "claim_checks": [], "composer_output": {"mode": "parsed"}}
+
+
+def evaluate(case: dict[str, Any], trace: dict[str, Any], config: SuiteConfig | None = None) -> CaseResult:
+    """Evaluate one in-memory case against one in-memory trace."""
+    loaded = validate_trace(trace, "t.json", Path("t.json"), 0)
+    assert isinstance(loaded, LoadedTrace), loaded
+    return evaluate_case(Case.model_validate(case), loaded, config or SuiteConfig())
+
+
+def codes(case: dict[str, Any], trace: dict[str, Any], config: SuiteConfig | None = None) -> list[str]:
+    """The failed check codes, one per failure, in order."""
+    return [check.split(":", 1)[0] for check in evaluate(case, trace, config).failedChecks]
+
+
+def test_every_contract_code_has_a_rule() -> None:
+    contract = {
+        "fixture_missing", "fixture_invalid", "fixture_path_invalid", "verdict_missing", "verdict_not_allowed",
+        "verdict_forbidden", "keyword_coverage", "forbidden_answer_keyword", "missing_evidence_tool",
+        "degraded_output_contract", "gatekeeper_missing", "claim_checks_missing", "composer_output_missing",
+        "gatekeeper_fail_pass", "claim_check_invalid", "composer_mode_missing", "forbidden_confirmed_claim",
+        "raw_executor_leak", "gatekeeper_rule_set_version",
+    }  # fmt: skip
+    assert set(ALL_CODES) == contract
+    assert len(RULES) == len(contract) - 3
+
+
+def test_passing_trace_has_no_failures() -> None:
+    result = evaluate(make_case(expectedRootCauseKeywords=["连接池"]), make_trace("连接池耗尽"))
+    assert result.passed and result.status == "passed" and result.failedChecks == []
+
+
+# --- verdicts -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verdict_value", [None, ""])
+def test_verdict_missing_when_absent_or_empty(verdict_value: str | None) -> None:
+    trace = make_trace(verdict=verdict_value)
+    result = evaluate(make_case(), trace)
+    assert [c.split(":")[0] for c in result.failedChecks] == ["verdict_missing"]
+    assert result.verdict is None
+
+
+def test_verdict_missing_when_no_self_evaluation() -> None:
+    assert codes(make_case(), {"session": {"answer": "x"}}) == ["verdict_missing"]
+
+
+def test_verdict_null_counts_as_absent() -> None:
+    trace = make_trace()
+    trace["session"]["selfEvaluation"]["verifier_evaluation"]["verdict"] = None
+    assert codes(make_case(), trace) == ["verdict_missing"]
+
+
+def test_unknown_verdict_is_not_allowed_not_missing() -> None:
+    result = evaluate(make_case(), make_trace(verdict="MAYBE"))
+    assert result.failedChecks == ["verdict_not_allowed: verdict 'MAYBE' is not in allowedVerdicts [PASS]"]
+
+
+def test_verdict_allowed_from_list() -> None:
+    assert codes(make_case(allowedVerdicts=["PASS", "LOW_CONFID"]), make_trace(verdict="LOW_CONFID")) == []
+
+
+def test_verdict_forbidden_also_reported_with_not_allowed() -> None:
+    case = make_case(allowedVerdicts=["PASS"], forbiddenVerdicts=["REJECT"])
+    result = evaluate(case, make_trace("证据不足", verdict="REJECT"))
+    assert [c.split(":")[0] for c in result.failedChecks] == ["verdict_not_allowed", "verdict_forbidden"]
+    assert "'REJECT'" in result.failedChecks[1]
+
+
+def test_verdict_forbidden_even_if_allowed() -> None:
+    case = make_case(allowedVerdicts=["PASS", "LOW_CONFID"], forbiddenVerdicts=["LOW_CONFID"])
+    assert codes(case, make_trace(verdict="LOW_CONFID")) == ["verdict_forbidden"]
+
+
+# --- keywords -------------------------------------------------------------------------------------
+
+
+def test_keyword_coverage_default_needs_all() -> None:
+    case = make_case(expectedRootCauseKeywords=["支付", "超时", "连接池"])
+    result = evaluate(case, make_trace("支付接口超时"))
+    assert result.matchedKeywordCount == 2 and result.requiredKeywordCount == 3
+    assert result.failedChecks == [
+        "keyword_coverage: answer matches 2 of 3 expected keywords, needs 3; missing: '连接池'"
+    ]
+
+
+def test_keyword_coverage_min_matches() -> None:
+    case = make_case(expectedRootCauseKeywords=["支付", "超时", "连接池"], minKeywordMatches=2)
+    assert codes(case, make_trace("支付接口超时")) == []
+    assert codes(case, make_trace("支付接口")) == ["keyword_coverage"]
+
+
+def test_keyword_coverage_zero_min_always_passes() -> None:
+    assert codes(make_case(expectedRootCauseKeywords=["x"], minKeywordMatches=0), make_trace("")) == []
+
+
+@pytest.mark.parametrize(
+    ("keyword", "answer"),
+    [
+        ("HikariCP", "hikaricp 连接池"),  # case
+        ("ＨｉｋａｒｉＣＰ", "HikariCP"),  # full-width keyword, ASCII answer
+        ("HikariCP", "ＨＩＫＡＲＩＣＰ"),  # ASCII keyword, full-width upper-case answer
+        ("straße", "STRASSE"),  # casefold, not lower
+        ("㎒", "mhz"),  # NFKC compatibility
+    ],
+)
+def test_keyword_matching_is_nfkc_and_casefold(keyword: str, answer: str) -> None:
+    result = evaluate(make_case(expectedRootCauseKeywords=[keyword]), make_trace(answer))
+    assert result.matchedKeywordCount == 1, result.failedChecks
+
+
+def test_forbidden_answer_keyword_one_per_keyword() -> None:
+    case = make_case(forbiddenAnswerKeywords=["无证据确定", "一定是", "absent"])
+    result = evaluate(case, make_trace("我无证据确定，但一定是数据库"))
+    assert result.failedChecks == [
+        "forbidden_answer_keyword: answer contains forbidden phrase '无证据确定'",
+        "forbidden_answer_keyword: answer contains forbidden phrase '一定是'",
+    ]
+
+
+def test_forbidden_answer_keyword_full_width_variant() -> None:
+    assert codes(make_case(forbiddenAnswerKeywords=["100%确定"]), make_trace("１００％确定")) == ["forbidden_answer_keyword"]
+
+
+# --- evidence -------------------------------------------------------------------------------------
+
+
+def test_missing_evidence_tool_one_per_tool() -> None:
+    case = make_case(requiredEvidenceTools=["lookup_knowledge", "query_logs", "query_metrics"])
+    result = evaluate(case, make_trace(tools=["query_logs"]))
+    assert result.evidenceCoverage == {"lookup_knowledge": False, "query_logs": True, "query_metrics": False}
+    assert [c for c in result.failedChecks] == [
+        "missing_evidence_tool: required tool 'lookup_knowledge' is in neither toolInvocations nor tool_trace_summary",
+        "missing_evidence_tool: required tool 'query_metrics' is in neither toolInvocations nor tool_trace_summary",
+    ]
+
+
+def test_tool_only_in_verifier_summary_counts() -> None:
+    case = make_case(requiredEvidenceTools=["query_logs"])
+    result = evaluate(case, make_trace(summary_tools=["query_logs"]))
+    assert result.passed and result.evidenceCoverage == {"query_logs": True}
+
+
+def test_tool_only_in_summary_does_not_count_when_success_required() -> None:
+    case = make_case(requiredEvidenceTools=["query_logs"], requireSuccessfulEvidence=True)
+    assert codes(case, make_trace(summary_tools=["query_logs"])) == ["missing_evidence_tool"]
+
+
+def _failed_invocation_trace() -> dict[str, Any]:
+    trace = make_trace(tools=["query_logs"])
+    trace["toolInvocations"][0]["success"] = False
+    return trace
+
+
+def test_failed_invocation_counts_without_require_successful() -> None:
+    assert codes(make_case(requiredEvidenceTools=["query_logs"]), _failed_invocation_trace()) == []
+
+
+def test_failed_invocation_fails_with_require_successful() -> None:
+    case = make_case(requiredEvidenceTools=["query_logs"], requireSuccessfulEvidence=True)
+    result = evaluate(case, _failed_invocation_trace())
+    assert result.evidenceCoverage == {"query_logs": False}
+    assert result.failedChecks == [
+        "missing_evidence_tool: required tool 'query_logs' was invoked but no invocation succeeded (requireSuccessfulEvidence)"
+    ]
+
+
+def test_retry_that_succeeds_counts_with_require_successful() -> None:
+    trace = _failed_invocation_trace()
+    trace["toolInvocations"].append({"toolName": "query_logs", "success": True})
+    assert codes(make_case(requiredEvidenceTools=["query_logs"], requireSuccessfulEvidence=True), trace) == []
+
+
+def test_success_missing_is_not_success() -> None:
+    trace = make_trace()
+    trace["toolInvocations"] = [{"toolName": "query_logs", "success": None}]
+    assert codes(make_case(requiredEvidenceTools=["query_logs"], requireSuccessfulEvidence=True), trace) == [
+        "missing_evidence_tool"
+    ]
+
+
+# --- degraded output ------------------------------------------------------------------------------
+
+REJECT_CASE = make_case(allowedVerdicts=["REJECT"])
+
+
+def test_reject_with_marker_passes() -> None:
+    assert codes(REJECT_CASE, make_trace("当前证据不足，无法给出可靠结论。", verdict="REJECT")) == []
+
+
+def test_reject_without_marker_fails() -> None:
+    result = evaluate(REJECT_CASE, make_trace("根因是连接池耗尽。", verdict="REJECT"))
+    assert result.failedChecks == [
+        "degraded_output_contract: verdict is REJECT but the answer lacks every degraded marker ('证据不足')"
+    ]
+
+
+def test_non_reject_does_not_need_marker() -> None:
+    assert codes(make_case(), make_trace("根因是连接池耗尽。")) == []
+
+
+def test_reject_with_case_markers() -> None:
+    case = make_case(allowedVerdicts=["REJECT"], degradedAnswerMarkers=["暂无法确认", "需要更多证据"])
+    assert codes(case, make_trace("需要更多证据", verdict="REJECT")) == []
+    assert codes(case, make_trace("证据不足", verdict="REJECT")) == ["degraded_output_contract"]
+
+
+def test_reject_leaking_executor_draft_verbatim() -> None:
+    trace = make_trace("证据不足。根因是 Redis 大 key 导致阻塞。", verdict="REJECT")
+    trace["session"]["selfEvaluation"]["executor_answer"] = "根因是 Redis 大 key 导致阻塞。"
+    result = evaluate(REJECT_CASE, trace)
+    assert result.failedChecks == [
+        "degraded_output_contract: verdict is REJECT but the answer contains executor_answer verbatim"
+    ]
+
+
+def test_reject_with_unrelated_draft_passes() -> None:
+    trace = make_trace("证据不足，建议补充慢查询日志。", verdict="REJECT")
+    trace["session"]["selfEvaluation"]["executor_answer"] = "根因是 Redis 大 key 导致阻塞。"
+    assert codes(REJECT_CASE, trace) == []
+
+
+def test_reject_with_raw_marker() -> None:
+    result = evaluate(REJECT_CASE, make_trace('证据不足 {"answer_version": 2}', verdict="REJECT"))
+    assert result.failedChecks == [
+        "degraded_output_contract: verdict is REJECT but the answer contains raw Executor marker 'answer_version'"
+    ]
+
+
+def test_degraded_marker_default_is_configurable() -> None:
+    config = SuiteConfig(degraded_answer_markers=("insufficient evidence",))
+    assert codes(REJECT_CASE, make_trace("Insufficient Evidence.", verdict="REJECT"), config) == []
+    assert codes(REJECT_CASE, make_trace("证据不足", verdict="REJECT"), config) == ["degraded_output_contract"]
+
+
+# --- V2 audit closure -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("absent", "code"),
+    [("gatekeeper_result", "gatekeeper_missing"), ("claim_checks", "claim_checks_missing"), ("composer_output", "composer_output_missing")],
+)
+def test_v2_closure_objects_required(absent: str, code: str) -> None:
+    fields = {k: v for k, v in V2.items() if k != absent}
+    case = make_case(requireV2AuditClosure=True)
+    assert codes(case, make_trace(**fields)) == [code]
+    assert codes(make_case(), make_trace(**fields)) == []
+    assert codes(case, make_trace(**V2)) == []
+
+
+def test_v2_closure_with_no_verifier_at_all() -> None:
+    case = make_case(requireV2AuditClosure=True)
+    assert codes(case, {"session": {"answer": ""}}) == [
+        "verdict_missing", "gatekeeper_missing", "claim_checks_missing", "composer_output_missing"
+    ]  # fmt: skip
+
+
+def test_empty_claim_checks_list_is_present() -> None:
+    assert codes(make_case(requireV2AuditClosure=True), make_trace(**V2)) == []
+
+
+@pytest.mark.parametrize(("verdict", "expected"), [("PASS", ["gatekeeper_fail_pass"]), ("LOW_CONFID", [])])
+def test_gatekeeper_fail_with_pass_vs_low_confid(verdict: str, expected: list[str]) -> None:
+    case = make_case(allowedVerdicts=["PASS", "LOW_CONFID"])
+    trace = make_trace(verdict=verdict, gatekeeper_result={"status": "fail"})
+    assert codes(case, trace) == expected
+
+
+def test_gatekeeper_fail_pass_checked_without_closure_and_message() -> None:
+    result = evaluate(make_case(), make_trace(gatekeeper_result={"status": "fail"}))
+    assert result.failedChecks == ["gatekeeper_fail_pass: gatekeeper_result.status is 'fail' but the verdict is 'PASS'"]
+
+
+def test_gatekeeper_pass_with_pass_is_fine() -> None:
+    assert codes(make_case(), make_trace(gatekeeper_result={"status": "pass"})) == []
+
+
+GOOD_CLAIM = {"claim_id": "c1", "verification": "SUPPORTED", "detail": "logs show pool exhausted"}
+
+
+@pytest.mark.parametrize(
+    ("claim", "message"),
+    [
+        ({"verification": "SUPPORTED", "detail": "d"}, "claim_checks[1] lacks claim_id"),
+        ({"claim_id": "c2", "detail": "d"}, "claim_checks[1] ('c2') lacks verification"),
+        ({"claim_id": "c2", "verification": "SUPPORTED", "detail": ""}, "claim_checks[1] ('c2') lacks detail"),
+        (
+            {"claim_id": "c2", "verification": "PROBABLY", "detail": "d"},
+            "claim_checks[1] ('c2') has verification 'PROBABLY', expected one of SUPPORTED, PARTIALLY_SUPPORTED, "
+            "UNSUPPORTED, CONTRADICTED, INSUFFICIENT_EVIDENCE",
+        ),
+        ("not an object", "claim_checks[1] is not an object"),
+    ],
+)
+def test_claim_check_invalid(claim: Any, message: str) -> None:
+    trace = make_trace(claim_checks=[GOOD_CLAIM, claim])
+    result = evaluate(make_case(requireClaimChecks=True), trace)
+    assert result.failedChecks == [f"claim_check_invalid: {message}"]
+    assert codes(make_case(), trace) == []
+
+
+def test_claim_check_invalid_one_per_claim() -> None:
+    trace = make_trace(claim_checks=[{}, GOOD_CLAIM, {"claim_id": "x"}])
+    assert codes(make_case(requireClaimChecks=True), trace) == ["claim_check_invalid", "claim_check_invalid"]
+
+
+@pytest.mark.parametrize("value", ["SUPPORTED", "PARTIALLY_SUPPORTED", "UNSUPPORTED", "CONTRADICTED", "INSUFFICIENT_EVIDENCE"])
+def test_every_recognised_verification_value(value: str) -> None:
+    trace = make_trace(claim_checks=[dict(GOOD_CLAIM, verification=value)])
+    assert codes(make_case(requireClaimChecks=True), trace) == []
+
+
+@pytest.mark.parametrize(
+    ("composer", "expected"),
+    [
+        ({"mode": "parsed"}, []),
+        ({"mode": "fallback"}, []),
+        ({"mode": "degraded"}, []),
+        ({"mode": "creative"}, ["composer_mode_missing"]),
+        ({}, ["composer_mode_missing"]),
+        (None, ["composer_mode_missing"]),
+    ],
+)
+def test_composer_mode(composer: dict[str, Any] | None, expected: list[str]) -> None:
+    fields = {"composer_output": composer} if composer is not None else {}
+    assert codes(make_case(requireComposerOutput=True), make_trace(**fields)) == expected
+    assert codes(make_case(), make_trace(**fields)) == []
+
+
+def test_forbidden_confirmed_claim() -> None:
+    case = make_case(forbiddenConfirmedClaimKeywords=["已确认是数据库故障"])
+    result = evaluate(case, make_trace("结论：已确认是数据库故障。"))
+    assert result.failedChecks == ["forbidden_confirmed_claim: answer states unsupported claim '已确认是数据库故障'"]
+    assert codes(case, make_trace("可能与数据库有关，尚待确认。")) == []
+
+
+@pytest.mark.parametrize("mode", ["parsed", "fallback"])
+def test_raw_executor_leak_under_closure_also_in_fallback(mode: str) -> None:
+    fields = dict(V2, composer_output={"mode": mode})
+    trace = make_trace('```json\n{"executor_evidence_v2": {"evidence_bindings": []}}\n```', **fields)
+    result = evaluate(make_case(requireV2AuditClosure=True), trace)
+    assert [c.split(":")[0] for c in result.failedChecks] == ["raw_executor_leak", "raw_executor_leak"]
+    assert "'executor_evidence_v2'" in result.failedChecks[0] and "'evidence_bindings'" in result.failedChecks[1]
+    assert codes(make_case(), trace) == []
+
+
+def test_raw_executor_marker_is_case_insensitive() -> None:
+    trace = make_trace("CLAIM_ID: c1", **V2)
+    assert codes(make_case(requireV2AuditClosure=True), trace) == ["raw_executor_leak"]
+
+
+@pytest.mark.parametrize(
+    ("gatekeeper", "expected"),
+    [
+        ({"status": "pass", "rule_set_version": "gk-2026.10"}, None),
+        ({"status": "pass", "rule_set_version": "gk-2026.09"}, "expected rule_set_version 'gk-2026.10', recorded 'gk-2026.09'"),
+        ({"status": "pass"}, "expected rule_set_version 'gk-2026.10', but none is recorded"),
+        (None, "expected rule_set_version 'gk-2026.10', but none is recorded"),
+    ],
+)
+def test_gatekeeper_rule_set_version(gatekeeper: dict[str, Any] | None, expected: str | None) -> None:
+    fields = {"gatekeeper_result": gatekeeper} if gatekeeper is not None else {}
+    result = evaluate(make_case(expectedGatekeeperRuleSetVersion="gk-2026.10"), make_trace(**fields))
+    assert result.failedChecks == ([] if expected is None else [f"gatekeeper_rule_set_version: {expected}"])
+
+
+def test_rule_set_version_not_checked_when_not_expected() -> None:
+    assert codes(make_case(), make_trace(gatekeeper_result={"rule_set_version": "anything"})) == []
+
+
+def test_all_checks_run_and_are_all_listed() -> None:
+    case = make_case(
+        expectedRootCauseKeywords=["连接池"],
+        requiredEvidenceTools=["query_logs"],
+        forbiddenAnswerKeywords=["肯定"],
+        forbiddenConfirmedClaimKeywords=["已确认"],
+        requireV2AuditClosure=True,
+        requireClaimChecks=True,
+        requireComposerOutput=True,
+        expectedGatekeeperRuleSetVersion="v1",
+    )
+    trace = make_trace("肯定已确认 claim_id", gatekeeper_result={"status": "fail"}, claim_checks=[{}])
+    assert codes(case, trace) == [
+        "keyword_coverage", "forbidden_answer_keyword", "missing_evidence_tool", "composer_output_missing",
+        "gatekeeper_fail_pass", "claim_check_invalid", "composer_mode_missing", "forbidden_confirmed_claim",
+        "raw_executor_leak", "gatekeeper_rule_set_version",
+    ]  # fmt: skip
+
+
+def test_result_fields() -> None:
+    case = make_case(title="Payment", tags=["matrix:positive-evidence"], requiredEvidenceTools=["query_logs"])
+    trace = make_trace("ok", tools=["query_logs", "query_metrics"])
+    result = evaluate(case, trace)
+    assert result.to_json() == {
+        "caseId": "c1",
+        "title": "Payment",
+        "status": "passed",
+        "passed": True,
+        "failedChecks": [],
+        "verdict": "PASS",
+        "matchedKeywordCount": 0,
+        "requiredKeywordCount": 0,
+        "evidenceCoverage": {"query_logs": True},
+        "toolCallCount": 2,
+        "durationMs": 1000,
+        "tags": ["matrix:positive-evidence"],
+        "caseDigest": Case.model_validate(case).digest(),
+    }
