@@ -40,6 +40,9 @@ DEFAULT_BASELINE_DIR = Path("eval/baseline")
 
 CasesOpt = Annotated[Path, typer.Option("--cases", help="Case file: a JSON array of case definitions.")]
 FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases' traceFixture paths are relative to.")]
+JunitOpt = Annotated[
+    Optional[Path], typer.Option("--junit", help="Write the results as JUnit XML here, for CI test reports ('-' for stdout).")
+]
 ConfigOpt = Annotated[
     Optional[Path],
     typer.Option("--config", help="Suite defaults (TOML, [suite] table). Default: eval/sitegen.toml when present."),
@@ -113,11 +116,12 @@ def evaluate(
     markdown_out: Annotated[
         Optional[Path], typer.Option("--markdown", help="Write the Markdown report here ('-' for stdout).")
     ] = None,
+    junit_out: JunitOpt = None,
     config: ConfigOpt = None,
 ) -> None:
     """Evaluate every case's trace and write the JSON and/or Markdown report.
 
-    Example: sitegen evaluate --json out/report.json --markdown out/report.md
+    Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
     """
     from sitegen.evaluation import evaluate_suite
     from sitegen.loading import load_cases
@@ -128,8 +132,16 @@ def evaluate(
         _write_output(json_out, report_json(report))
     if markdown_out is not None:
         _write_output(markdown_out, report_markdown(report))
-    if "-" not in (str(json_out), str(markdown_out)):
+    if junit_out is not None:
+        _write_junit(junit_out, report, cases)
+    if "-" not in (str(json_out), str(markdown_out), str(junit_out)):
         _say(_one_line_summary(report))
+
+
+def _write_junit(target: Path, report, cases_path: Path) -> None:  # noqa: ANN001 - Report, imported lazily
+    from sitegen.junit import junit_xml
+
+    _write_output(target, junit_xml(report, suite_name=cases_path.stem or "sitegen"))
 
 
 def _one_line_summary(report) -> str:  # noqa: ANN001 - Report, imported lazily

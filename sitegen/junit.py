@@ -1,0 +1,71 @@
+"""The report as JUnit XML, the test-result format CI servers (GitLab, Jenkins, GitHub apps) display."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from sitegen.report import CaseResult, Report
+
+# XML 1.0 allows only TAB, LF, CR and these ranges; anything else (e.g. a NUL or ESC echoed by an LLM)
+# makes the whole file unreadable, so it is dropped rather than escaped.
+_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Jenkins groups test classes by dots, so a tag's own separators become dots: matrix:reject-safety → matrix.reject-safety.
+_CLASS_SEPARATORS = re.compile(r"[:/\\\s]+")
+
+
+def xml_text(text: str) -> str:
+    """Text with every character XML 1.0 forbids removed."""
+    return _NOT_XML_CHAR.sub("", text)
+
+
+def case_classname(result: CaseResult, suite_name: str) -> str:
+    """The JUnit classname of a case: its first tag in dotted form, else the suite's name."""
+    if result.tags:
+        dotted = _CLASS_SEPARATORS.sub(".", xml_text(result.tags[0])).strip(".")
+        if dotted:
+            return dotted
+    return xml_text(suite_name)
+
+
+def _seconds(duration_ms: int | float | None) -> str:
+    return f"{(duration_ms or 0) / 1000:.3f}"
+
+
+def _testcase(result: CaseResult, suite_name: str) -> ET.Element:
+    element = ET.Element(
+        "testcase",
+        {"classname": case_classname(result, suite_name), "name": xml_text(result.caseId), "time": _seconds(result.durationMs)},
+    )
+    body = xml_text("\n".join(result.failedChecks))
+    if result.status == "not_run":
+        ET.SubElement(element, "skipped", {"message": body or "not run"})
+    elif result.failedChecks:
+        codes = result.failed_codes
+        failure = ET.SubElement(element, "failure", {"message": xml_text(", ".join(codes)), "type": xml_text(codes[0])})
+        failure.text = body
+    elif not result.passed:
+        # A report read from elsewhere may mark a case failed without naming a check.
+        ET.SubElement(element, "failure", {"message": "failed", "type": "failed"}).text = "failed without a recorded check"
+    return element
+
+
+def junit_xml(report: Report, suite_name: str) -> str:
+    """One <testsuite> inside <testsuites>, a <testcase> per case: failures carry every failed check."""
+    cases = [_testcase(result, suite_name) for result in report.results]
+    skipped = sum(1 for result in report.results if result.status == "not_run")
+    failures = sum(1 for case in cases if case.find("failure") is not None)
+    total_ms = sum(result.durationMs or 0 for result in report.results)
+    counts = {
+        "name": xml_text(suite_name),
+        "tests": str(len(cases)),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": str(skipped),
+        "time": _seconds(total_ms),
+    }
+    root = ET.Element("testsuites", counts)
+    suite = ET.SubElement(root, "testsuite", counts)
+    suite.extend(cases)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
