@@ -1,0 +1,163 @@
+"""The check / evaluate / baseline commands through Typer's CliRunner: exit codes and messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import make_case, make_trace, write_suite
+from sitegen.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str):  # noqa: ANN201
+    return runner.invoke(app, list(args))
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> tuple[Path, Path]:
+    cases = [make_case(expectedRootCauseKeywords=["连接池"]), make_case(id="c2", traceFixture="c2.json", requiredEvidenceTools=["query_logs"])]
+    return write_suite(tmp_path, cases, {"c1.json": make_trace("连接池耗尽"), "c2.json": make_trace("x")})
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.exit_code == 0 and result.output.startswith("sitegen "), result.output
+
+
+def test_check_ok(suite: tuple[Path, Path]) -> None:
+    cases, fixtures = suite
+    result = run("check", "--cases", str(cases), "--fixtures", str(fixtures))
+    assert result.exit_code == 0, result.output
+    assert "ok: 2 cases" in result.output
+
+
+def test_check_lists_every_fixture_problem(suite: tuple[Path, Path]) -> None:
+    cases, fixtures = suite
+    (fixtures / "c2.json").write_text("{", encoding="utf-8")
+    (fixtures / "c1.json").unlink()
+    result = run("check", "--cases", str(cases), "--fixtures", str(fixtures))
+    assert result.exit_code == 2, result.output
+    assert "case 'c1': fixture_missing" in result.output and "case 'c2': fixture_invalid" in result.output
+
+
+def test_check_warns_about_unknown_verdicts_and_orphans(tmp_path: Path) -> None:
+    cases, fixtures = write_suite(
+        tmp_path, [make_case(allowedVerdicts=["PASSS"])], {"c1.json": make_trace(verdict="PASSS"), "orphan.json": make_trace()}
+    )
+    result = run("check", "--cases", str(cases), "--fixtures", str(fixtures))
+    assert result.exit_code == 0, result.output
+    assert "'PASSS' is not a known verdict" in result.output and "orphan.json: no case refers" in result.output
+
+
+def test_bad_case_file_exits_2_without_traceback(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.json"
+    cases.write_text('[{"id": "a", "traceFixture": 3}]', encoding="utf-8")
+    for command in ("check", "evaluate", "baseline"):
+        result = run(command, "--cases", str(cases), "--fixtures", str(tmp_path))
+        assert result.exit_code == 2, result.output
+        assert f"error: {cases}:case \"a\" (#1), field 'traceFixture': expected a string, got 3" in result.output
+        assert "Traceback" not in result.output
+
+
+def test_missing_case_file(tmp_path: Path) -> None:
+    result = run("evaluate", "--cases", str(tmp_path / "none.json"))
+    assert result.exit_code == 2 and "none.json: case file not found" in result.output, result.output
+
+
+def test_unknown_option_is_usage_error() -> None:
+    result = run("evaluate", "--nope")
+    assert result.exit_code == 2, result.output
+
+
+def test_evaluate_writes_reports_and_exits_0_even_with_failures(suite: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = suite
+    out = tmp_path / "out"
+    result = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(out / "r.json"), "--markdown", str(out / "r.md"))
+    assert result.exit_code == 0, result.output
+    assert "2 cases: 1 passed, 1 failed, 0 not run" in result.output
+    assert "c2: missing_evidence_tool: required tool 'query_logs'" in result.output
+    data = json.loads((out / "r.json").read_text(encoding="utf-8"))
+    assert data["passedCases"] == 1 and (out / "r.md").read_text(encoding="utf-8").startswith("# Diagnosis eval report")
+
+
+def test_evaluate_json_to_stdout(suite: tuple[Path, Path]) -> None:
+    cases, fixtures = suite
+    result = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["totalCases"] == 2
+
+
+def test_bad_input_leaves_existing_outputs_untouched(suite: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = suite
+    out = tmp_path / "r.json"
+    out.write_text("previous", encoding="utf-8")
+    cases.write_text("[", encoding="utf-8")
+    result = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(out))
+    assert result.exit_code == 2, result.output
+    assert out.read_text(encoding="utf-8") == "previous"
+
+
+def test_baseline_writes_both_files_reproducibly(suite: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = suite
+    target = tmp_path / "baseline"
+    first = run("baseline", "--cases", str(cases), "--fixtures", str(fixtures), "--dir", str(target))
+    assert first.exit_code == 0, first.output
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+    assert set(before) == {"report.json", "report.md"}
+    second = run("baseline", "--cases", str(cases), "--fixtures", str(fixtures), "--dir", str(target))
+    assert second.exit_code == 0, second.output
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+
+
+def test_config_file_changes_defaults(tmp_path: Path) -> None:
+    cases, fixtures = write_suite(tmp_path, [make_case(allowedVerdicts=["REJECT"])], {"c1.json": make_trace("no evidence", verdict="REJECT")})
+    config = tmp_path / "sitegen.toml"
+    config.write_text('[suite]\ndegraded_answer_markers = ["no evidence"]\n', encoding="utf-8")
+    plain = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures))
+    configured = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--config", str(config))
+    assert "1 failed" in plain.output and "1 passed" in configured.output, (plain.output, configured.output)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[suite\n", "invalid TOML"),
+        ('[suite]\nverdicts = "PASS"\n', "sitegen.toml:suite.verdicts: expected a non-empty list of non-empty strings"),
+        ("[suite]\ncolour = 1\n", "sitegen.toml:suite.colour: unknown setting"),
+    ],
+)
+def test_bad_config_exits_2(suite: tuple[Path, Path], tmp_path: Path, text: str, message: str) -> None:
+    cases, fixtures = suite
+    config = tmp_path / "sitegen.toml"
+    config.write_text(text, encoding="utf-8")
+    result = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--config", str(config))
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_explicit_missing_config_exits_2(suite: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = suite
+    result = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--config", str(tmp_path / "no.toml"))
+    assert result.exit_code == 2 and "config file not found" in result.output, result.output
+
+
+@pytest.mark.parametrize("command", ["check", "evaluate"])
+def test_light_commands_never_import_jinja2_or_plotly(suite: tuple[Path, Path], command: str) -> None:
+    import subprocess
+    import sys
+
+    cases, fixtures = suite
+    code = (
+        "import sys\n"
+        "from sitegen.cli import app\n"
+        f"try:\n    app([{command!r}, '--cases', {str(cases)!r}, '--fixtures', {str(fixtures)!r}])\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in ('jinja2', 'plotly', 'markdown_it') if m in sys.modules)\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out, out
