@@ -18,7 +18,7 @@ Decisions where the contract is silent (also in docs and tests):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,12 +131,44 @@ def _delta(baseline: Any, current: Any) -> int | float | None:
     return current - baseline if _is_number(baseline) and _is_number(current) else None
 
 
-def _signed(value: int | float, render: Callable[[float | int], str]) -> str:
-    return ("+" if value > 0 else "-") + render(abs(value))
+def _check_codes(checks: Any) -> list[str]:
+    return list(dict.fromkeys(str(check).split(":", 1)[0].strip() for check in checks or []))
 
 
-def _ms(value: Any) -> str:
-    return "unknown" if value is None else f"{number(value)} ms"
+_DURATIONS = ("averageDurationMs", "durationMs")
+_WORDS: dict[str, dict[Any, str]] = {
+    "present": {True: "present", False: "absent"},
+    "passed": {True: "passed", False: "failed"},
+    "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
+}
+
+
+def describe_value(metric: str, value: Any) -> str:
+    """A metric's value as people read it ("covered", "66.7%", "1,200 ms"): for messages and tables."""
+    for prefix, words in _WORDS.items():
+        if metric.startswith(prefix) and value in words:
+            return words[value]
+    if value is None:
+        return "unknown" if metric in _DURATIONS or metric == "averageToolCallCount" else "none"
+    if metric == "passRate":
+        return percent(value)
+    if metric in _DURATIONS:
+        return f"{number(value)} ms"
+    if metric == "averageToolCallCount":
+        return number(value, 2)
+    if metric == "failedChecks":
+        return ", ".join(_check_codes(value)) or "none"
+    return number(value) if _is_number(value) else str(value)
+
+
+def describe_delta(metric: str, delta: int | float | None) -> str:
+    """A delta with its sign and unit ("-33.3 points", "+300 ms", "+1"); empty when there is none."""
+    if delta is None:
+        return ""
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    if metric == "passRate":
+        return f"{sign}{abs(delta) * 100:.1f} points"
+    return sign + describe_value(metric, abs(delta))
 
 
 def _direction(delta: int | float, higher_is_worse: bool) -> str:
@@ -144,149 +176,91 @@ def _direction(delta: int | float, higher_is_worse: bool) -> str:
 
 
 class _Collector:
-    """Builds the item list so every item is made the same way."""
+    """Builds the item list so every item and message is made the same way."""
 
     def __init__(self) -> None:
         self.items: list[DiffItem] = []
 
-    def add(self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, message: str) -> None:
+    def add(self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str) -> None:
+        """Add an item; its message is `sentence: before → after (delta).`."""
+        delta = _delta(before, after)
+        change = describe_delta(metric, delta)
+        message = f"{sentence}: {describe_value(metric, before)} → {describe_value(metric, after)}"
+        message += f" ({change})." if change else "."
         scope = AGGREGATE if case_id is None else CASE
-        self.items.append(DiffItem(kind, scope, case_id, metric, before, after, _delta(before, after), message))
+        self.items.append(DiffItem(kind, scope, case_id, metric, before, after, delta, message))
+
+
+_COST_LABELS = {"averageToolCallCount": "Average tool calls per case", "averageDurationMs": "Average duration"}
 
 
 def _aggregate_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
     before, after = baseline.passRate, current.passRate
     if not _same(before, after):
-        points = (after - before) * 100
-        word = "fell" if after < before else "rose"
-        out.add(
-            REGRESSION if after < before else IMPROVEMENT,
-            None,
-            "passRate",
-            before,
-            after,
-            f"Pass rate {word}: {percent(before)} → {percent(after)} ({_signed(points, '{:.1f}'.format)} points).",
-        )
-    costs: list[tuple[str, str, Callable[[Any], str]]] = [
-        ("averageToolCallCount", "Average tool calls per case", lambda v: "unknown" if v is None else number(v, 2)),
-        ("averageDurationMs", "Average duration", _ms),
-    ]
-    for metric, label, render in costs:
+        fell = after < before
+        kind, sentence = (REGRESSION, "Pass rate fell") if fell else (IMPROVEMENT, "Pass rate rose")
+        out.add(kind, None, "passRate", before, after, sentence)
+    for metric, label in _COST_LABELS.items():
         before, after = getattr(baseline, metric), getattr(current, metric)
-        if before is None and after is None or _same(before, after):
+        if _same(before, after):
             continue
         if before is None or after is None:
-            state = "no longer measured" if after is None else "now measured"
-            out.add(CHANGED, None, metric, before, after, f"{label} {state}: {render(before)} → {render(after)}.")
+            sentence = f"{label} {'is no longer' if after is None else 'is now'} measured"
+            out.add(CHANGED, None, metric, before, after, sentence)
             continue
         delta = after - before
         if abs(delta) <= tolerance * abs(before):
             continue
         kind = _direction(delta, higher_is_worse=True)
-        note = "a cost regression" if kind == REGRESSION else "cheaper"
-        word = "rose" if delta > 0 else "fell"
-        message = f"{label} {word}: {render(before)} → {render(after)} ({_signed(delta, render)}, {note})."
-        out.add(kind, None, metric, before, after, message)
-    verdicts = sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution))
-    for verdict in verdicts:
+        out.add(kind, None, metric, before, after, f"{label} {'rose (a cost regression)' if delta > 0 else 'fell'}")
+    for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
         after = current.verdictDistribution.get(verdict, 0)
         if before != after:
-            out.add(
-                CHANGED,
-                None,
-                f"verdictDistribution.{verdict}",
-                before,
-                after,
-                f"Cases with verdict {verdict}: {before} → {after} ({_signed(after - before, str)}).",
-            )
+            out.add(CHANGED, None, f"verdictDistribution.{verdict}", before, after, f"Cases with verdict {verdict}")
 
 
-def _check_codes(checks: list[str]) -> list[str]:
-    return list(dict.fromkeys(check.split(":", 1)[0].strip() for check in checks))
-
-
-def _failed_checks_message(case_id: str, before: list[str], after: list[str]) -> str:
-    added = [c for c in _check_codes(after) if c not in _check_codes(before)]
-    removed = [c for c in _check_codes(before) if c not in _check_codes(after)]
-    parts = []
-    if added:
-        parts.append("now also fails " + ", ".join(added))
-    if removed:
-        parts.append("no longer fails " + ", ".join(removed))
-    detail = "; ".join(parts) if parts else "same checks, different details"
-    return f"Case {case_id}: failed checks changed, {len(before)} → {len(after)} ({detail})."
-
-
-def _definition_changed(base: CaseResult, cur: CaseResult) -> bool:
+def definition_changed(base: CaseResult, cur: CaseResult) -> bool:
+    """Whether both results carry a case digest and the digests differ (the case was edited)."""
     return bool(base.caseDigest and cur.caseDigest and base.caseDigest != cur.caseDigest)
 
 
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult) -> None:
     if base.passed != cur.passed:
-        if cur.passed:
-            out.add(IMPROVEMENT, case_id, "passed", False, True, f"Case {case_id} now passes: failed → passed.")
-        else:
-            out.add(REGRESSION, case_id, "passed", True, False, f"Case {case_id} now fails: passed → failed.")
+        kind = IMPROVEMENT if cur.passed else REGRESSION
+        sentence = f"Case {case_id} now {'passes' if cur.passed else 'fails'}"
+        out.add(kind, case_id, "passed", base.passed, cur.passed, sentence)
     for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
         metric = f"evidenceCoverage.{tool}"
         if before == after:
             continue
         if before is None or after is None:
-            shown = {None: "not required", True: "covered", False: "not covered"}
-            change = "is newly required" if before is None else "is no longer required"
-            message = f"Case {case_id}: evidence tool {tool} {change}: {shown[before]} → {shown[after]}."
-            out.add(CHANGED, case_id, metric, before, after, message)
+            required = "newly required" if before is None else "no longer required"
+            out.add(CHANGED, case_id, metric, before, after, f"Case {case_id} evidence tool {tool} is {required}")
         elif after:
-            message = f"Case {case_id} now has evidence from {tool}: not covered → covered."
-            out.add(IMPROVEMENT, case_id, metric, before, after, message)
+            out.add(IMPROVEMENT, case_id, metric, before, after, f"Case {case_id} now has evidence from {tool}")
         else:
-            message = f"Case {case_id} lost evidence from {tool}: covered → not covered."
-            out.add(REGRESSION, case_id, metric, before, after, message)
+            out.add(REGRESSION, case_id, metric, before, after, f"Case {case_id} lost evidence from {tool}")
     before, after = base.matchedKeywordCount, cur.matchedKeywordCount
     if before != after:
         kind = _direction(after - before, higher_is_worse=False)
         word = "fewer" if after < before else "more"
-        out.add(
-            kind,
-            case_id,
-            "matchedKeywordCount",
-            before,
-            after,
-            f"Case {case_id} matched {word} expected keywords: {before} → {after}.",
-        )
+        out.add(kind, case_id, "matchedKeywordCount", before, after, f"Case {case_id} matched {word} expected keywords")
     if base.verdict != cur.verdict:
-        message = f"Case {case_id}: verdict changed, {base.verdict or 'none'} → {cur.verdict or 'none'}."
-        out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict, message)
+        out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict, f"Case {case_id} verdict changed")
     if sorted(base.failedChecks) != sorted(cur.failedChecks):
-        out.add(
-            CHANGED,
-            case_id,
-            "failedChecks",
-            list(base.failedChecks),
-            list(cur.failedChecks),
-            _failed_checks_message(case_id, base.failedChecks, cur.failedChecks),
-        )
-    before, after = base.toolCallCount, cur.toolCallCount
-    if before != after:
-        message = f"Case {case_id}: tool calls {before} → {after} ({_signed(after - before, str)})."
-        out.add(CHANGED, case_id, "toolCallCount", before, after, message)
-    before, after = base.durationMs, cur.durationMs
-    if not _same(before, after):
-        change = f" ({_signed(after - before, _ms)})" if before is not None and after is not None else ""
-        message = f"Case {case_id}: duration {_ms(before)} → {_ms(after)}{change}."
-        out.add(CHANGED, case_id, "durationMs", before, after, message)
-    if _definition_changed(base, cur):
-        out.add(
-            CHANGED,
-            case_id,
-            "definition",
-            base.caseDigest,
-            cur.caseDigest,
-            f"Case {case_id}: its definition changed since the baseline ({base.caseDigest} → {cur.caseDigest}), "
-            "so its results are not comparable.",
-        )
+        same_codes = set(_check_codes(base.failedChecks)) == set(_check_codes(cur.failedChecks))
+        sentence = f"Case {case_id} {'failure details' if same_codes else 'failed checks'} changed"
+        out.add(CHANGED, case_id, "failedChecks", list(base.failedChecks), list(cur.failedChecks), sentence)
+    if base.toolCallCount != cur.toolCallCount:
+        before, after = base.toolCallCount, cur.toolCallCount
+        out.add(CHANGED, case_id, "toolCallCount", before, after, f"Case {case_id} tool call count changed")
+    if not _same(base.durationMs, cur.durationMs):
+        out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs, f"Case {case_id} duration changed")
+    if definition_changed(base, cur):
+        sentence = f"Case {case_id} definition changed since the baseline, so its results are not comparable"
+        out.add(CHANGED, case_id, "definition", base.caseDigest, cur.caseDigest, sentence)
 
 
 def _by_id(report: Report) -> dict[str, CaseResult]:
@@ -298,14 +272,12 @@ def _all_case_items(out: _Collector, baseline: Report, current: Report) -> Itera
     before, after = _by_id(baseline), _by_id(current)
     for case_id in sorted(set(before) | set(after)):
         if case_id not in after:
-            message = f"Case {case_id} is missing from the current report: present → missing."
-            out.add(REGRESSION, case_id, "present", True, False, message)
+            out.add(REGRESSION, case_id, "present", True, False, f"Case {case_id} is missing from the current report")
         elif case_id not in before:
-            message = f"Case {case_id} is new (not in the baseline): absent → present."
-            out.add(CHANGED, case_id, "present", False, True, message)
+            out.add(CHANGED, case_id, "present", False, True, f"Case {case_id} is new (not in the baseline)")
         else:
             _case_items(out, case_id, before[case_id], after[case_id])
-            if _definition_changed(before[case_id], after[case_id]):
+            if definition_changed(before[case_id], after[case_id]):
                 yield case_id
 
 
