@@ -1,0 +1,137 @@
+"""Property-based tests: arbitrary JSON into the loaders and the rule engine gives a result or a documented error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sitegen.config import SuiteConfig
+from sitegen.errors import BadInput
+from sitegen.evaluation import evaluate_case
+from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, parse_json_text, validate_trace
+from sitegen.models import Case
+from sitegen.rules import ALL_CODES
+
+text = st.text(max_size=20)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(text, children, max_size=4),
+    max_leaves=20,
+)
+trace_keys = st.sampled_from(["answer", "totalDurationMs", "selfEvaluation", "verdict", "verifier_evaluation", "toolName"])
+
+# Traces that are shaped like real ones at the top, with arbitrary values below: they reach the rules.
+verifier_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "verdict": st.none() | text | st.sampled_from(["PASS", "REJECT", "LOW_CONFID"]),
+        "tool_trace_summary": st.lists(st.fixed_dictionaries({}, optional={"tool_name": text})),
+        "gatekeeper_result": st.fixed_dictionaries({}, optional={"status": st.sampled_from(["pass", "fail", "x"]), "rule_set_version": text}),
+        "claim_checks": st.none() | st.lists(json_values, max_size=3),
+        "composer_output": st.fixed_dictionaries({}, optional={"mode": text}),
+    },
+)
+trace_like = st.fixed_dictionaries(
+    {
+        "session": st.fixed_dictionaries(
+            {},
+            optional={
+                "answer": text,
+                "totalDurationMs": st.none() | st.integers(min_value=0),
+                "selfEvaluation": st.fixed_dictionaries(
+                    {}, optional={"executor_answer": st.none() | text, "verifier_evaluation": verifier_like}
+                ),
+            },
+        )
+    },
+    optional={
+        "toolInvocations": st.lists(
+            st.fixed_dictionaries({}, optional={"toolName": text, "success": st.none() | st.booleans(), "durationMs": st.integers()}),
+            max_size=4,
+        )
+    },
+)
+case_like = st.fixed_dictionaries(
+    {"id": st.text(min_size=1, max_size=10), "traceFixture": st.just("t.json")},
+    optional={
+        "expectedRootCauseKeywords": st.lists(st.text(min_size=1, max_size=5), max_size=3),
+        "minKeywordMatches": st.integers(min_value=0, max_value=4),
+        "requiredEvidenceTools": st.lists(st.text(min_size=1, max_size=5), max_size=3),
+        "allowedVerdicts": st.lists(st.sampled_from(["PASS", "REJECT", "LOW_CONFID"]), min_size=1, max_size=3),
+        "forbiddenVerdicts": st.lists(st.sampled_from(["PASS", "REJECT"]), max_size=2),
+        "forbiddenAnswerKeywords": st.lists(st.text(min_size=1, max_size=5), max_size=3),
+        "forbiddenConfirmedClaimKeywords": st.lists(st.text(min_size=1, max_size=5), max_size=3),
+        "requireV2AuditClosure": st.booleans(),
+        "requireClaimChecks": st.booleans(),
+        "requireComposerOutput": st.booleans(),
+        "expectedGatekeeperRuleSetVersion": text,
+        "degradedAnswerMarkers": st.lists(st.text(min_size=1, max_size=5), max_size=2),
+        "requireSuccessfulEvidence": st.booleans(),
+    },
+)
+
+
+def _check_result_shape(case: Case, outcome: Any) -> None:
+    result = evaluate_case(case, outcome, SuiteConfig())
+    assert result.passed == (not result.failedChecks)
+    assert result.status in {"passed", "failed", "not_run"}
+    for failure in result.failedChecks:
+        code, sep, message = failure.partition(": ")
+        assert sep and message and code in ALL_CODES, failure
+    json.dumps(result.to_json(), allow_nan=False)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(json_values)
+def test_arbitrary_json_trace_is_loaded_or_invalid(value: Any) -> None:
+    outcome = validate_trace(value, "t.json", Path("t.json"), 0)
+    assert isinstance(outcome, (LoadedTrace, FixtureProblem))
+    if isinstance(outcome, FixtureProblem):
+        assert outcome.code == "fixture_invalid" and outcome.message.startswith("t.json")
+    _check_result_shape(Case(id="c", traceFixture="t.json"), outcome)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(trace_like, case_like)
+def test_shaped_traces_always_evaluate(trace: dict[str, Any], case: dict[str, Any]) -> None:
+    outcome = validate_trace(trace, "t.json", Path("t.json"), 0)
+    assert isinstance(outcome, LoadedTrace), outcome
+    _check_result_shape(Case.model_validate(case), outcome)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(json_values)
+def test_arbitrary_case_file_loads_or_is_bad_input(tmp_path: Path, value: Any) -> None:
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(value), encoding="utf-8")
+    try:
+        cases = load_cases(path)
+    except BadInput as exc:
+        assert str(exc).startswith(str(path))
+    else:
+        assert cases and len({c.id for c in cases}) == len(cases)
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_never_crash_the_json_reader(data: bytes) -> None:
+    from sitegen.loading import TextProblem, decode_utf8
+
+    decoded = decode_utf8(data)
+    if not isinstance(decoded, TextProblem):
+        parse_json_text(decoded)
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=30))
+def test_arbitrary_fixture_names_stay_inside(tmp_path: Path, name: str) -> None:
+    fixtures = tmp_path / "fx"
+    fixtures.mkdir(exist_ok=True)
+    outcome = load_trace(fixtures, name)
+    assert isinstance(outcome, (LoadedTrace, FixtureProblem))
+    if isinstance(outcome, FixtureProblem):
+        assert outcome.code in {"fixture_missing", "fixture_invalid", "fixture_path_invalid"}
