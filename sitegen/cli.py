@@ -158,6 +158,59 @@ def _one_line_summary(report) -> str:  # noqa: ANN001 - Report, imported lazily
 
 
 @app.command()
+def diff(
+    baseline: Annotated[
+        Path, typer.Argument(metavar="BASELINE", help="The baseline report JSON (sitegen's or the Java harness's).")
+    ],
+    current: Annotated[Path, typer.Argument(metavar="CURRENT", help="The current report JSON.")],
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the JSON diff here ('-' for stdout).")] = None,
+    markdown_out: Annotated[
+        Optional[Path], typer.Option("--markdown", help="Write the Markdown diff here ('-' for stdout).")
+    ] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing) when the diff has any regression.")
+    ] = False,
+    cost_tolerance: Annotated[
+        float,
+        typer.Option(
+            "--cost-tolerance",
+            min=0.0,
+            help="Relative noise threshold for average tool calls and duration: a change within X × baseline "
+            "is not reported (e.g. 0.1 = 10%). Default 0: every change counts.",
+        ),
+    ] = 0.0,
+) -> None:
+    """Compare a current report with a baseline: regressions, improvements and changes.
+
+    Without --json or --markdown the Markdown goes to stdout.
+
+    Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
+    """
+    from sitegen.diff import compare_reports, diff_json
+    from sitegen.diffmarkdown import diff_markdown
+    from sitegen.mdtext import percent
+    from sitegen.report import read_report
+
+    result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=cost_tolerance)
+    # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
+    outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
+    if json_out is None and markdown_out is None:
+        sys.stdout.write(outputs[1][1])
+    for target, text in outputs:
+        if target is not None:
+            _write_output(target, text)
+    if (json_out or markdown_out) is not None and "-" not in (str(json_out), str(markdown_out)):
+        _say(
+            f"diff: {result.regressionCount} regression(s), {result.improvementCount} improvement(s), "
+            f"{result.changedCount} change(s); pass rate {percent(result.baselinePassRate)} → "
+            f"{percent(result.currentPassRate)}"
+        )
+    if fail_on_regression and result.hasRegression:
+        typer.echo(f"regression: {result.regressionCount} regression item(s) against {baseline}", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
 def baseline(
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,

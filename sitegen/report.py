@@ -227,9 +227,16 @@ def read_report(path: Path) -> Report:
     if not isinstance(results, list):
         raise BadInput(path, "field 'results': expected an array of case results")
     parsed = []
+    seen: dict[str, int] = {}
     for index, item in enumerate(results):
         if not isinstance(item, dict) or not isinstance(item.get("caseId"), str) or not item["caseId"]:
             raise BadInput(path, "expected an object with a non-empty string 'caseId'", where=f"results[{index}]")
+        # Results are matched by case id (diff, history), so a repeated id would make them ambiguous.
+        if item["caseId"] in seen:
+            first = seen[item["caseId"]]
+            problem = f"duplicate caseId {item['caseId']!r} (already in results[{first}]): expected each case once"
+            raise BadInput(path, problem, where=f"results[{index}]")
+        seen[item["caseId"]] = index
         parsed.append(result_from_json(item))
     report = build_report(parsed)
     # Prefer the report's own aggregates when it states them (a Java report averages its own way).
