@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""Benchmark sitegen on synthetic suites: full build, no-op rebuild, one-fixture rebuild, evaluate, vs a floor.
+
+Every figure is measured in this one run, each operation in a fresh process (so start-up and imports
+count, as they do for a user), and the targets are judged as ratios to a floor measured alongside:
+reading and parsing every input and writing one HTML-escaped page per case, which no generator can beat.
+
+Example: python benchmarks/bench.py --cases 1000 10000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ["lookup_knowledge", "query_logs", "query_metrics", "query_traces", "query_db_status", "query_k8s_events"]
+VERDICTS = ["PASS", "PASS", "PASS", "LOW_CONFID", "REJECT"]
+
+FLOOR_SCRIPT = r"""
+import html, json, sys
+from pathlib import Path
+cases_path, fixtures, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+out.mkdir(parents=True, exist_ok=True)
+cases = json.loads(cases_path.read_text(encoding="utf-8"))
+for case in cases:
+    trace = json.loads((fixtures / case["traceFixture"]).read_text(encoding="utf-8"))
+    body = html.escape(json.dumps(trace, ensure_ascii=False, indent=1))
+    (out / (case["id"] + ".html")).write_text(
+        "<!doctype html><meta charset=utf-8><title>" + html.escape(case["id"]) + "</title><pre>" + body + "</pre>",
+        encoding="utf-8",
+    )
+"""
+
+
+def make_trace(rng: random.Random, index: int) -> dict:
+    """A believable ~8 KB trace with several tool invocations."""
+    verdict = VERDICTS[index % len(VERDICTS)]
+    tools = rng.sample(TOOLS, k=rng.randint(3, 6))
+    invocations = []
+    for tool in tools:
+        lines = [
+            f"2026-11-{rng.randint(1, 28):02d}T10:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}Z ERROR "
+            f"payment-gateway HikariPool-1 - Connection is not available, request timed out after {rng.randint(1000, 30000)}ms"
+            for _ in range(8)
+        ]
+        invocations.append(
+            {
+                "toolName": tool,
+                "success": rng.random() > 0.1,
+                "durationMs": rng.randint(20, 3000),
+                "input": {"service": "payment-gateway", "window": "30m", "query": f"level:ERROR AND case:{index}"},
+                "output": {"hits": len(lines), "lines": lines},
+            }
+        )
+    answer = (
+        "## 结论\n\n支付接口超时的主要原因是数据库**连接池耗尽**（HikariCP 等待超时）。\n\n"
+        "## 证据\n\n" + "\n".join(f"- `{inv['toolName']}`：发现 {inv['output']['hits']} 条相关记录" for inv in invocations)
+        + "\n\n## 建议\n\n1. 临时扩大连接池上限\n2. 排查慢查询与长事务\n3. 为下游调用设置合理超时\n"
+    )
+    if verdict == "REJECT":
+        answer = "当前证据不足，无法给出可靠结论。建议补充慢查询日志与连接池指标后重试。"
+    return {
+        "sessionId": f"bench-{index}",
+        "session": {
+            "answer": answer,
+            "totalDurationMs": rng.randint(3000, 40000),
+            "selfEvaluation": {
+                "executor_answer": "draft " * 20,
+                "verifier_evaluation": {
+                    "verdict": verdict,
+                    "tool_trace_summary": [{"tool_name": t, "summary": "相关日志与指标支持该结论"} for t in tools],
+                    "gatekeeper_result": {"status": "pass", "rule_set_version": "gk-2026.10"},
+                    "claim_checks": [
+                        {"claim_id": f"c{i}", "verification": "SUPPORTED", "detail": "日志中出现连接池等待超时"} for i in range(3)
+                    ],
+                    "composer_output": {"mode": "parsed"},
+                },
+            },
+        },
+        "toolInvocations": invocations,
+    }
+
+
+def generate_suite(root: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
+    """Write N cases and their traces under root; return (cases file, fixtures dir)."""
+    rng = random.Random(seed)
+    fixtures = root / "fixtures"
+    fixtures.mkdir(parents=True, exist_ok=True)
+    cases = []
+    for index in range(count):
+        case_id = f"case-{index:05d}"
+        verdict = VERDICTS[index % len(VERDICTS)]
+        cases.append(
+            {
+                "id": case_id,
+                "title": f"Synthetic diagnosis {index}",
+                "question": "支付接口最近出现超时，请结合知识库、日志和指标判断可能原因。",
+                "traceFixture": f"{case_id}.json",
+                "expectedRootCauseKeywords": ["连接池", "超时", "HikariCP"],
+                "minKeywordMatches": 2,
+                "requiredEvidenceTools": ["query_logs"],
+                "allowedVerdicts": [verdict] if verdict == "REJECT" else ["PASS", "LOW_CONFID"],
+                "tags": [f"domain:d{index % 7}", "matrix:positive-evidence" if index % 11 == 0 else "synthetic"],
+            }
+        )
+        trace = make_trace(rng, index)
+        (fixtures / f"{case_id}.json").write_text(json.dumps(trace, ensure_ascii=False, indent=1), encoding="utf-8")
+    cases_path = root / "cases.json"
+    cases_path.write_text(json.dumps(cases, ensure_ascii=False, indent=1), encoding="utf-8")
+    return cases_path, fixtures
+
+
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Run a command in a fresh process; return (wall seconds, peak RSS MiB of that process)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise SystemExit(f"command failed ({code}): {' '.join(argv)}\n{stderr}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def median_of(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    """Median wall time and the largest peak RSS over repeated runs."""
+    return statistics.median(w for w, _ in runs), max(r for _, r in runs)
+
+
+def site_size(out: Path) -> tuple[int, int]:
+    """Total bytes and file count of a built site."""
+    files = [p for p in out.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+def bench_size(count: int, repeat: int, work: Path) -> dict:
+    """All measurements for one suite size."""
+    root = work / f"n{count}"
+    cases, fixtures = generate_suite(root, count)
+    # A baseline of the suite as generated, so every build also diffs and renders diff pages.
+    run_measured([sys.executable, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "baseline.json")])
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1764460800")
+    py = sys.executable
+    build = [py, "-m", "sitegen", "build", "--cases", str(cases), "--fixtures", str(fixtures), "--baseline", str(root / "baseline.json")]
+    floor_runs, full_runs, noop_runs, one_runs, eval_runs = [], [], [], [], []
+    for attempt in range(repeat):
+        floor_out = root / f"floor-{attempt}"
+        floor_runs.append(run_measured([py, "-c", FLOOR_SCRIPT, str(cases), str(fixtures), str(floor_out)], env))
+        shutil.rmtree(floor_out)
+        out = root / f"site-{attempt}"
+        full_runs.append(run_measured(build + ["--out", str(out), "--run-id", "bench"], env))
+        noop_runs.append(run_measured(build + ["--out", str(out), "--run-id", "bench"], env))
+        changed = fixtures / "case-00000.json"
+        trace = json.loads(changed.read_text(encoding="utf-8"))
+        trace["session"]["answer"] += f"\n\n补充说明 {attempt}"
+        changed.write_text(json.dumps(trace, ensure_ascii=False, indent=1), encoding="utf-8")
+        one_runs.append(run_measured(build + ["--out", str(out), "--run-id", "bench"], env))
+        eval_runs.append(
+            run_measured([py, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "r.json")], env)
+        )
+        if attempt < repeat - 1:
+            shutil.rmtree(out)
+    size, files = site_size(root / f"site-{repeat - 1}")
+    floor, floor_rss = median_of(floor_runs)
+    full, full_rss = median_of(full_runs)
+    noop, noop_rss = median_of(noop_runs)
+    one, one_rss = median_of(one_runs)
+    evaluate, eval_rss = median_of(eval_runs)
+    return {
+        "cases": count,
+        "floor_s": floor,
+        "full_s": full,
+        "noop_s": noop,
+        "one_fixture_s": one,
+        "evaluate_s": evaluate,
+        "full_over_floor": full / floor,
+        "one_fixture_over_full": one / full,
+        "noop_over_full": noop / full,
+        "peak_rss_mib": max(full_rss, noop_rss, one_rss, eval_rss),
+        "floor_rss_mib": floor_rss,
+        "site_mib": size / 2**20,
+        "site_files": files,
+    }
+
+
+def bench_shipped(repeat: int, work: Path) -> float:
+    """Median cold-start build time of the shipped suite (fresh process, fresh output folder)."""
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1764460800")
+    runs = []
+    for attempt in range(repeat):
+        out = work / f"shipped-{attempt}"
+        runs.append(run_measured([sys.executable, "-m", "sitegen", "build", "--out", str(out), "--run-id", "bench"], env))
+    return median_of(runs)[0]
+
+
+def main() -> None:
+    """Parse arguments, run the benchmark, print a table (and JSON if asked)."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=int, nargs="+", default=[1000], help="suite sizes to measure (default: 1000)")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions per measurement; the median is reported")
+    parser.add_argument("--workdir", type=Path, default=None, help="where to generate suites (default: a temp folder)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
+    parser.add_argument("--keep", action="store_true", help="keep the generated suites and sites")
+    args = parser.parse_args()
+
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="sitegen-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.chdir(ROOT)  # the shipped suite is built from its default paths
+    try:
+        print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+        shipped = bench_shipped(args.repeat, work)
+        print(f"shipped suite, cold build: {shipped:.3f} s (target < 0.6 s)")
+        results = []
+        header = f"{'cases':>7} {'floor s':>8} {'full s':>8} {'no-op s':>8} {'1-fix s':>8} {'eval s':>8} {'full/floor':>10} {'1-fix/full':>10} {'RSS MiB':>8} {'site MiB':>9} {'files':>7}"
+        print(header)
+        for count in args.cases:
+            r = bench_size(count, args.repeat, work)
+            results.append(r)
+            print(
+                f"{r['cases']:>7} {r['floor_s']:>8.2f} {r['full_s']:>8.2f} {r['noop_s']:>8.2f} {r['one_fixture_s']:>8.2f} "
+                f"{r['evaluate_s']:>8.2f} {r['full_over_floor']:>10.2f} {r['one_fixture_over_full']:>10.2f} "
+                f"{r['peak_rss_mib']:>8.0f} {r['site_mib']:>9.1f} {r['site_files']:>7}"
+            )
+        print("targets: full/floor <= 2.0, 1-fix/full <= 0.10, RSS < 300 MiB, shipped < 0.6 s")
+        if args.json:
+            args.json.write_text(json.dumps({"shipped_cold_s": shipped, "sizes": results}, indent=2) + "\n", encoding="utf-8")
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
