@@ -209,7 +209,8 @@ def _aggregate_items(out: _Collector, baseline: Report, current: Report, toleran
             out.add(CHANGED, None, metric, before, after, sentence)
             continue
         delta = after - before
-        if abs(delta) <= tolerance * abs(before):
+        allowed = tolerance * abs(before)
+        if abs(delta) <= allowed or math.isclose(abs(delta), allowed, rel_tol=1e-9):
             continue
         kind = _direction(delta, higher_is_worse=True)
         out.add(kind, None, metric, before, after, f"{label} {'rose (a cost regression)' if delta > 0 else 'fell'}")
