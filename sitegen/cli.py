@@ -28,6 +28,7 @@ app = typer.Typer(
     cls=_SitegenGroup,
     name="sitegen",
     help="Evaluate saved diagnosis-agent traces against fixed cases, diff against a baseline, build a report site.",
+    epilog="Example: sitegen --quiet evaluate --junit out/junit.xml  (global options go before the command)",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -57,8 +58,22 @@ def _config(path: Path | None):  # noqa: ANN202 - returns SuiteConfig, imported 
     return load_config(path, explicit=True)
 
 
+class _Verbosity:
+    """How chatty commands are: -1 quiet (errors only), 0 normal, 1 verbose. Set by the global options."""
+
+    level = 0
+
+
 def _say(message: str) -> None:
-    typer.echo(message)
+    """Normal progress output (silenced by --quiet)."""
+    if _Verbosity.level >= 0:
+        typer.echo(message)
+
+
+def _detail(message: str) -> None:
+    """Extra output shown only with --verbose, on stderr so that it never mixes into a '-' (stdout) output."""
+    if _Verbosity.level > 0:
+        typer.echo(message, err=True)
 
 
 def _write_output(target: Path, text: str) -> None:
@@ -68,6 +83,7 @@ def _write_output(target: Path, text: str) -> None:
         sys.stdout.write(text)
     else:
         write_text_atomic(target, text)
+        _detail(f"wrote {target}")
 
 
 def _version_callback(value: bool) -> None:
@@ -81,8 +97,15 @@ def _main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
     ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only warnings and errors.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print every file written.")] = False,
 ) -> None:
     """sitegen: is the diagnosis agent better or worse than the baseline?"""
+    if quiet and verbose:
+        from sitegen.errors import UsageError
+
+        raise UsageError("--quiet and --verbose contradict each other: give one of them")
+    _Verbosity.level = -1 if quiet else 1 if verbose else 0
 
 
 @app.command()
@@ -205,6 +228,11 @@ def diff(
             f"{result.changedCount} change(s); pass rate {percent(result.baselinePassRate)} → "
             f"{percent(result.currentPassRate)}"
         )
+    from sitegen.diffmarkdown import diff_summary_markdown
+    from sitegen.summary import append_step_summary
+
+    if append_step_summary(diff_summary_markdown(result)):
+        _detail("appended the diff summary to $GITHUB_STEP_SUMMARY")
     if fail_on_regression and result.hasRegression:
         typer.echo(f"regression: {result.regressionCount} regression item(s) against {baseline}", err=True)
         raise typer.Exit(1)
