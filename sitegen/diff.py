@@ -98,8 +98,16 @@ class DiffReport:
         }
 
     def items_for_case(self, case_id: str) -> list[DiffItem]:
-        """The items about one case, in diff order."""
-        return [item for item in self.items if item.caseId == case_id]
+        """The items about one case, in diff order (indexed once, so a site of N pages stays linear)."""
+        index = self.__dict__.get("_by_case")
+        if index is None or index[0] != len(self.items):
+            grouped: dict[str, list[DiffItem]] = {}
+            for item in self.items:
+                if item.caseId is not None:
+                    grouped.setdefault(item.caseId, []).append(item)
+            index = (len(self.items), grouped)
+            self.__dict__["_by_case"] = index
+        return list(index[1].get(case_id, []))
 
     @property
     def regressions(self) -> list[DiffItem]:

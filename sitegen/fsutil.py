@@ -9,6 +9,11 @@ from pathlib import Path
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary sibling and an atomic rename."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A device or a pipe (/dev/null, /dev/stdout, a FIFO): renaming over it would replace it.
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,19 @@ def test_light_commands_never_import_jinja2_or_plotly(suite: tuple[Path, Path], 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out, out
+
+
+def test_output_to_a_device_writes_through_it(suite: tuple[Path, Path], tmp_path: Path) -> None:
+    """`--json /dev/null` must not replace the device with a file (renaming over it would)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    cases, fixtures = suite
+    import threading
+
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    result = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(fifo))
+    reader.join(timeout=10)
+    assert result.exit_code == 0, result.output
+    assert fifo.is_fifo() and json.loads(received[0])["totalCases"] == 2
