@@ -223,6 +223,11 @@ def read_report(path: Path) -> Report:
     data = load_json_file(path, "report")
     if not isinstance(data, dict):
         raise BadInput(path, "expected a report JSON object with a 'results' array")
+    version = data.get("formatVersion", REPORT_FORMAT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version > REPORT_FORMAT_VERSION:
+        raise BadInput(
+            path, f"field 'formatVersion': expected {REPORT_FORMAT_VERSION} or lower, got {version!r} (written by a newer sitegen?)"
+        )
     results = data.get("results")
     if not isinstance(results, list):
         raise BadInput(path, "field 'results': expected an array of case results")

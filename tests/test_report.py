@@ -121,7 +121,13 @@ def test_read_java_report(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("{", "invalid JSON"), ("[]", "expected a report JSON object"), ("{}", "field 'results'"), ('{"results": [{}]}', "results[0]")],
+    [
+        ("{", "invalid JSON"),
+        ("[]", "expected a report JSON object"),
+        ("{}", "field 'results'"),
+        ('{"results": [{}]}', "results[0]"),
+        ('{"formatVersion": 99, "results": []}', "field 'formatVersion': expected 1 or lower, got 99"),
+    ],
 )
 def test_read_bad_report(tmp_path: Path, text: str, message: str) -> None:
     from sitegen.errors import BadInput
