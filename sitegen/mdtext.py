@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 
-_MD_PUNCT = re.compile(r"([\\`*_\[\]{}()#+!~|-])")
+# Characters that start emphasis, code, links, strikethrough or table cells anywhere in a line.
+_MD_PUNCT = re.compile(r"([\\`*_\[\]~|])")
+# Characters that only mean something at the start of a line: lists, headings, ordered lists.
+_LEADING_BLOCK = re.compile(r"^(\s*)([-+#=])")
 _LEADING_ORDINAL = re.compile(r"^(\s*\d+)([.)])")
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 
@@ -15,7 +18,8 @@ def escape_inline(text: str) -> str:
     text = "".join(ch if ch.isprintable() or ch == " " else " " for ch in text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
-    # "1. x" at the start of a list item would open a nested ordered list.
+    # "- x" or "1. x" at the start of a list item would open a nested list.
+    text = _LEADING_BLOCK.sub(r"\1\\\2", text)
     return _LEADING_ORDINAL.sub(r"\1\\\2", text)
 
 
