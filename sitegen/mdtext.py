@@ -12,20 +12,26 @@ _LEADING_ORDINAL = re.compile(r"^(\s*\d+)([.)])")
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 
 
-def escape_inline(text: str) -> str:
-    """Escape text for use inside a Markdown paragraph or list item: no HTML, no links, no emphasis."""
+def _escape(text: str, *, line_start: bool) -> str:
     text = _NEWLINES.sub(" ", text)
     text = "".join(ch if ch.isprintable() or ch == " " else " " for ch in text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
-    # "- x" or "1. x" at the start of a list item would open a nested list.
-    text = _LEADING_BLOCK.sub(r"\1\\\2", text)
-    return _LEADING_ORDINAL.sub(r"\1\\\2", text)
+    if line_start:
+        # "- x" or "1. x" at the start of a list item would open a nested list.
+        text = _LEADING_BLOCK.sub(r"\1\\\2", text)
+        text = _LEADING_ORDINAL.sub(r"\1\\\2", text)
+    return text
+
+
+def escape_inline(text: str) -> str:
+    """Escape text for a Markdown paragraph, heading or list item: no HTML, no links, no emphasis, no nesting."""
+    return _escape(text, line_start=True)
 
 
 def escape_cell(text: str) -> str:
     """Escape text for one table cell: single line, `|` escaped, never empty-looking."""
-    escaped = escape_inline(text).strip()
+    escaped = _escape(text, line_start=False).strip()
     return escaped if escaped else " "
 
 
