@@ -260,6 +260,55 @@ def baseline(
     _say(f"baseline written to {out_dir}/report.json and report.md ({_one_line_summary(report).splitlines()[0]})")
 
 
+@app.command()
+def build(
+    cases: CasesOpt = DEFAULT_CASES,
+    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    config: ConfigOpt = None,
+    baseline: Annotated[
+        Optional[Path],
+        typer.Option("--baseline", help="Baseline report JSON. Default: eval/baseline/report.json when present."),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = Path("site"),
+    history: Annotated[
+        Optional[Path],
+        typer.Option("--history", help="Run history to continue (and update). Default: <out>/history.json."),
+    ] = None,
+    run_id: Annotated[
+        Optional[str], typer.Option("--run-id", help="This run's id; a run with the last run's id replaces it. Default: a hash of commit and report.")
+    ] = None,
+    run_label: Annotated[Optional[str], typer.Option("--run-label", help="This run's label. Default: the commit.")] = None,
+    history_limit: Annotated[int, typer.Option("--history-limit", min=1, help="Keep this many runs.")] = 200,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing the site) when the diff has any regression.")
+    ] = False,
+) -> None:
+    """Evaluate, diff against the baseline, record the run and write the static report site.
+
+    Example: sitegen build --out site --fail-on-regression
+    """
+    from sitegen.mdtext import percent
+    from sitegen.site import BuildOptions, build_site
+    from sitegen.summary import append_step_summary, build_summary_markdown
+
+    result = build_site(
+        BuildOptions(
+            cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
+            run_id=run_id, run_label=run_label, history_limit=history_limit, fail_on_regression=fail_on_regression,
+        )
+    )
+    report, diff = result.report, result.diff
+    line = f"site written to {out}/ ({result.case_pages} case pages); pass rate {percent(report.passRate)}"
+    if diff is not None:
+        line += f"; {diff.regressionCount} regression(s) against {result.baseline}"
+    _say(line)
+    if append_step_summary(build_summary_markdown(report, diff)):
+        _detail("appended the build summary to $GITHUB_STEP_SUMMARY")
+    if result.exit_code:
+        typer.echo(f"regression: {diff.regressionCount} regression item(s) against {result.baseline}", err=True)  # type: ignore[union-attr]
+        raise typer.Exit(result.exit_code)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,0 +1,214 @@
+"""Turning view models into bytes: the Jinja2 environment, Markdown, JSON inside pages, packaged assets.
+
+Everything from a trace is hostile text. Jinja2 escapes every value (autoescape, StrictUndefined);
+Markdown runs with raw HTML off, only http(s)/mailto links, images shown as links (never fetched);
+JSON placed in a page or script is escaped so no `</script>`, `<!--` or line separator can end it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+from markupsafe import Markup, escape
+
+from sitegen.textmatch import normalise
+
+TEMPLATE_PACKAGE = "sitegen.templates"
+_SAFE_SCHEMES = ("http:", "https:", "mailto:")
+_EXTERNAL_REL = "noopener noreferrer nofollow"
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+# JSON text is valid JavaScript and HTML-safe once these are escaped (the `\u` forms mean the same in JSON).
+_SCRIPT_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_SCRIPT_UNSAFE = re.compile("[<>&\u2028\u2029]")
+
+
+def _template_source(name: str) -> tuple[str, str, Any]:
+    resource = resources.files(TEMPLATE_PACKAGE).joinpath(*name.split("/"))
+    try:
+        source = resource.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise jinja2.TemplateNotFound(name) from None
+    return source, f"{TEMPLATE_PACKAGE}/{name}", lambda: True
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The one Jinja2 environment: templates from the installed package, every value escaped."""
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(_template_source),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def render_template(name: str, context: Mapping[str, Any]) -> str:
+    """Render one page template with its view-model context."""
+    return environment().get_template(name).render(**context)
+
+
+def page_bytes(html: str) -> bytes:
+    """A page as UTF-8; lone surrogates (legal in JSON strings, not in UTF-8) become U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", html).encode("utf-8")
+
+
+def json_for_script(data: Any) -> Markup:
+    """Compact, key-sorted JSON safe inside `<script type="application/json">` or a classic script."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    text = _LONE_SURROGATE.sub("\ufffd", text)
+    return Markup(_SCRIPT_UNSAFE.sub(lambda match: _SCRIPT_ESCAPES[match.group(0)], text))
+
+
+def script_assignment(name: str, data: Any) -> str:
+    """A classic script that sets `window.<name>` to `data` (loadable from file://, unlike fetch)."""
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+        raise ValueError(f"not a safe global name: {name!r}")
+    return f"window.{name} = {json_for_script(data)};\n"
+
+
+# --- Markdown -------------------------------------------------------------------------------------------
+
+Highlight = tuple[str, str]  # (phrase as written, CSS class)
+
+
+def _validate_link(url: str) -> bool:
+    # Only absolute web and mail links: relative links would point into the site, other schemes can run code.
+    return url.strip().lower().startswith(_SAFE_SCHEMES)
+
+
+def _clusters(text: str) -> list[tuple[int, int]]:
+    """Spans of a base character plus its combining marks (normalised together, as whole-text NFKC would)."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for index in range(1, len(text) + 1):
+        if index == len(text) or not unicodedata.combining(text[index]):
+            spans.append((start, index))
+            start = index
+    return spans if text else []
+
+
+def highlight_segments(text: str, highlights: Sequence[Highlight]) -> list[tuple[str, str | None]]:
+    """Split text into (piece, CSS class or None), marking every normalised occurrence of each phrase.
+
+    Matching is the rules' matching (NFKC + casefold); later highlights win where phrases overlap.
+    """
+    needles = [(normalise(phrase), css) for phrase, css in highlights if normalise(phrase)]
+    if not text or not needles:
+        return [(text, None)] if text else []
+    normal_parts: list[str] = []
+    owner: list[int] = []  # normalised char index -> original cluster index
+    spans = _clusters(text)
+    for cluster_index, (start, end) in enumerate(spans):
+        piece = normalise(text[start:end])
+        normal_parts.append(piece)
+        owner.extend([cluster_index] * len(piece))
+    normal = "".join(normal_parts)
+    labels: list[str | None] = [None] * len(spans)
+    for needle, css in needles:
+        position = normal.find(needle)
+        while position != -1:
+            for cluster_index in range(owner[position], owner[position + len(needle) - 1] + 1):
+                labels[cluster_index] = css
+            position = normal.find(needle, position + 1)
+    segments: list[tuple[str, str | None]] = []
+    for (start, end), label in zip(spans, labels):
+        if segments and segments[-1][1] == label:
+            segments[-1] = (segments[-1][0] + text[start:end], label)
+        else:
+            segments.append((text[start:end], label))
+    return segments
+
+
+def highlighted_html(text: str, highlights: Sequence[Highlight]) -> Markup:
+    """Escaped text with `<mark class=…>` around the highlighted phrases."""
+    out = []
+    for piece, css in highlight_segments(text, highlights):
+        out.append(f'<mark class="{css}">{escape(piece)}</mark>' if css else str(escape(piece)))
+    return Markup("".join(out))
+
+
+def _render_text(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    return str(highlighted_html(tokens[idx].content, env.get("highlights", ())))
+
+
+def _render_image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env) or "image"
+    src = str(token.attrGet("src") or "")
+    return f'<a href="{escape(src)}" rel="{_EXTERNAL_REL}" class="md-image">[image: {escape(alt)}]</a>'
+
+
+def _render_link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    tokens[idx].attrSet("rel", _EXTERNAL_REL)
+    return self.renderToken(tokens, idx, options, env)
+
+
+@lru_cache(maxsize=1)
+def markdown_parser() -> MarkdownIt:
+    """CommonMark with raw HTML off, plus tables and strikethrough; safe links only; images not fetched."""
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.validateLink = _validate_link  # type: ignore[method-assign]
+    md.add_render_rule("text", _render_text)
+    md.add_render_rule("image", _render_image)
+    md.add_render_rule("link_open", _render_link_open)
+    return md
+
+
+def markdown_html(text: str, highlights: Sequence[Highlight] = ()) -> Markup:
+    """Render untrusted Markdown to safe HTML, marking the highlighted phrases in its text."""
+    return Markup(markdown_parser().render(text, {"highlights": tuple(highlights)}))
+
+
+# --- Packaged assets -------------------------------------------------------------------------------------
+
+
+def asset_bytes(name: str) -> bytes:
+    """One of the site's own assets (templates/assets/<name>) from the installed package."""
+    return resources.files(TEMPLATE_PACKAGE).joinpath("assets", name).read_bytes()
+
+
+def content_hashed_name(name: str, data: bytes) -> str:
+    """`site.css` -> `site-<8 hex of sha256>.css`, so a changed file never hits a stale cache."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}{dot}{ext}"
+
+
+@lru_cache(maxsize=1)
+def plotly_bundle() -> tuple[str, bytes]:
+    """(version, bytes) of plotly.min.js shipped inside the installed plotly package."""
+    from plotly.offline import get_plotlyjs_version
+
+    data = resources.files("plotly").joinpath("package_data", "plotly.min.js").read_bytes()
+    return get_plotlyjs_version(), data
+
+
+def plotly_style_guards(bundle: bytes) -> tuple[str, ...]:
+    """Element ids plotly.js checks before injecting a bundled stylesheet (maplibre's); present, it skips it.
+
+    The site's CSP allows no inline stylesheet except an empty one (plotly fills those through the CSSOM),
+    so the page declares these ids up front instead of allowing the injected CSS.
+    """
+    found = re.findall(rb'getElementById\("([0-9a-f]{32,64})"\)', bundle)
+    return tuple(sorted({match.decode("ascii") for match in found}))

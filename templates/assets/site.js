@@ -1,0 +1,333 @@
+/* sitegen report site: charts, the case table's filters/sorting/pages, the per-case history strip.
+ * A classic script (works from file://), loaded in <head>; it never builds HTML from strings, so no page
+ * data can become markup. Without it every page still shows all its content and links. */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  function norm(text) {
+    return String(text).normalize("NFKC").toLowerCase();
+  }
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function fmt(n) {
+    return Number(n).toLocaleString("en-US");
+  }
+
+  /* ---- charts ------------------------------------------------------------------------------------ */
+
+  function cssVar(name) {
+    return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  }
+
+  function themed(layout) {
+    var text = cssVar("--text");
+    var grid = cssVar("--border");
+    var axis = function (a) {
+      var out = Object.assign({}, a || {});
+      out.gridcolor = grid;
+      out.linecolor = grid;
+      out.zerolinecolor = grid;
+      out.automargin = true;
+      return out;
+    };
+    return Object.assign({}, layout, {
+      paper_bgcolor: "rgba(0,0,0,0)",
+      plot_bgcolor: "rgba(0,0,0,0)",
+      font: { family: cssVar("--font"), color: text, size: 12 },
+      margin: Object.assign({ l: 52, r: 14, t: 10, b: 44 }, layout.margin || {}),
+      xaxis: axis(layout.xaxis),
+      yaxis: axis(layout.yaxis),
+      hoverlabel: { font: { family: cssVar("--font") } }
+    });
+  }
+
+  var charts = [];
+
+  function drawCharts() {
+    if (typeof window.Plotly === "undefined") return;
+    var nodes = document.querySelectorAll("[data-chart]");
+    for (var i = 0; i < nodes.length; i++) {
+      var node = nodes[i];
+      var source = document.getElementById(node.getAttribute("data-chart"));
+      if (!source) continue;
+      var figure = JSON.parse(source.textContent);
+      charts.push({ node: node, layout: figure.layout });
+      window.Plotly.newPlot(node, figure.data, themed(figure.layout), {
+        displayModeBar: false,
+        responsive: true,
+        displaylogo: false
+      });
+    }
+    if (window.matchMedia) {
+      var scheme = window.matchMedia("(prefers-color-scheme: dark)");
+      var retheme = function () {
+        charts.forEach(function (c) { window.Plotly.relayout(c.node, themed(c.layout)); });
+      };
+      if (scheme.addEventListener) scheme.addEventListener("change", retheme);
+    }
+  }
+
+  /* ---- case table -------------------------------------------------------------------------------- */
+
+  function readHashState() {
+    var hash = location.hash.replace(/^#/, "");
+    if (hash.indexOf("=") === -1) return null; // a plain #anchor, not filter state
+    var params = new URLSearchParams(hash);
+    return {
+      q: params.get("q") || "",
+      status: params.get("status") || "",
+      verdict: params.get("verdict") || "",
+      tag: params.get("tag") || "",
+      flaky: params.get("flaky") === "1",
+      sort: params.get("sort") || "",
+      dir: params.get("dir") === "desc" ? "desc" : "asc",
+      page: Math.max(1, parseInt(params.get("page") || "1", 10) || 1)
+    };
+  }
+
+  function writeHashState(state) {
+    var params = new URLSearchParams();
+    if (state.q) params.set("q", state.q);
+    if (state.status) params.set("status", state.status);
+    if (state.verdict) params.set("verdict", state.verdict);
+    if (state.tag) params.set("tag", state.tag);
+    if (state.flaky) params.set("flaky", "1");
+    if (state.sort) { params.set("sort", state.sort); params.set("dir", state.dir); }
+    if (state.page > 1) params.set("page", String(state.page));
+    var query = params.toString();
+    var url = location.pathname + location.search + (query ? "#" + query : "");
+    try {
+      history.replaceState(null, "", url);
+    } catch (e) {
+      if (query) location.replace("#" + query);
+    }
+  }
+
+  function initCaseTable(table) {
+    var tbody = table.tBodies[0];
+    var pageSize = parseInt(table.getAttribute("data-page-size"), 10) || 100;
+    var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var keys = headers.map(function (th) { return th.getAttribute("data-key"); });
+    var numeric = headers.map(function (th) { return th.getAttribute("data-sort-type") === "num"; });
+    var collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
+    var rows = Array.prototype.map.call(tbody.rows, function (tr, index) {
+      var sortKeys = Array.prototype.map.call(tr.cells, function (td, col) {
+        var raw = td.hasAttribute("data-sort") ? td.getAttribute("data-sort") : td.textContent.trim();
+        return numeric[col] ? parseFloat(raw) : raw;
+      });
+      var tags = [];
+      try { tags = JSON.parse(tr.getAttribute("data-tags") || "[]"); } catch (e) { tags = []; }
+      return {
+        tr: tr,
+        index: index,
+        status: tr.getAttribute("data-status") || "",
+        verdict: tr.getAttribute("data-verdict") || "",
+        tags: tags,
+        flaky: tr.hasAttribute("data-flaky"),
+        text: norm(tr.textContent),
+        keys: sortKeys
+      };
+    });
+    var controls = {
+      q: document.getElementById("filter-q"),
+      status: document.getElementById("filter-status"),
+      verdict: document.getElementById("filter-verdict"),
+      tag: document.getElementById("filter-tag"),
+      flaky: document.getElementById("filter-flaky")
+    };
+    var count = document.getElementById("case-count");
+    var pager = document.getElementById("case-pager");
+    var prev = document.getElementById("page-prev");
+    var next = document.getElementById("page-next");
+    var info = document.getElementById("page-info");
+    var empty = el("tr", "empty-row");
+    empty.appendChild(el("td", "", "No cases match these filters.")).colSpan = headers.length;
+    var state = { q: "", status: "", verdict: "", tag: "", flaky: false, sort: "", dir: "asc", page: 1 };
+
+    headers.forEach(function (th) {
+      var key = th.getAttribute("data-key");
+      if (!key) return;
+      var button = el("button", "sort-button", th.textContent);
+      button.type = "button";
+      button.addEventListener("click", function () {
+        if (state.sort === key) {
+          state.dir = state.dir === "asc" ? "desc" : "asc";
+        } else {
+          state.sort = key;
+          state.dir = "asc";
+        }
+        state.page = 1;
+        update(true);
+      });
+      th.textContent = "";
+      th.appendChild(button);
+    });
+
+    function ensureOption(select, value) {
+      if (!value) return;
+      for (var i = 0; i < select.options.length; i++) if (select.options[i].value === value) return;
+      select.appendChild(el("option", "", value)).value = value;
+    }
+
+    function toControls() {
+      controls.q.value = state.q;
+      ensureOption(controls.status, state.status);
+      ensureOption(controls.verdict, state.verdict);
+      ensureOption(controls.tag, state.tag);
+      controls.status.value = state.status;
+      controls.verdict.value = state.verdict;
+      controls.tag.value = state.tag;
+      controls.flaky.checked = state.flaky;
+    }
+
+    function fromControls() {
+      state.q = controls.q.value;
+      state.status = controls.status.value;
+      state.verdict = controls.verdict.value;
+      state.tag = controls.tag.value;
+      state.flaky = controls.flaky.checked;
+      state.page = 1;
+      update(true);
+    }
+
+    function matching() {
+      var words = norm(state.q).split(/\s+/).filter(Boolean);
+      return rows.filter(function (row) {
+        if (state.status && row.status !== state.status) return false;
+        if (state.verdict && row.verdict !== state.verdict) return false;
+        if (state.tag && row.tags.indexOf(state.tag) === -1) return false;
+        if (state.flaky && !row.flaky) return false;
+        for (var i = 0; i < words.length; i++) if (row.text.indexOf(words[i]) === -1) return false;
+        return true;
+      });
+    }
+
+    function sorted(list) {
+      var col = keys.indexOf(state.sort);
+      if (col === -1) return list;
+      var sign = state.dir === "desc" ? -1 : 1;
+      return list.slice().sort(function (a, b) {
+        var x = a.keys[col], y = b.keys[col], c;
+        if (numeric[col]) c = (isNaN(x) ? -Infinity : x) - (isNaN(y) ? -Infinity : y);
+        else c = collator.compare(x, y);
+        return c !== 0 ? sign * c : a.index - b.index;
+      });
+    }
+
+    function update(save) {
+      var list = sorted(matching());
+      var pages = Math.max(1, Math.ceil(list.length / pageSize));
+      state.page = Math.min(state.page, pages);
+      var start = (state.page - 1) * pageSize;
+      var shown = list.slice(start, start + pageSize);
+      var fragment = document.createDocumentFragment();
+      shown.forEach(function (row) { fragment.appendChild(row.tr); });
+      if (!shown.length) fragment.appendChild(empty);
+      tbody.textContent = "";
+      tbody.appendChild(fragment);
+      headers.forEach(function (th, col) {
+        if (keys[col] && keys[col] === state.sort) th.setAttribute("aria-sort", state.dir === "asc" ? "ascending" : "descending");
+        else th.removeAttribute("aria-sort");
+      });
+      var filtered = list.length !== rows.length;
+      if (!list.length) count.textContent = "No case matches (" + fmt(rows.length) + " in all).";
+      else count.textContent = "Showing " + fmt(start + 1) + "–" + fmt(start + shown.length) + " of " + fmt(list.length) +
+        (filtered ? " matching cases (" + fmt(rows.length) + " in all)." : " cases.");
+      pager.hidden = pages <= 1;
+      prev.disabled = state.page <= 1;
+      next.disabled = state.page >= pages;
+      info.textContent = "Page " + fmt(state.page) + " of " + fmt(pages);
+      if (save) writeHashState(state);
+    }
+
+    controls.q.addEventListener("input", fromControls);
+    ["status", "verdict", "tag", "flaky"].forEach(function (name) {
+      controls[name].addEventListener("change", fromControls);
+    });
+    document.getElementById("filter-reset").addEventListener("click", function () {
+      state = { q: "", status: "", verdict: "", tag: "", flaky: false, sort: "", dir: "asc", page: 1 };
+      toControls();
+      update(true);
+    });
+    prev.addEventListener("click", function () { state.page -= 1; update(true); table.scrollIntoView(); });
+    next.addEventListener("click", function () { state.page += 1; update(true); table.scrollIntoView(); });
+    window.addEventListener("hashchange", function () {
+      var fromHash = readHashState();
+      if (!fromHash) return;
+      state = fromHash;
+      toControls();
+      update(false);
+      document.getElementById("cases").scrollIntoView();
+    });
+
+    var initial = readHashState();
+    if (initial) state = initial;
+    toControls();
+    document.getElementById("case-filters").hidden = false;
+    update(false);
+    table.classList.add("is-ready");
+  }
+
+  /* ---- per-case history strip -------------------------------------------------------------------- */
+
+  var STRIP_MAX = 60;
+
+  function initStrip(root) {
+    var main = document.querySelector("main[data-case-id]");
+    var data = window.SITEGEN_HISTORY;
+    if (!main || !data || !data.cases) {
+      root.appendChild(el("p", "muted", "No run history was found for this site."));
+      return;
+    }
+    var id = main.getAttribute("data-case-id");
+    var strip = data.cases[id] || "";
+    var runs = data.runs || [];
+    if (data.flaky && data.flaky.indexOf(id) !== -1) {
+      var badge = document.querySelector("[data-flaky-badge]");
+      if (badge) badge.hidden = false;
+    }
+    if (!strip) {
+      root.appendChild(el("p", "muted", "This case is not in the recorded history yet."));
+      return;
+    }
+    var first = Math.max(0, strip.length - STRIP_MAX);
+    var list = el("ol", "strip-cells");
+    list.setAttribute("aria-label", "Pass or fail in each recorded run, oldest first");
+    for (var i = first; i < strip.length; i++) {
+      var run = runs[i] || { label: "", time: "" };
+      var mark = strip.charAt(i);
+      var word = mark === "P" ? "passed" : mark === "F" ? "failed" : "not in this run";
+      var cell = el("li", "strip-cell " + (mark === "P" ? "strip-pass" : mark === "F" ? "strip-fail" : "strip-absent"),
+        mark === "P" ? "✓" : mark === "F" ? "✗" : "·");
+      if (i === strip.length - 1) cell.className += " strip-current";
+      cell.title = "Run " + (i + 1) + " · " + run.label + " · " + run.time + ": " + word;
+      cell.setAttribute("aria-label", cell.title);
+      list.appendChild(cell);
+    }
+    var passed = 0, present = 0;
+    for (var j = 0; j < strip.length; j++) {
+      if (strip.charAt(j) !== "-") present++;
+      if (strip.charAt(j) === "P") passed++;
+    }
+    var text = "Passed in " + fmt(passed) + " of " + fmt(present) + " recorded runs";
+    if (first > 0) text += " (the last " + fmt(STRIP_MAX) + " of " + fmt(strip.length) + " runs are shown)";
+    text += ". The outlined cell is this build.";
+    root.appendChild(list);
+    root.appendChild(el("p", "legend", text));
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var table = document.getElementById("case-table");
+    if (table) initCaseTable(table);
+    var strip = document.querySelector("[data-history-strip]");
+    if (strip) initStrip(strip);
+    drawCharts();
+  });
+})();
