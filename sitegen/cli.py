@@ -44,6 +44,10 @@ FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases'
 JunitOpt = Annotated[
     Optional[Path], typer.Option("--junit", help="Write the results as JUnit XML here, for CI test reports ('-' for stdout).")
 ]
+BaselineOpt = Annotated[
+    Optional[Path],
+    typer.Option("--baseline", help="Baseline report JSON. Default: eval/baseline/report.json when present."),
+]
 ConfigOpt = Annotated[
     Optional[Path],
     typer.Option("--config", help="Suite defaults (TOML, [suite] table). Default: eval/sitegen.toml when present."),
@@ -265,10 +269,7 @@ def build(
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
     config: ConfigOpt = None,
-    baseline: Annotated[
-        Optional[Path],
-        typer.Option("--baseline", help="Baseline report JSON. Default: eval/baseline/report.json when present."),
-    ] = None,
+    baseline: BaselineOpt = None,
     out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = Path("site"),
     history: Annotated[
         Optional[Path],
@@ -282,10 +283,11 @@ def build(
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing the site) when the diff has any regression.")
     ] = False,
+    junit_out: JunitOpt = None,
 ) -> None:
     """Evaluate, diff against the baseline, record the run and write the static report site.
 
-    Example: sitegen build --out site --fail-on-regression
+    Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
     from sitegen.mdtext import percent
     from sitegen.site import BuildOptions, build_site
@@ -298,6 +300,9 @@ def build(
         )
     )
     report, diff = result.report, result.diff
+    if junit_out is not None:
+        # After the site is swapped in, so a JUnit file inside --out is part of the new site.
+        _write_junit(junit_out, report, cases)
     line = f"site written to {out}/ ({result.case_pages} case pages); pass rate {percent(report.passRate)}"
     if diff is not None:
         line += f"; {diff.regressionCount} regression(s) against {result.baseline}"
@@ -307,6 +312,49 @@ def build(
     if result.exit_code:
         typer.echo(f"regression: {diff.regressionCount} regression item(s) against {result.baseline}", err=True)  # type: ignore[union-attr]
         raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def serve(
+    out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = Path("site"),
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 8000,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Build the site, then rebuild it whenever cases, fixtures, config or templates change."),
+    ] = False,
+    cases: CasesOpt = DEFAULT_CASES,
+    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    config: ConfigOpt = None,
+    baseline: BaselineOpt = None,
+) -> None:
+    """Preview the site on http://127.0.0.1:PORT/ (loopback only) until Ctrl+C.
+
+    --cases, --fixtures, --config and --baseline are used by --watch, which needs 'sitegen[watch]'.
+
+    Example: sitegen serve --out site --port 8000 --watch
+    """
+    from sitegen.serve import run_preview
+
+    options = None
+    if watch:
+        from sitegen.site import BuildOptions
+
+        # A fixed run id: each preview rebuild replaces the previous preview run in the history.
+        options = BuildOptions(
+            cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out,
+            run_id="local-preview", run_label="local preview",
+        )
+    verbose = _Verbosity.level > 0
+    run_preview(
+        out, port, build_options=options, announce=_say, report=_progress_or_error,
+        log=(lambda line: typer.echo(line, err=True)) if verbose else None,
+    )
+
+
+def _progress_or_error(message: str) -> None:
+    """A message from a long-running command, on stderr: errors always, progress unless --quiet."""
+    if message.startswith("error:") or _Verbosity.level >= 0:
+        typer.echo(message, err=True)
 
 
 def main() -> None:

@@ -94,12 +94,26 @@ def make_server(root: Path, port: int = DEFAULT_PORT, log: Callable[[str], None]
         raise UsageError(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
 
 
-def _watchfiles() -> Any:
+def require_watchfiles() -> Any:
+    """The watchfiles module, or a UsageError saying how to install it."""
     try:
         import watchfiles
     except ImportError:
         raise UsageError("--watch needs the watchfiles package: pip install 'sitegen[watch]'") from None
     return watchfiles
+
+
+def _inputs_filter(watchfiles: Any, outputs: list[Path]) -> Any:
+    """watchfiles' default filter, also blind to the outputs and their staging siblings (`.site.tmp-…`)."""
+    staging = tuple(f".{path.name}." for path in outputs)
+
+    class InputsFilter(watchfiles.DefaultFilter):
+        def __call__(self, change: Any, path: str) -> bool:
+            if any(part.startswith(staging) for part in Path(path).parts):
+                return False
+            return super().__call__(change, path)
+
+    return InputsFilter(ignore_paths=[str(path) for path in outputs] + [str(path.resolve()) for path in outputs])
 
 
 def watch_and_rebuild(
@@ -111,11 +125,11 @@ def watch_and_rebuild(
     stop_event: threading.Event | None = None,
 ) -> None:
     """Call `rebuild` after each batch of changes under `paths` until stopped; a failed rebuild is reported, not fatal."""
-    watchfiles = _watchfiles()
+    watchfiles = require_watchfiles()
     watched = [str(path) for path in paths if path.exists()]
     if not watched:
         raise UsageError("--watch: none of the input folders exists")
-    only_inputs = watchfiles.DefaultFilter(ignore_paths=[str(path.resolve()) for path in ignore])
+    only_inputs = _inputs_filter(watchfiles, [path.absolute() for path in ignore])
     for changes in watchfiles.watch(*watched, watch_filter=only_inputs, stop_event=stop_event, raise_interrupt=False):
         names = ", ".join(sorted({Path(changed).name for _change, changed in changes}))
         try:
@@ -145,3 +159,62 @@ def serve(server: SiteServer, watch: Callable[[], None] | None = None) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def watched_inputs(cases: Path, fixtures: Path, config: Path | None, baseline: Path | None) -> list[Path]:
+    """The folders whose changes call for a rebuild: cases, fixtures, config, baseline and the site's templates."""
+    from importlib import resources
+
+    from sitegen.config import DEFAULT_CONFIG_PATH
+    from sitegen.render import TEMPLATE_PACKAGE
+
+    # Folders, not files: editors save by writing a new file and renaming it over the old one.
+    candidates = [cases.parent, fixtures, (config or DEFAULT_CONFIG_PATH).parent, Path(str(resources.files(TEMPLATE_PACKAGE)))]
+    if baseline is not None:
+        candidates.append(baseline.parent)
+    unique: list[Path] = []
+    for path in candidates:
+        resolved = path.resolve()
+        if resolved.is_dir() and resolved not in unique:
+            unique.append(resolved)
+    # A folder inside another watched one is covered already (watching is recursive).
+    return [path for path in unique if not any(path != other and path.is_relative_to(other) for other in unique)]
+
+
+def site_rebuilder(options: Any) -> Callable[[], None]:
+    """A rebuild of the site from `options` (sitegen.site.BuildOptions) that re-reads changed templates."""
+    from sitegen.render import environment
+    from sitegen.site import build_site
+
+    def rebuild() -> None:
+        # The Jinja2 environment caches compiled templates for the life of the process.
+        environment.cache_clear()
+        build_site(options)
+
+    return rebuild
+
+
+def run_preview(
+    out: Path,
+    port: int,
+    *,
+    build_options: Any = None,
+    announce: Callable[[str], None],
+    report: Callable[[str], None],
+    log: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `out` until Ctrl+C; given BuildOptions, build it first and rebuild it whenever an input changes."""
+    watcher = None
+    if build_options is not None:
+        require_watchfiles()
+        rebuild = site_rebuilder(build_options)
+        rebuild()
+        paths = watched_inputs(build_options.cases, build_options.fixtures, build_options.config, build_options.baseline)
+        report("watching " + ", ".join(str(path) for path in paths))
+
+        def watcher() -> None:
+            watch_and_rebuild(paths, rebuild, ignore=[out], report=report)
+
+    server = make_server(out, port, log=log)
+    announce(f"serving {out}/ at {server.url} (Ctrl+C to stop)")
+    serve(server, watcher)

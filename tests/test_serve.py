@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import queue
+import shutil
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -9,7 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from conftest import make_case, make_trace, write_suite
+from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
 from sitegen.serve import LOOPBACK, SiteServer, make_server, serve, watch_and_rebuild
 
@@ -121,8 +129,13 @@ def test_watch_rebuilds_on_change_and_survives_a_failed_build(tmp_path: Path) ->
     stop = threading.Event()
 
     def rebuild() -> None:
+        # Like sitegen.site: build in a hidden sibling, then swap it in.
         calls.append(1)
+        stage = inputs / f".site.tmp-{len(calls)}"
+        stage.mkdir()
+        (stage / "index.html").write_text(str(len(calls)), encoding="utf-8")
         (out / "index.html").write_text(str(len(calls)), encoding="utf-8")
+        shutil.rmtree(stage)
         if len(calls) == 1:
             raise BadInput(inputs / "cases.json", "expected a JSON array")
         rebuilt.set()
@@ -166,3 +179,99 @@ def test_watch_without_watchfiles_says_how_to_install(monkeypatch: pytest.Monkey
     monkeypatch.setattr(builtins, "__import__", no_watchfiles)
     with pytest.raises(UsageError, match=r"sitegen\[watch\]"):
         watch_and_rebuild([tmp_path], rebuild=lambda: None)
+
+
+# --- the command, end to end, in a process of its own ------------------------------------------------------
+
+
+class _Process:
+    """A `sitegen serve` child process whose output lines are collected as they come."""
+
+    def __init__(self, args: list[str], cwd: Path) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sitegen", *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+        )
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, needle: str, seen: list[str]) -> str:
+        """The first line containing `needle` (all lines read are kept in `seen`); fails after TIMEOUT*3 s."""
+        deadline = TIMEOUT * 3
+        while deadline > 0:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                deadline -= 1
+                if self.proc.poll() is not None:
+                    break
+                continue
+            seen.append(line)
+            if needle in line:
+                return line
+        raise AssertionError(f"no line with {needle!r}; output so far: {seen}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(TIMEOUT)
+
+
+def _url(line: str) -> str:
+    return line.split(" at ", 1)[1].split(" ", 1)[0]
+
+
+def _fetch(url: str) -> tuple[int, str, str]:
+    with _DIRECT.open(url, timeout=TIMEOUT) as response:
+        return response.status, response.headers["Content-Type"], response.read().decode("utf-8")
+
+
+def test_serve_command_serves_a_built_site(shipped_suite: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = shipped_suite
+    out = tmp_path / "site"
+    built = CliRunner().invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(out)])
+    assert built.exit_code == 0, built.output
+    script = next((out / "assets").glob("*.js"))
+    process = _Process(["serve", "--out", str(out), "--port", "0"], cwd=tmp_path)
+    seen: list[str] = []
+    try:
+        url = _url(process.wait_for("serving", seen))
+        assert url.startswith("http://127.0.0.1:")
+        status, ctype, body = _fetch(url + "index.html")
+        assert (status, ctype) == (200, "text/html; charset=utf-8")
+        assert "<html" in body
+        status, ctype, _body = _fetch(f"{url}assets/{script.name}")
+        assert (status, ctype) == (200, "application/javascript; charset=utf-8")
+    finally:
+        process.stop()
+
+
+def test_serve_watch_rebuilds_when_the_case_file_changes(tmp_path: Path) -> None:
+    case = make_case(id="watched", traceFixture="watched.json", title="Before the edit")
+    cases, fixtures = write_suite(tmp_path / "eval", [case], {"watched.json": make_trace(verdict="PASS")})
+    out = tmp_path / "eval" / "site"  # inside the watched folder on purpose
+    process = _Process(
+        ["serve", "--watch", "--port", "0", "--out", str(out), "--cases", str(cases), "--fixtures", str(fixtures)],
+        cwd=tmp_path,
+    )
+    seen: list[str] = []
+    try:
+        url = _url(process.wait_for("serving", seen))
+        assert "Before the edit" in _fetch(url + "index.html")[2]
+        cases.write_text(json.dumps([{**case, "title": "After the edit"}]), encoding="utf-8")
+        process.wait_for("rebuilt after changes to cases.json", seen)
+        assert "After the edit" in _fetch(url + "index.html")[2]
+        cases.write_text("[not json", encoding="utf-8")
+        process.wait_for("error: ", seen)
+        assert "After the edit" in _fetch(url + "index.html")[2], "a failed rebuild must keep the last good site"
+    finally:
+        process.stop()
+    assert not any("rebuilt after changes to index.html" in line for line in seen), seen

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from junitparser import JUnitXml
 from typer.testing import CliRunner
 
+from conftest import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.diff import compare_reports
 from sitegen.errors import BadInput
@@ -115,3 +117,32 @@ def test_diff_command_without_the_variable_writes_no_summary(tmp_path: Path, mon
     result = CliRunner().invoke(app, ["diff", str(base), str(base), "--json", str(tmp_path / "d.json")])
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json", "d.json"]
+
+
+def test_build_gate_writes_site_junit_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pull-request step of the workflow: `sitegen build --fail-on-regression --junit site/junit.xml`."""
+    monkeypatch.chdir(tmp_path)
+    cases, fixtures = write_suite(
+        tmp_path / "eval",
+        [make_case(id="stays", traceFixture="stays.json"), make_case(id="breaks", traceFixture="breaks.json")],
+        {"stays.json": make_trace(verdict="PASS"), "breaks.json": make_trace(verdict="PASS")},
+    )
+    suite = ["--cases", str(cases), "--fixtures", str(fixtures)]
+    runner = CliRunner()
+    baseline = runner.invoke(app, ["evaluate", *suite, "--json", "baseline.json"])
+    assert baseline.exit_code == 0, baseline.output
+    (fixtures / "breaks.json").write_text('{"session": {"answer": ""}}', encoding="utf-8")
+    summary = tmp_path / "step-summary.md"
+    result = runner.invoke(
+        app,
+        ["build", *suite, "--baseline", "baseline.json", "--fail-on-regression", "--junit", "site/junit.xml"],
+        env={"GITHUB_STEP_SUMMARY": str(summary), "SOURCE_DATE_EPOCH": "1700000000"},
+    )
+    assert result.exit_code == 1, result.output
+    assert (tmp_path / "site" / "index.html").is_file()
+    testcases = {case.name: case for case in list(JUnitXml.fromfile(str(tmp_path / "site" / "junit.xml")))[0]}
+    assert set(testcases) == {"stays", "breaks"}
+    assert testcases["stays"].is_passed and not testcases["breaks"].is_passed
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("## Diagnosis eval\n\n❌ **1 of 2 cases passed**")
+    assert "### Regressions" in text and "| breaks |" in text
