@@ -372,6 +372,16 @@ def make_layout(
 # --- charts ----------------------------------------------------------------------------------------------
 
 
+CHART_LABEL_MAX = 24
+
+
+def chart_text(text: str, limit: int | None = CHART_LABEL_MAX) -> str:
+    """Untrusted text for a plotly label: plotly reads tags like <a>/<b> in labels, so escape; cut long text."""
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _chart(dom_id: str, title: str, summary: str, figure: dict[str, Any], table: DataTable) -> Chart:
     return Chart(dom_id, f"{dom_id}-data", title, summary, json_for_script(figure), table)
 
@@ -387,7 +397,7 @@ def _run_axis(runs: Sequence[Run]) -> dict[str, Any]:
 
 
 def _run_hover(runs: Sequence[Run]) -> list[str]:
-    return [f"#{i} {run.label or run.runId}<br>{fmt_time(run.createdAt)}" for i, run in enumerate(runs, 1)]
+    return [f"#{i} {chart_text(run.label or run.runId, 40)}<br>{fmt_time(run.createdAt)}" for i, run in enumerate(runs, 1)]
 
 
 def _line_chart(
@@ -443,7 +453,7 @@ def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
         "data": [
             {
                 "type": "bar",
-                "x": verdicts,
+                "x": [chart_text(v, None) for v in verdicts],
                 "y": counts,
                 "marker": {"color": [colours[v] for v in verdicts]},
                 "hovertemplate": "%{x}: %{y} cases<extra></extra>",
@@ -452,7 +462,16 @@ def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
                 "cliponaxis": False,
             }
         ],
-        "layout": {"xaxis": {"type": "category"}, "yaxis": {"title": {"text": "Cases"}, "rangemode": "tozero"}, "showlegend": False},
+        "layout": {
+            "xaxis": {
+                "type": "category",
+                "tickmode": "array",
+                "tickvals": [chart_text(v, None) for v in verdicts],
+                "ticktext": [chart_text(v) for v in verdicts],
+            },
+            "yaxis": {"title": {"text": "Cases"}, "rangemode": "tozero"},
+            "showlegend": False,
+        },
     }
     rows = tuple((v, f"{report.verdictDistribution[v]:,}", percent(report.verdictDistribution[v] / report.totalCases if report.totalCases else 0)) for v in verdicts)
     summary = "Verdicts this run: " + ", ".join(f"{v} {report.verdictDistribution[v]}" for v in verdicts) + "."
@@ -472,11 +491,11 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
     data = [
         {
             "type": "bar",
-            "name": verdict,
+            "name": chart_text(verdict),
             "x": xs,
             "y": [(run.figure("verdictDistribution") or {}).get(verdict, 0) for run in runs],
             "text": hover,
-            "hovertemplate": "%{text}<br>" + verdict + ": %{y}<extra></extra>",
+            "hovertemplate": "%{text}<br>%{fullData.name}: %{y}<extra></extra>",
             "textposition": "none",
             "marker": {"color": colours[verdict]},
         }

@@ -1,0 +1,538 @@
+"""`sitegen build` and the static site (CONTRACT §5): pages, links, safety, history, atomic and reproducible."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from bs4 import BeautifulSoup
+from typer.testing import CliRunner
+
+from sitegen.cli import app
+
+DATA = Path(__file__).parent / "data" / "site"
+ROOT = Path(__file__).resolve().parent.parent
+EPOCH = "1700000000"
+runner = CliRunner()
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+_URL_ATTRS = ("href", "src", "action", "formaction", "data", "poster", "srcset", "background", "xlink:href")
+
+
+# --- helpers (also used by test_site_golden.py and test_site_views.py) ---------------------------------
+
+
+def build(*args: str, suite: bool = True):  # noqa: ANN201 - click Result
+    """Run `sitegen build` in the current folder (the copied test suite) with the given options."""
+    base = ["build", "--cases", "cases.json", "--fixtures", "fixtures"] if suite else ["build"]
+    return runner.invoke(app, base + list(args))
+
+
+def soup(path: Path) -> BeautifulSoup:
+    """A page parsed with the standard library's parser."""
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (relative POSIX path → bytes)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def case_ids(cases_file: Path) -> list[str]:
+    """The ids in a case file, in order."""
+    return [case["id"] for case in json.loads(cases_file.read_text(encoding="utf-8"))]
+
+
+def check_links(root: Path) -> list[str]:
+    """Every problem with the site's links: a relative link to a missing file or anchor, or any network resource."""
+    problems: list[str] = []
+    ids: dict[Path, set[str]] = {}
+
+    def page_ids(page: Path) -> set[str]:
+        if page not in ids:
+            ids[page] = {tag["id"] for tag in soup(page).find_all(id=True)}
+        return ids[page]
+
+    for page in sorted(root.rglob("*.html")):
+        where = page.relative_to(root).as_posix()
+        for tag in soup(page).find_all(True):
+            for attr in _URL_ATTRS:
+                if not tag.has_attr(attr):
+                    continue
+                url = tag[attr].strip()
+                if url.startswith("//"):
+                    problems.append(f"{where}: protocol-relative {attr}={url!r} on <{tag.name}>")
+                    continue
+                if _SCHEME.match(url):
+                    navigation = tag.name == "a" and attr == "href"
+                    if not (navigation and url.lower().startswith(("http:", "https:", "mailto:"))):
+                        problems.append(f"{where}: {attr}={url!r} on <{tag.name}> is not a relative link")
+                    continue
+                path, _, fragment = url.partition("#")
+                path = path.partition("?")[0]
+                target = page if not path else (page.parent / unquote(path)).resolve()
+                if not target.is_relative_to(root.resolve()) or not target.is_file():
+                    problems.append(f"{where}: {attr}={url!r} points to no file of the site")
+                    continue
+                # A fragment with `=` is the case table's filter state, not an anchor.
+                if fragment and "=" not in fragment and target.suffix == ".html" and unquote(fragment) not in page_ids(target):
+                    problems.append(f"{where}: {attr}={url!r}: no element with id {fragment!r}")
+    return problems
+
+
+def assert_inert(root: Path) -> None:
+    """No page can run script or fetch anything: CSP meta, no inline script/handlers/styles, escaped JSON."""
+    for page in sorted(root.rglob("*.html")):
+        where = page.relative_to(root).as_posix()
+        doc = soup(page)
+        csp = doc.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
+        assert csp is not None, where
+        assert "default-src 'none'" in csp["content"] and "script-src 'self';" in csp["content"], where
+        assert "unsafe-inline" not in csp["content"] and "unsafe-eval" not in csp["content"], where
+        assert doc.head.find_all("meta")[1] is csp, f"{where}: the CSP must come right after the charset"
+        for script in doc.find_all("script"):
+            if script.has_attr("src"):
+                assert script["src"].split("/")[-2] == "assets" and not script.string, where
+                assert not script.has_attr("type"), f"{where}: classic scripts only"
+            else:
+                assert script.get("type") == "application/json", f"{where}: inline script {script}"
+                text = script.string or ""
+                assert not re.search("[<>&\u2028\u2029]", text), f"{where}: unescaped JSON in a script"
+                json.loads(text)
+        for tag in doc.find_all(True):
+            handlers = [name for name in tag.attrs if name.lower().startswith("on")]
+            assert not handlers, f"{where}: event handler {handlers} on <{tag.name}>"
+            assert "style" not in tag.attrs, f"{where}: inline style on <{tag.name}>"
+            assert tag.name not in ("iframe", "object", "embed", "img", "form", "base", "style"), f"{where}: <{tag.name}>"
+
+
+@pytest.fixture
+def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of tests/data/site as the working directory (outside git), with a fixed build time."""
+    root = tmp_path / "work"
+    shutil.copytree(DATA, root)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    return root
+
+
+@pytest.fixture
+def site(suite: Path) -> Path:
+    """The test suite built with its baseline and its four-run history."""
+    result = build("--baseline", "baseline.json", "--history", "history.json", "--run-id", "golden")
+    assert result.exit_code == 0, result.output
+    return suite / "site"
+
+
+def case_page(site: Path, case_id: str) -> Path:
+    """The page of one case, found through the index's link."""
+    for link in soup(site / "index.html").select("#case-table tbody a.case-link"):
+        if link.get_text() == case_id:
+            return site / link["href"]
+    raise AssertionError(f"no index row links {case_id!r}")
+
+
+# --- pages -------------------------------------------------------------------------------------------
+
+
+def test_site_layout(site: Path) -> None:
+    for name in ("index.html", "diff.html", "history.html", "report.json", "report.md", "diff.json", "diff.md", "history.json", ".nojekyll"):
+        assert (site / name).is_file(), name
+    assets = sorted(p.name for p in (site / "assets").iterdir())
+    assert "history-data.js" in assets
+    assert any(re.fullmatch(r"plotly-\d+\.\d+\.\d+\.min\.js", a) for a in assets), assets
+    assert any(re.fullmatch(r"site-[0-9a-f]{8}\.css", a) for a in assets), assets
+    assert any(re.fullmatch(r"site-[0-9a-f]{8}\.js", a) for a in assets), assets
+    assert not list(site.parent.glob(".site.*")), "temporary folders left behind"
+
+
+def test_every_case_has_a_page_with_its_id(site: Path, suite: Path) -> None:
+    ids = case_ids(suite / "cases.json")
+    pages = sorted((site / "cases").glob("*.html"))
+    assert len(pages) == len(ids)
+    found = [soup(page).find("main")["data-case-id"] for page in pages]
+    assert sorted(found) == sorted(ids)
+
+
+def test_index_links_every_case_page_in_plain_html(site: Path, suite: Path) -> None:
+    rows = soup(site / "index.html").select("#case-table tbody tr")
+    ids = case_ids(suite / "cases.json")
+    assert [row.select_one("a.case-link").get_text() for row in rows] == ids
+    linked = {row.select_one("a.case-link")["href"] for row in rows}
+    assert linked == {f"cases/{p.name}" for p in (site / "cases").glob("*.html")}
+
+
+def test_links_resolve_and_nothing_is_fetched(site: Path) -> None:
+    assert check_links(site) == []
+
+
+def test_pages_cannot_run_injected_script(site: Path) -> None:
+    assert_inert(site)
+
+
+def test_link_checker_catches_broken_and_remote_links(site: Path) -> None:
+    page = site / "history.html"
+    html = page.read_text(encoding="utf-8")
+    page.write_text(
+        html.replace("</main>", '<a href="cases/nope.html">x</a><a href="#nowhere">y</a>'
+                     '<script src="https://cdn.example/x.js"></script><link href="//cdn.example/x.css"></main>'),
+        encoding="utf-8",
+    )
+    problems = "\n".join(check_links(site))
+    for expected in ("cases/nope.html", "#nowhere", "https://cdn.example/x.js", "//cdn.example/x.css"):
+        assert expected in problems
+
+
+def test_index_headline_charts_and_table(site: Path) -> None:
+    doc = soup(site / "index.html")
+    stats = {s.select_one(".stat-label").get_text(): s.select_one(".stat-value").get_text() for s in doc.select(".stat")}
+    assert stats["Pass rate"] == "28.6%"
+    assert stats["Passed"] == "✓ 2" and stats["Failed"] == "✗ 4" and stats["Not run"] == "⊘ 1"
+    assert stats["Regressions"] == "▼ 5"
+    assert doc.select_one(".stat a[href='diff.html']") is not None
+    charts = doc.select("[data-chart]")
+    assert [c["id"] for c in charts] == ["chart-pass-rate", "chart-verdicts", "chart-verdict-history"]
+    for chart in charts:
+        figure = json.loads(doc.find(id=chart["data-chart"]).string)
+        assert figure["data"] and chart.find_parent("figure").select("details table tbody tr")
+    history = json.loads(doc.find(id="chart-pass-rate-data").string)
+    assert history["data"][0]["y"] == [80.0, 60.0, 80.0, 60.0, 28.57]
+    options = [o["value"] for o in doc.select("#filter-status option")]
+    assert options == ["", "failed", "not_run", "passed"]
+    assert "matrix:hostile" in [o["value"] for o in doc.select("#filter-tag option")]
+
+
+def test_flaky_badge_from_history(site: Path) -> None:
+    rows = {row.select_one("a.case-link").get_text(): row for row in soup(site / "index.html").select("#case-table tbody tr")}
+    assert rows["db-pool"].get("data-flaky") == "1" and rows["db-pool"].select_one(".flaky")
+    assert not rows["pay-timeout"].has_attr("data-flaky")
+    data = (site / "assets" / "history-data.js").read_text(encoding="utf-8")
+    assert data.startswith("window.SITEGEN_HISTORY = ")
+    history = json.loads(data.removeprefix("window.SITEGEN_HISTORY = ").rstrip().rstrip(";"))
+    assert history["cases"]["db-pool"] == "PFPPF" and history["flaky"] == ["db-pool"]
+    assert history["cases"]["new-case"] == "----F"  # new in this run, and failing
+
+
+def test_case_page_sections(site: Path) -> None:
+    doc = soup(case_page(site, "pay-timeout"))
+    main = doc.find("main")
+    assert main["data-case-id"] == "pay-timeout"
+    for anchor in ("result", "question", "answer", "evidence", "tools", "verifier", "baseline", "history", "definition", "raw"):
+        assert main.find(id=anchor) is not None, anchor
+        assert doc.select_one(f'.toc a[href="#{anchor}"]') is not None
+    assert doc.select_one(".status").get_text(strip=True) == "✓passed"
+    assert "Every check passed" in doc.select_one("#result").get_text()
+    assert doc.select_one(".question").get_text() == "支付接口最近出现超时，请结合知识库、日志和指标判断可能原因，并给出修复建议。"
+    evidence = [[td.get_text(" ", strip=True) for td in tr.find_all(["th", "td"])] for tr in doc.select("#evidence tbody tr")]
+    assert evidence[0] == ["lookup_knowledge", "✓ 1 call", "✓ listed", "✓ 1 of 1", "✓ counts"]
+    calls = doc.select("#tools .call")
+    assert [c.select_one(".call-name").get_text() for c in calls] == ["lookup_knowledge", "query_logs", "query_metrics"]
+    first = calls[0]
+    assert "invocationId inv-1 · startedAt" in first.select_one(".call-meta").get_text()
+    payloads = {d.summary.get_text().split(" · ")[0]: d.pre.get_text() for d in first.select("details.payload")}
+    assert json.loads(payloads["input"]) == {"query": "支付 超时 连接池", "top_k": 3}
+    # a string holding JSON is shown pretty-printed
+    assert json.loads(calls[1].select("details.payload")[1].pre.get_text()) == {"count": 1284, "top": "ConnectionPoolTimeoutException"}
+    assert "recorded start time" in doc.select_one("#tools .legend").get_text()
+    verifier = doc.select_one("#verifier").get_text(" ", strip=True)
+    assert "Gatekeeper ✓ pass" in verifier and "expected gk-2026.10" in verifier and "Composer mode ● parsed" in verifier
+    claims = [[td.get_text(" ", strip=True) for td in tr.find_all("td")] for tr in doc.select("#verifier tbody tr")]
+    assert claims == [["c1", "✓ SUPPORTED", "日志中 ConnectionPoolTimeoutException 激增"], ["c2", "! PARTIALLY_SUPPORTED", "渠道侧错误码不多"]]
+    definition = {div.dt.get_text(): div.dd.get_text() for div in doc.select("#definition dl > div")}
+    assert definition["owner (extra field)"] == "payments-team"
+    raw = json.loads(doc.select_one("#raw pre").get_text())
+    assert raw["session"]["sessionId"] == "s-pay-1"
+    assert doc.select_one('a[rel="next"]')["href"] == case_page(site, "db-pool").name
+    assert doc.select_one('a[rel="prev"]') is None
+    assert doc.select_one("[data-history-strip]") is not None
+
+
+def test_answer_highlights_keywords_and_forbidden_phrases(site: Path) -> None:
+    pay = soup(case_page(site, "pay-timeout")).select_one(".markdown")
+    assert {m.get_text() for m in pay.select("mark.hl-keyword")} == {"支付", "连接池", "超时"}
+    assert pay.find("table") is not None and pay.find("s") is not None and pay.find("ol") is not None
+    db = soup(case_page(site, "db-pool"))
+    assert [m.get_text() for m in db.select(".markdown mark.hl-forbidden")] == ["肯定是数据库宕机"]
+    chips = [c.get_text() for c in db.select("#answer .chips li")]
+    assert chips == ["✓ 连接池", "✗ 长事务", "✗ hikari", "⚠ 肯定是数据库宕机"]
+    # NFKC + case folding, like the rules: CAFÉ, NFD café and Café all match the keyword "Café"
+    new = soup(case_page(site, "new-case"))
+    assert [m.get_text() for m in new.select(".markdown mark.hl-keyword")] == ["CAFÉ", "cafe\u0301", "Café"]
+
+
+def test_untrusted_markdown_is_inert(site: Path) -> None:
+    doc = soup(case_page(site, "hostile <b>&amp; \"quotes\" 熔断"))
+    answer = doc.select_one(".markdown")
+    assert answer.find("script") is None and answer.find("img") is None
+    hrefs = [a["href"] for a in answer.find_all("a")]
+    assert hrefs == ["https://example.org/ok", "https://evil.example/pixel.png", "https://evil.example/autolink"]
+    for link in answer.find_all("a"):
+        assert link["rel"] == ["noopener", "noreferrer", "nofollow"]
+    assert "[image: remote]" in answer.get_text()
+    text = answer.get_text()
+    for literal in ("[js](javascript:alert(1))", "[vb](vbscript:msgbox(1))", "[file](file:///etc/passwd)", "[rel](../index.html)"):
+        assert literal in text
+    assert "<script>alert('fenced')</script>" in answer.find("code").get_text()
+    assert doc.find("main")["data-case-id"] == 'hostile <b>&amp; "quotes" 熔断'
+    assert doc.title.get_text().startswith('hostile <b>&amp; "quotes" 熔断')
+    assert_inert(site)
+
+
+def test_problem_cases_explain_themselves(site: Path) -> None:
+    missing = soup(case_page(site, "Missing Trace"))
+    assert missing.select_one(".status").get_text(strip=True) == "⊘not run"
+    assert "never-recorded.json does not exist" in missing.select_one(".problem").get_text()
+    assert "could not be read" in missing.select_one("#raw").get_text()
+    broken = soup(case_page(site, "broken-json"))
+    assert "fixtures/broken.json:2:22: invalid JSON" in broken.select_one(".checks").get_text()
+
+
+def test_case_baseline_items_in_words(site: Path) -> None:
+    diff = json.loads((site / "diff.json").read_text(encoding="utf-8"))
+    doc = soup(case_page(site, "db-pool"))
+    shown = [li.select_one("span:not(.icon):not(.diff)").get_text() for li in doc.select("#baseline .diff-lines li")]
+    assert shown == [item["message"] for item in diff["items"] if item["caseId"] == "db-pool"]
+    assert doc.select_one("#baseline .diff-regression") is not None
+    assert "is new" in soup(case_page(site, "new-case")).select_one("#baseline").get_text()
+
+
+def test_diff_page(site: Path) -> None:
+    doc = soup(site / "diff.html")
+    sections = [s["id"] for s in doc.select("main > section.card")]
+    assert sections[:3] == ["regressions", "improvements", "changes"]
+    rows = doc.select("#regressions tbody tr")
+    assert len(rows) == 5
+    linked = {a.get_text(): a["href"] for a in doc.select("#regressions tbody a")}
+    assert linked == {"db-pool": "cases/" + case_page(site, "db-pool").name}
+    assert "retired-case (no longer in the suite)" in doc.select_one("#regressions").get_text()
+    matrix = doc.select_one("table.matrix")
+    columns = [th.get_text() for th in matrix.select("thead th")][1:]
+    assert columns[:3] == ["PASS", "LOW_CONFID", "REJECT"] and columns[-1] == "(removed)"
+    cells = {(tr.th.get_text(), columns[i]): td for tr in matrix.select("tbody tr") for i, td in enumerate(tr.find_all("td"))}
+    moved = cells[("LOW_CONFID", "REJECT")]
+    assert moved.get_text() == "1"
+    target = doc.find(id=moved.a["href"][1:])
+    assert [a.get_text() for a in target.select("a")] == ["reject-safety"]
+    assert cells[("(new case)", "PASS")].get_text() == "1"
+
+
+def test_history_page(site: Path) -> None:
+    doc = soup(site / "history.html")
+    rows = doc.select("#runs tbody tr")
+    assert [r.select_one("code").get_text() for r in rows] == ["golden", "run-4", "run-3", "run-2", "run-1"]
+    assert "this build" in rows[0].get_text()
+    assert [c["id"] for c in doc.select("[data-chart]")] == [
+        "chart-history-pass-rate", "chart-history-tool-calls", "chart-history-duration"
+    ]
+
+
+def test_machine_readable_outputs_match_the_commands(site: Path, suite: Path) -> None:
+    evaluated = runner.invoke(app, ["evaluate", "--cases", "cases.json", "--fixtures", "fixtures", "--json", "-"])
+    assert (site / "report.json").read_text(encoding="utf-8") == evaluated.output
+    diffed = runner.invoke(app, ["diff", "baseline.json", "site/report.json", "--json", "-"])
+    assert (site / "diff.json").read_text(encoding="utf-8") == diffed.output
+    assert (site / "diff.md").read_text(encoding="utf-8").startswith("#")
+    assert (site / "report.md").read_text(encoding="utf-8").startswith("# Diagnosis eval report")
+
+
+# --- history -----------------------------------------------------------------------------------------
+
+
+def _run_ids(site: Path) -> list[str]:
+    return [run["runId"] for run in json.loads((site / "history.json").read_text(encoding="utf-8"))]
+
+
+def test_history_appends_and_replaces_by_run_id(suite: Path) -> None:
+    assert build().exit_code == 0
+    first = _run_ids(suite / "site")
+    assert len(first) == 1 and first[0].startswith("run-")
+    assert build().exit_code == 0  # same inputs, same default run id: replaced, no new point
+    assert _run_ids(suite / "site") == first
+    assert build("--run-id", "r2", "--run-label", "second").exit_code == 0
+    assert build("--run-id", "r3").exit_code == 0
+    assert _run_ids(suite / "site") == first + ["r2", "r3"]
+    assert build("--run-id", "r3").exit_code == 0
+    assert _run_ids(suite / "site") == first + ["r2", "r3"]
+    assert build("--run-id", "r4", "--history-limit", "2").exit_code == 0
+    assert _run_ids(suite / "site") == ["r3", "r4"]
+    runs = json.loads((suite / "site" / "history.json").read_text(encoding="utf-8"))
+    assert runs[-1]["createdAt"] == "2023-11-14T22:13:20Z" and runs[-1]["commit"] is None
+    assert runs[-1]["passRate"] == pytest.approx(2 / 7) and runs[-1]["cases"]["db-pool"] is False
+
+
+def test_history_option_continues_and_is_written_back(suite: Path) -> None:
+    result = build("--history", "history.json", "--run-id", "next", "--run-label", "PR 7")
+    assert result.exit_code == 0, result.output
+    written = json.loads((suite / "history.json").read_text(encoding="utf-8"))
+    assert [r["runId"] for r in written] == ["run-1", "run-2", "run-3", "run-4", "next"]
+    assert written[0]["ciJob"] == "job-0" and written[-1]["label"] == "PR 7"
+    assert (suite / "site" / "history.json").read_bytes() == (suite / "history.json").read_bytes()
+
+
+def test_case_pages_do_not_depend_on_the_run(suite: Path) -> None:
+    assert build("--baseline", "baseline.json", "--run-id", "a").exit_code == 0
+    before = snapshot(suite / "site")
+    assert build("--baseline", "baseline.json", "--run-id", "b", "--run-label", "other").exit_code == 0
+    after = snapshot(suite / "site")
+    changed = sorted(name for name in after if before.get(name) != after[name])
+    assert changed == ["assets/history-data.js", "history.html", "history.json", "index.html"]
+
+
+# --- reproducible and atomic -------------------------------------------------------------------------
+
+
+def test_two_builds_are_byte_identical(suite: Path) -> None:
+    for out in ("one", "two"):
+        result = build("--baseline", "baseline.json", "--run-id", "same", "--out", out)
+        assert result.exit_code == 0, result.output
+    assert snapshot(suite / "one") == snapshot(suite / "two")
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "message"),
+    [
+        (None, ("--baseline", "nope.json"), "nope.json: report not found"),
+        ("baseline.json:{", ("--baseline", "baseline.json"), "baseline.json:1:2: invalid JSON"),
+        ("history.json:[{\"runId\": 5}]", ("--history", "history.json"), "history.json:[0].runId"),
+        ("site/history.json:{oops", (), "history.json:1:2: invalid JSON"),
+        ("cases.json:[]", (), "expected at least one case"),
+        ("config.toml:[suite]\nverdicts = 3", ("--config", "config.toml"), "config.toml:suite.verdicts"),
+        (None, ("--config", "missing.toml"), "config file not found"),
+    ],
+)
+def test_bad_input_exits_2_and_leaves_the_old_site(suite: Path, setup: str | None, args: tuple[str, ...], message: str) -> None:
+    assert build("--baseline", "baseline.json").exit_code == 0
+    if setup:
+        name, _, content = setup.partition(":")
+        (suite / name).write_text(content, encoding="utf-8")
+    before = snapshot(suite / "site")
+    result = build(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert snapshot(suite / "site") == before
+    assert sorted(p.name for p in suite.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_failure_while_writing_leaves_the_old_site(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sitegen.site as site_module
+    from sitegen.site import BuildOptions, build_site
+
+    assert build().exit_code == 0
+    before = snapshot(suite / "site")
+
+    def explode(site: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(site_module, "WRITE_STEPS", site_module.WRITE_STEPS[:2] + (explode,))
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        build_site(BuildOptions(cases=Path("cases.json"), fixtures=Path("fixtures"), run_id="other"))
+    assert snapshot(suite / "site") == before
+    assert [p.name for p in suite.iterdir() if p.name.startswith(".site")] == []
+
+
+def test_refuses_to_replace_a_folder_that_is_not_a_site(suite: Path) -> None:
+    (suite / "docs").mkdir()
+    (suite / "docs" / "notes.md").write_text("mine", encoding="utf-8")
+    result = build("--out", "docs")
+    assert result.exit_code == 2 and "refusing to replace it" in result.output, result.output
+    assert (suite / "docs" / "notes.md").read_text(encoding="utf-8") == "mine"
+    assert build("--out", ".").exit_code == 2
+    (suite / "empty").mkdir()
+    assert build("--out", "empty").exit_code == 0
+
+
+def test_default_baseline_used_when_present_skipped_when_absent(suite: Path) -> None:
+    result = build()
+    assert result.exit_code == 0 and "regression" not in result.output, result.output
+    assert not (suite / "site" / "diff.html").exists() and not (suite / "site" / "diff.json").exists()
+    assert soup(suite / "site" / "index.html").select_one('a[href="diff.html"]') is None
+    assert "No baseline" in soup(case_page(suite / "site", "db-pool")).select_one("#baseline").get_text()
+    assert check_links(suite / "site") == []
+    (suite / "eval" / "baseline").mkdir(parents=True)
+    shutil.copy(suite / "baseline.json", suite / "eval" / "baseline" / "report.json")
+    result = build()
+    assert result.exit_code == 0 and "5 regression(s) against eval/baseline/report.json" in result.output, result.output
+    assert (suite / "site" / "diff.html").is_file()
+
+
+def test_fail_on_regression_exits_1_after_writing(suite: Path) -> None:
+    result = build("--baseline", "baseline.json", "--fail-on-regression")
+    assert result.exit_code == 1, result.output
+    assert (suite / "site" / "diff.html").is_file()
+    same = build("--baseline", "site/report.json", "--fail-on-regression", "--out", "again")
+    assert same.exit_code == 0, same.output
+
+
+def test_step_summary_is_appended(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary = suite / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert build("--baseline", "baseline.json").exit_code == 0
+    assert "regression" in summary.read_text(encoding="utf-8").lower()
+
+
+def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:
+    trace = json.loads((suite / "fixtures" / "db-pool.json").read_text(encoding="utf-8"))
+    trace["session"]["answer"] = "连接池耗尽。" + "x" * (3 * 1024 * 1024)
+    trace["toolInvocations"] = [
+        {"toolName": f"t{i}", "success": True, "durationMs": 1, "output": "y" * (2 * 1024 * 1024 if i == 0 else 2048)}
+        for i in range(600)
+    ]
+    (suite / "fixtures" / "db-pool.json").write_text(json.dumps(trace), encoding="utf-8")
+    assert build().exit_code == 0
+    page = case_page(suite / "site", "db-pool")
+    assert page.stat().st_size < 2 * 1024 * 1024
+    doc = soup(page)
+    assert doc.select_one("#answer .note").get_text() == "showing first 64 KiB of 3.0 MiB"
+    assert "showing first 64 KiB of 2.0 MiB" in doc.select_one("#tools .call .note").get_text()
+    assert len(doc.select("#tools .call")) == 500
+    assert "first 500 of 600 calls" in doc.select_one("#tools").get_text()
+    assert "page already shows its limit" in doc.select("#tools .call")[-1].get_text()
+    assert "showing first 256 KiB of" in doc.select_one("#raw .note").get_text()
+
+
+# --- other suites ------------------------------------------------------------------------------------
+
+
+def test_shipped_suite(shipped_suite: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cases, fixtures = shipped_suite
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    baseline = cases.parent.parent / "baseline" / "report.json"
+
+    def build_into(out: str) -> Path:
+        args = ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", out, "--run-id", "shipped"]
+        result = runner.invoke(app, args + (["--baseline", str(baseline)] if baseline.is_file() else []))
+        assert result.exit_code == 0, result.output
+        return tmp_path / out
+
+    site = build_into("site")
+    ids = case_ids(cases)
+    assert sorted(soup(p).find("main")["data-case-id"] for p in (site / "cases").glob("*.html")) == sorted(ids)
+    assert check_links(site) == []
+    assert_inert(site)
+    assert snapshot(build_into("again")) == snapshot(site)
+
+
+def test_hostile_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hostile_corpus import HOSTILE_IDS, write_hostile_suite
+
+    cases, fixtures = write_hostile_suite(tmp_path / "suite")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    result = runner.invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", "site"])
+    assert result.exit_code == 0, result.output
+    site = tmp_path / "site"
+    pages = sorted((site / "cases").glob("*.html"))
+    assert len(pages) == len(case_ids(cases))
+    assert {soup(p).find("main")["data-case-id"] for p in pages} >= set(HOSTILE_IDS) - {"ctrl\x00\x01\x1f\x7f"}
+    assert all(p.parent == site / "cases" for p in pages)
+    assert check_links(site) == []
+    assert_inert(site)
+    for page in pages:
+        for link in soup(page).select(".markdown a"):
+            assert link["href"].startswith(("http://", "https://", "mailto:")), link

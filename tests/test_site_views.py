@@ -1,0 +1,155 @@
+"""The view models and rendering helpers behind the pages: documented template contexts, formatting, escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sitegen.render as render
+import sitegen.views as views
+from sitegen.render import highlight_segments, json_for_script, markdown_html, plotly_bundle, plotly_style_guards, script_assignment
+from sitegen.views import TEMPLATE_CONTEXT, chart_text, clip, fmt_bytes, fmt_duration
+from test_site import build, suite  # noqa: F401 - suite is a fixture
+
+
+def _documented_contexts() -> dict[str, set[str]]:
+    """The template → keys list in views.py's module docstring."""
+    documented: dict[str, set[str]] = {}
+    current = None
+    for line in (views.__doc__ or "").splitlines():
+        match = re.match(r"^- (\S+\.html)\s+(.*)$", line)
+        if match:
+            current = match.group(1)
+            documented[current] = set()
+            line = match.group(2)
+        elif current is None or not line.startswith(" "):
+            current = None if not line.strip() else current
+            continue
+        documented[current] |= {key.strip() for key in line.split(",") if key.strip()}
+    return documented
+
+
+def test_each_template_gets_exactly_its_documented_context(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    seen: dict[str, set[frozenset[str]]] = {}
+    real = render.render_template
+
+    def recording(name: str, context: dict[str, Any]) -> str:
+        seen.setdefault(name, set()).add(frozenset(context))
+        return real(name, context)
+
+    monkeypatch.setattr(render, "render_template", recording)
+    result = build("--baseline", "baseline.json")
+    assert result.exit_code == 0, result.output
+    documented = _documented_contexts()
+    assert set(seen) == set(TEMPLATE_CONTEXT) == set(documented)
+    for name, contexts in seen.items():
+        assert contexts == {frozenset(TEMPLATE_CONTEXT[name])}, name
+        assert set(TEMPLATE_CONTEXT[name]) == documented[name], f"views.py's docstring is out of date for {name}"
+
+
+def test_templates_fail_on_a_missing_key() -> None:
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError):
+        render.render_template("history.html", {"heading": "x"})
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [(0, "0 B"), (1023, "1023 B"), (1024, "1 KiB"), (64 * 1024, "64 KiB"), (1536, "1.5 KiB"), (20 * 1024 * 1024, "20.0 MiB"), (3 * 1024**3, "3.0 GiB")],
+)
+def test_fmt_bytes(size: int, text: str) -> None:
+    assert fmt_bytes(size) == text
+
+
+@pytest.mark.parametrize(("ms", "text"), [(None, "—"), (0, "0 ms"), (850, "850 ms"), (12_345, "12.3 s"), (300_000, "5.0 min")])
+def test_fmt_duration(ms: float | None, text: str) -> None:
+    assert fmt_duration(ms) == text
+
+
+def test_clip_cuts_on_a_character_boundary() -> None:
+    clipped = clip("熔断" * 10, 7)  # 3 bytes a character: two whole characters fit
+    assert clipped.text == "熔断" and clipped.note == "showing first 7 B of 60 B" and clipped.size == 60
+    assert clip("short", 100).note is None
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
+def test_json_for_script_round_trips_and_cannot_end_a_script(value: Any) -> None:
+    text = str(json_for_script(value))
+    assert not re.search("[<>&\u2028\u2029]", text)
+    assert json.loads(text) == value
+
+
+def test_script_assignment_only_for_safe_names() -> None:
+    assert script_assignment("SITEGEN_HISTORY", {"a": "</script>"}) == 'window.SITEGEN_HISTORY = {"a":"\\u003c/script\\u003e"};\n'
+    with pytest.raises(ValueError):
+        script_assignment("x; alert(1)", {})
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "[a](javascript:alert(1))",
+        "[a](JAVASCRIPT:alert(1))",
+        "[a](vbscript:x)",
+        "[a](data:text/html,x)",
+        "[a](file:///etc/passwd)",
+        "[a](../../index.html)",
+        "[a](#frag)",
+        "<javascript:alert(1)>",
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        "![x](data:image/png;base64,AAAA)",
+    ],
+)
+def test_markdown_never_makes_unsafe_links_or_markup(source: str) -> None:
+    html = str(markdown_html(source))
+    assert "<a" not in html and "<img" not in html and "<script" not in html
+
+
+def test_markdown_images_become_links_and_links_get_rel() -> None:
+    html = str(markdown_html("![chart](https://x.example/c.png) [doc](https://x.example/d)"))
+    assert '<a href="https://x.example/c.png" rel="noopener noreferrer nofollow" class="md-image">[image: chart]</a>' in html
+    assert '<a href="https://x.example/d" rel="noopener noreferrer nofollow">doc</a>' in html
+
+
+def test_highlights_follow_the_rules_matching() -> None:
+    assert highlight_segments("The CAFÉ and cafe\u0301", [("café", "k")]) == [("The ", None), ("CAFÉ", "k"), (" and ", None), ("cafe\u0301", "k")]
+    assert highlight_segments("ﬁle ＡＢＣ", [("file", "k"), ("abc", "k")]) == [("ﬁle", "k"), (" ", None), ("ＡＢＣ", "k")]
+    # the later highlight wins where phrases overlap
+    assert highlight_segments("abcd", [("abc", "k"), ("cd", "f")]) == [("ab", "k"), ("cd", "f")]
+    assert highlight_segments("", [("a", "k")]) == []
+
+
+def test_highlighting_happens_in_text_nodes_only() -> None:
+    html = str(markdown_html("[超时 link](https://x.example/超时) `超时` 超时", [("超时", "hl")]))
+    assert html.count('<mark class="hl">') == 2  # link text and plain text; not the URL, not inline code
+    assert 'href="https://x.example/%E8%B6%85%E6%97%B6"' in html
+
+
+def test_chart_labels_are_escaped_for_plotly() -> None:
+    assert chart_text("<a href='javascript:x'>go</a>", None) == "&lt;a href='javascript:x'&gt;go&lt;/a&gt;"
+    assert chart_text("x" * 40) == "x" * 23 + "…"
+
+
+def test_plotly_style_guards_come_from_the_bundle() -> None:
+    version, bundle = plotly_bundle()
+    assert re.fullmatch(r"\d+\.\d+\.\d+", version)
+    for guard in plotly_style_guards(bundle):
+        assert f'getElementById("{guard}")'.encode() in bundle
+
+
+def test_chart_pages_allow_only_empty_inline_styles() -> None:
+    assert "style-src 'self';" in views.csp(charts=False)
+    strict = views.csp(charts=True)
+    assert "style-src 'self' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';" in strict
+    import base64
+    import hashlib
+
+    assert base64.b64encode(hashlib.sha256(b"").digest()).decode() == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
