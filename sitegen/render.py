@@ -108,19 +108,26 @@ def _clusters(text: str) -> list[tuple[int, int]]:
     return spans if text else []
 
 
+_normalise_cluster = lru_cache(maxsize=1 << 16)(normalise)
+
+
 def highlight_segments(text: str, highlights: Sequence[Highlight]) -> list[tuple[str, str | None]]:
     """Split text into (piece, CSS class or None), marking every normalised occurrence of each phrase.
 
     Matching is the rules' matching (NFKC + casefold); later highlights win where phrases overlap.
     """
     needles = [(normalise(phrase), css) for phrase, css in highlights if normalise(phrase)]
-    if not text or not needles:
-        return [(text, None)] if text else []
+    if not text:
+        return []
+    whole = normalise(text)
+    needles = [(needle, css) for needle, css in needles if needle in whole]
+    if not needles:  # the common case: decide on the whole text before mapping it character by character
+        return [(text, None)]
     normal_parts: list[str] = []
     owner: list[int] = []  # normalised char index -> original cluster index
     spans = _clusters(text)
     for cluster_index, (start, end) in enumerate(spans):
-        piece = normalise(text[start:end])
+        piece = _normalise_cluster(text[start:end])
         normal_parts.append(piece)
         owner.extend([cluster_index] * len(piece))
     normal = "".join(normal_parts)

@@ -540,7 +540,6 @@ class CaseRow:
     title: str
     show_title: bool
     tags: tuple[Link, ...]
-    tags_json: str
     status: Badge
     status_value: str
     status_sort: int
@@ -592,8 +591,7 @@ def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig) -
         href=f"cases/{slug}.html",
         title=result.title,
         show_title=result.title != result.caseId,
-        tags=tuple(Link(tag, index_filter_href("", tag=tag)) for tag in result.tags),
-        tags_json=json.dumps(sorted(set(result.tags)), ensure_ascii=False),
+        tags=tuple(Link(tag, index_filter_href("", tag=tag).removeprefix("index.html")) for tag in result.tags),
         status=status_badge(result.status),
         status_value=result.status,
         status_sort=STATUS_ORDER.get(result.status, 3),

@@ -122,8 +122,7 @@
         var raw = td.hasAttribute("data-sort") ? td.getAttribute("data-sort") : td.textContent.trim();
         return numeric[col] ? parseFloat(raw) : raw;
       });
-      var tags = [];
-      try { tags = JSON.parse(tr.getAttribute("data-tags") || "[]"); } catch (e) { tags = []; }
+      var tags = Array.prototype.map.call(tr.querySelectorAll(".tag"), function (a) { return a.textContent; });
       return {
         tr: tr,
         index: index,
