@@ -121,8 +121,15 @@ class Gathered:
 
 
 def _check_out_folder(out: Path) -> None:
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
+    if out.is_symlink():
+        raise UsageError(f"--out {out} is a symbolic link: give the folder itself (the site is replaced as a whole)")
+    if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} exists and is not a folder: give a folder for the site")
+    if (out / ".git").exists():
+        raise UsageError(
+            f"--out {out} is a git checkout (it has .git); the site replaces the whole folder: "
+            "build elsewhere and copy the files in"
+        )
     if out.is_dir() and any(out.iterdir()) and not all((out / name).exists() for name in _SITE_MARKERS):
         raise UsageError(
             f"--out {out} is a folder with other content (not a site sitegen built: it lacks "

@@ -13,7 +13,6 @@ and branch. The context keys of each template are listed in TEMPLATE_CONTEXT and
 from __future__ import annotations
 
 import json
-import unicodedata
 from datetime import datetime
 from itertools import accumulate
 from collections.abc import Callable, Sequence
@@ -307,11 +306,6 @@ def ordered_verdicts(verdicts: Sequence[str], config: SuiteConfig) -> list[str]:
     known = [v for v in config.verdicts if v in present]
     rest = sorted(v for v in present if v not in config.verdicts and v != MISSING_VERDICT)
     return known + rest + ([MISSING_VERDICT] if MISSING_VERDICT in present else [])
-
-
-def fold(text: str) -> str:
-    """Text as the table filter compares it (NFKC + lower case, like the page script)."""
-    return unicodedata.normalize("NFKC", text).lower()
 
 
 def index_filter_href(prefix: str, **state: str) -> str:

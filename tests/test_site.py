@@ -441,6 +441,11 @@ def test_refuses_to_replace_a_folder_that_is_not_a_site(suite: Path) -> None:
     assert result.exit_code == 2 and "refusing to replace it" in result.output, result.output
     assert (suite / "docs" / "notes.md").read_text(encoding="utf-8") == "mine"
     assert build("--out", ".").exit_code == 2
+    assert build().exit_code == 0
+    (suite / "site" / ".git").write_text("gitdir: elsewhere", encoding="utf-8")
+    result = build()
+    assert result.exit_code == 2 and "is a git checkout" in result.output, result.output
+    assert (suite / "site" / ".git").is_file()
     (suite / "empty").mkdir()
     assert build("--out", "empty").exit_code == 0
 
