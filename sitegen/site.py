@@ -22,7 +22,7 @@ from pathlib import Path
 
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffItem, DiffReport, compare_reports, diff_json
-from sitegen.errors import UsageError
+from sitegen.errors import BadInput, UsageError
 from sitegen.evaluation import iter_evaluations
 from sitegen.fsutil import write_text_atomic
 from sitegen.history import (
@@ -372,7 +372,10 @@ def build_site(options: BuildOptions) -> BuildResult:
             step(site)
     if options.history is not None and options.history.absolute() != (options.out / HISTORY_FILE).absolute():
         # --history names the history to continue: write the extended one back there as well.
-        write_text_atomic(options.history, history_json(data.runs))
+        try:
+            write_text_atomic(options.history, history_json(data.runs))
+        except OSError as exc:
+            raise BadInput(options.history, f"cannot write the extended history back: {exc.strerror or exc}") from None
     return BuildResult(
         report=data.report,
         diff=data.diff,
