@@ -238,18 +238,21 @@ def _write_assets(site: _Site) -> None:
     from sitegen.render import asset_bytes, content_hashed_name, plotly_bundle, plotly_style_guards, script_assignment
     from sitegen.views import SiteInfo, history_data
 
-    css, js = asset_bytes("site.css"), asset_bytes("site.js")
+    css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
     css_name, js_name = content_hashed_name("site.css", css), content_hashed_name("site.js", js)
+    icon_name = content_hashed_name("favicon.svg", icon)
     version, plotly = plotly_bundle()
     plotly_name = f"plotly-{version}.min.js"
     site.writer.bytes(f"assets/{css_name}", css)
     site.writer.bytes(f"assets/{js_name}", js)
+    site.writer.bytes(f"assets/{icon_name}", icon)
     site.writer.bytes(f"assets/{plotly_name}", plotly)
     data = history_data(site.data.runs, site.data.report, site.data.strips, site.data.flaky)
     site.writer.text("assets/history-data.js", script_assignment("SITEGEN_HISTORY", data))
     site.info = SiteInfo(
         stylesheet=css_name,
         script=js_name,
+        icon=icon_name,
         plotly=plotly_name,
         style_guards=plotly_style_guards(plotly),
         has_baseline=site.data.diff is not None,

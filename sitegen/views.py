@@ -113,6 +113,7 @@ class Layout:
     csp: str
     stylesheet: str
     script: str
+    icon: str
     plotly: str | None
     style_guards: tuple[str, ...]
     history_data: str | None
@@ -168,6 +169,7 @@ class SiteInfo:
 
     stylesheet: str
     script: str
+    icon: str
     plotly: str
     style_guards: tuple[str, ...]
     has_baseline: bool
@@ -354,6 +356,7 @@ def make_layout(
         csp=csp(charts),
         stylesheet=prefix + "assets/" + site.stylesheet,
         script=prefix + "assets/" + site.script,
+        icon=prefix + "assets/" + site.icon,
         plotly=prefix + "assets/" + site.plotly if charts else None,
         style_guards=site.style_guards if charts else (),
         history_data=prefix + "assets/history-data.js" if history_data else None,

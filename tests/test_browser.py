@@ -142,6 +142,33 @@ def test_chart_pages_render_without_errors(watched: Watched, site: Path, name: s
     watched.assert_clean()
 
 
+def test_the_same_site_works_over_http(browser: Any, site: Path) -> None:
+    """As on GitHub Pages: served over HTTP (sitegen serve's server), with the same CSP and no errors."""
+    import threading
+
+    from sitegen.serve import make_server
+
+    server = make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    try:
+        watched = Watched(context.new_page())
+        page = watched.page
+        page.goto(server.url + "index.html")
+        page.locator(".js-plotly-plot").nth(2).locator("svg.main-svg").first.wait_for()
+        page.fill("#filter-q", "reject")
+        assert _rows(page) == ["reject-safety"]
+        page.locator("a.case-link").first.click()
+        assert page.locator("[data-history-strip] .strip-cell").count() == 5
+        # only the site's own server was asked for anything
+        watched.network = [url for url in watched.network if not url.startswith(server.url)]
+        watched.assert_clean()
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+
+
 def test_case_page_renders_with_its_history_strip(watched: Watched, site: Path) -> None:
     page = watched.open(_case_page(site, "db-pool"))
     cells = page.locator("[data-history-strip] .strip-cell")
