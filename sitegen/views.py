@@ -1532,6 +1532,7 @@ def history_data(runs: Sequence[Run], report: Report, strips: dict[str, str], fl
         "runs": [
             {"runId": run.runId, "label": run.label or run.runId, "time": fmt_time(run.createdAt)} for run in runs
         ],
-        "cases": {r.caseId: strips[r.caseId] for r in report.results},
+        # Pairs, not an object: in a script's object literal a case id like "__proto__" would not be a key.
+        "cases": [[r.caseId, strips[r.caseId]] for r in report.results],
         "flaky": sorted(flaky & {r.caseId for r in report.results}),
     }

@@ -181,6 +181,19 @@ def test_case_page_renders_with_its_history_strip(watched: Watched, site: Path) 
     watched.assert_clean()
 
 
+def test_ids_that_name_object_properties(watched: Watched, tmp_path: Path) -> None:
+    cases = [make_case(id=name, traceFixture=f"t{i}.json") for i, name in enumerate(["__proto__", "constructor", "toString"])]
+    cases_path, fixtures = write_suite(tmp_path / "suite", cases, {f"t{i}.json": make_trace() for i in range(3)})
+    build_site(BuildOptions(cases=cases_path, fixtures=fixtures, out=tmp_path / "site", cwd=tmp_path, baseline=None))
+    for page_file in sorted((tmp_path / "site" / "cases").glob("*.html")):
+        page = watched.open(page_file)
+        assert page.locator("[data-history-strip] .strip-cell").all_inner_texts() == ["✓"]
+    page = watched.open(tmp_path / "site" / "index.html")
+    page.fill("#filter-q", "proto")
+    assert _rows(page) == ["__proto__"]
+    watched.assert_clean()
+
+
 def test_hostile_case_page_runs_nothing(watched: Watched, site: Path) -> None:
     page = watched.open(_case_page(site, "hostile-b-amp-quotes"))
     assert page.evaluate("typeof window.alert") == "function"

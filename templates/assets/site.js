@@ -286,7 +286,10 @@
       return;
     }
     var id = main.getAttribute("data-case-id");
-    var strip = data.cases[id] || "";
+    var strip = "";
+    for (var k = 0; k < data.cases.length; k++) {
+      if (data.cases[k][0] === id) { strip = data.cases[k][1]; break; }
+    }
     var runs = data.runs || [];
     if (data.flaky && data.flaky.indexOf(id) !== -1) {
       var badge = document.querySelector("[data-flaky-badge]");
