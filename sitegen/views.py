@@ -47,7 +47,9 @@ SITE_NAME = "Diagnosis eval"
 TEXT_LIMIT = 64 * 1024          # an answer, a question, one tool input or output
 RAW_LIMIT = 256 * 1024          # the raw trace JSON
 PAGE_PAYLOAD_BUDGET = 1024 * 1024  # all tool inputs/outputs of one page together
-MAX_TOOL_CALLS = 500            # rows of the timeline; the rest are counted, not shown
+MAX_TOOL_CALLS = 500            # rows of the timeline (and of claim checks); the rest are counted, not shown
+CELL_LIMIT = 16 * 1024          # one table cell (a claim's detail, say)
+VERIFIER_BUDGET = 256 * 1024    # all claim checks and summary entries of one page together
 TABLE_PAGE_SIZE = 100           # index rows per page once the script paginates
 EMPTY_STYLE_HASH = "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"  # sha256 of ""
 
@@ -956,20 +958,38 @@ def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: Ca
 
 
 class _Budget:
-    """How many payload bytes a page may still show."""
+    """How many bytes of untrusted text a page may still show, so no trace can make a page huge."""
 
     def __init__(self, total: int) -> None:
         self.left = total
 
+    def clip(self, text: str, limit: int) -> Clipped | None:
+        """The text cut to `limit` and to what is left of the budget; None when the budget is spent."""
+        allowed = min(limit, self.left)
+        if allowed <= 0:
+            return None
+        clipped = clip(text, allowed)
+        self.left -= min(clipped.size, allowed)
+        return clipped
+
     def take(self, label: str, value: Any) -> Payload:
+        """A tool call's field as a collapsible payload."""
         text = pretty(value)
-        size = len(text.encode("utf-8", "surrogatepass"))
-        limit = max(0, min(TEXT_LIMIT, self.left))
-        if limit == 0:
-            return Payload(label, f"{label} · {fmt_bytes(size)}", "", "not shown: this page already shows its limit of tool data; see the raw trace")
-        clipped = clip(text, limit)
-        self.left -= min(size, limit)
-        return Payload(label, f"{label} · {fmt_bytes(size)}", clipped.text, clipped.note)
+        clipped = self.clip(text, TEXT_LIMIT)
+        summary = f"{label} · {fmt_bytes(len(text.encode('utf-8', 'surrogatepass')))}"
+        if clipped is None:
+            return Payload(label, summary, "", "not shown: this page already shows its limit of trace data; see the raw trace")
+        return Payload(label, summary, clipped.text, clipped.note)
+
+    def cell(self, value: Any) -> str:
+        """A value for a table cell, cut with a note."""
+        if value is None:
+            return "—"
+        text = value if isinstance(value, str) else pretty(value)
+        clipped = self.clip(text, CELL_LIMIT)
+        if clipped is None:
+            return "(not shown: this page already shows its limit of trace data; see the raw trace)"
+        return clipped.text if clipped.note is None else f"{clipped.text}… ({clipped.note})"
 
 
 def _start_times(raw_calls: Sequence[Any], count: int) -> list[float] | None:
@@ -1073,14 +1093,6 @@ def _claim_badge(verification: Any, config: SuiteConfig) -> Badge:
     return Badge("?", verification, "verdict verdict-other", "not a recognised verification value")
 
 
-def _scalar_text(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _verifier_view(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> VerifierView:
     if not isinstance(outcome, LoadedTrace):
         return VerifierView(False, (), (), (), (), "", None)
@@ -1120,25 +1132,30 @@ def _verifier_view(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
     else:
         badges.append(("Composer mode", _na(mode or "no mode")))
     raw_claims = _dig(raw_eval, "claim_checks")
+    budget = _Budget(VERIFIER_BUDGET)
     claims = []
     if isinstance(raw_claims, list):
-        for claim in raw_claims:
+        for claim in raw_claims[:MAX_TOOL_CALLS]:
             item = claim if isinstance(claim, dict) else {}
             claims.append(
                 ClaimRow(
-                    claim_id=_scalar_text(item.get("claim_id")) if item else _scalar_text(claim),
+                    claim_id=budget.cell(item.get("claim_id") if item else claim),
                     verification=_claim_badge(item.get("verification"), config),
-                    detail=_scalar_text(item.get("detail")),
+                    detail=budget.cell(item.get("detail")),
                 )
             )
-        claims_note = plural(len(claims), "claim check")
+        claims_note = plural(len(raw_claims), "claim check")
+        if len(raw_claims) > MAX_TOOL_CALLS:
+            claims_note += f"; the first {MAX_TOOL_CALLS:,} are shown, the raw trace has them all"
     else:
         claims_note = "No claim_checks recorded."
     return VerifierView(
         present=True,
         facts=tuple(facts),
         badges=tuple(badges),
-        summary_tools=tuple(entry.tool_name or "(unnamed)" for entry in verifier.tool_trace_summary),
+        summary_tools=tuple(
+            budget.cell(entry.tool_name or "(unnamed)") for entry in verifier.tool_trace_summary[:MAX_TOOL_CALLS]
+        ),
         claims=tuple(claims),
         claims_note=claims_note,
         draft=draft,

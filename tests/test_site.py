@@ -483,6 +483,8 @@ def test_step_summary_is_appended(suite: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:
     trace = json.loads((suite / "fixtures" / "db-pool.json").read_text(encoding="utf-8"))
     trace["session"]["answer"] = "连接池耗尽。" + "x" * (3 * 1024 * 1024)
+    verifier = trace["session"]["selfEvaluation"]["verifier_evaluation"]
+    verifier["claim_checks"] = [{"claim_id": f"c{i}", "verification": "SUPPORTED", "detail": "d" * 100_000} for i in range(501)]
     trace["toolInvocations"] = [
         {"toolName": f"t{i}", "success": True, "durationMs": 1, "output": "y" * (2 * 1024 * 1024 if i == 0 else 2048)}
         for i in range(600)
@@ -490,7 +492,7 @@ def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:
     (suite / "fixtures" / "db-pool.json").write_text(json.dumps(trace), encoding="utf-8")
     assert build().exit_code == 0
     page = case_page(suite / "site", "db-pool")
-    assert page.stat().st_size < 2 * 1024 * 1024
+    assert page.stat().st_size < 3 * 1024 * 1024  # from a trace of over 50 MiB
     doc = soup(page)
     assert doc.select_one("#answer .note").get_text() == "showing first 64 KiB of 3.0 MiB"
     assert "showing first 64 KiB of 2.0 MiB" in doc.select_one("#tools .call .note").get_text()
@@ -498,6 +500,10 @@ def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:
     assert "first 500 of 600 calls" in doc.select_one("#tools").get_text()
     assert "page already shows its limit" in doc.select("#tools .call")[-1].get_text()
     assert "showing first 256 KiB of" in doc.select_one("#raw .note").get_text()
+    claims = doc.select("#verifier tbody tr")
+    assert len(claims) == 500 and "first 500 are shown" in doc.select_one("#verifier").get_text()
+    assert claims[0].find_all("td")[2].get_text().endswith("… (showing first 16 KiB of 97.7 KiB)")
+    assert claims[-1].find_all("td")[2].get_text().startswith("(not shown: this page already shows its limit")
 
 
 # --- other suites ------------------------------------------------------------------------------------
