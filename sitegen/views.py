@@ -260,6 +260,11 @@ def pretty(value: Any) -> str:
         return repr(value)
 
 
+def shorten(text: str, limit: int = 200) -> str:
+    """A name or label cut to `limit` characters (a trace can put megabytes anywhere)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def status_badge(status: str) -> Badge:
     """The badge of a case status (passed / failed / not_run)."""
     icon, text, css = _STATUS_SHOW.get(status, ("?", status, "status status-other"))
@@ -287,7 +292,7 @@ def verdict_badge(verdict: str | None, config: SuiteConfig) -> Badge:
     """The badge of a verifier verdict."""
     kind = verdict_kind(verdict, config)
     icons = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
-    return Badge(icons[kind], verdict or "no verdict", f"verdict verdict-{kind}")
+    return Badge(icons[kind], shorten(verdict) if verdict else "no verdict", f"verdict verdict-{kind}")
 
 
 def verdict_colours(verdicts: Sequence[str], config: SuiteConfig) -> dict[str, str]:
@@ -1059,7 +1064,7 @@ def _tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
             ToolCall(
                 number=str(index + 1),
                 anchor=f"call-{index + 1}",
-                name=inv.toolName or "(unnamed tool)",
+                name=shorten(inv.toolName) if inv.toolName else "(unnamed tool)",
                 status=status,
                 duration=fmt_duration(inv.durationMs),
                 meta=tuple(meta),
@@ -1240,7 +1245,7 @@ def build_case_page(
         back=Link("All cases", "../index.html"),
         position=f"case {position[0]:,} of {position[1]:,}",
     )
-    checks = tuple(Check(*_split_check(check)) for check in result.failedChecks)
+    checks = tuple(Check(*_split_check(clip(check, CELL_LIMIT).text)) for check in result.failedChecks[:MAX_TOOL_CALLS])
     return CasePage(
         layout=make_layout(site, title=case.id, depth=1, current="", history_data=True),
         case_id=case.id,
