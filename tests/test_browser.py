@@ -260,7 +260,7 @@ def test_diff_matrix_links_to_the_cases(watched: Watched, site: Path) -> None:
     watched.assert_clean()
 
 
-def test_thousands_of_rows_are_paged(watched: Watched, tmp_path: Path) -> None:
+def test_long_tables_are_paged(watched: Watched, tmp_path: Path) -> None:
     count = 250
     cases = [make_case(id=f"case-{i:03d}", traceFixture=f"t{i}.json", expectedRootCauseKeywords=["ok"]) for i in range(count)]
     traces = {f"t{i}.json": make_trace("ok" if i % 3 else "nope") for i in range(count)}
