@@ -171,6 +171,16 @@ def _render_link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, opt
     return self.renderToken(tokens, idx, options, env)
 
 
+def _render_cell_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    # markdown-it aligns table columns with a style attribute, which the CSP blocks: use a class instead.
+    token = tokens[idx]
+    style = str(token.attrs.pop("style", "") or "")
+    align = style.removeprefix("text-align:")
+    if align in ("left", "center", "right"):
+        token.attrSet("class", f"align-{align}")
+    return self.renderToken(tokens, idx, options, env)
+
+
 @lru_cache(maxsize=1)
 def markdown_parser() -> MarkdownIt:
     """CommonMark with raw HTML off, plus tables and strikethrough; safe links only; images not fetched."""
@@ -180,6 +190,8 @@ def markdown_parser() -> MarkdownIt:
     md.add_render_rule("text", _render_text)
     md.add_render_rule("image", _render_image)
     md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("th_open", _render_cell_open)
+    md.add_render_rule("td_open", _render_cell_open)
     return md
 
 

@@ -44,6 +44,27 @@ PAYLOADS: list[str] = [
     "<a href=\"javascript:alert('raw-a')\">raw a</a>",
     "<object data=\"javascript:alert('object')\"></object>",
     "<embed src=\"javascript:alert('embed')\">",
+    # Link tricks markdown-it must refuse however the scheme is spelt or wrapped.
+    "[angle](<javascript:alert('md-angle')>)",
+    "[colon](javascript&colon;alert('md-colon'))",
+    "[hex](&#x6A;&#x61;vascript:alert('md-hex'))",
+    "<&#x6a;avascript:alert('autolink-entity')>",
+    "<JAVASCRIPT:alert('autolink-upper')>",
+    "[nl](\njavascript:alert('md-newline'))",
+    "[svg](data:image/svg+xml,<svg onload=alert('data-svg')>)",
+    "![img-js](javascript:alert('img-js'))",
+    "![img-data](data:image/png;base64,iVBORw0KGgo=)",
+    "[proto-rel](//evil.example/x)",
+    "[quote](https://evil.example/\"onmouseover=\"alert('quote'))",
+    "[title](https://evil.example \"{{ 7*7 }}\" )",
+    "[ref-upper][R2]\n\n[r2]: JavaScript:alert('ref-upper') \"t\"",
+    "```\" onmouseover=\"alert('fence-info')\nbody\n```",
+    # A table with aligned columns: markdown-it writes style="text-align", which must not reach the page.
+    "| left | centre | right |\n|:--|:-:|--:|\n| <b>a</b> | b | c |",
+    "<svg><use href=\"https://evil.example/sprite.svg#x\"/></svg>",
+    "<video src=x onerror=alert('video')></video><audio src=x onerror=alert('audio')>",
+    "<details open ontoggle=alert('toggle')>",
+    "\u202eevil\u202c zero\u200bwidth",
 ]
 
 HOSTILE_IDS: list[str] = [
@@ -139,3 +160,63 @@ def write_hostile_suite(root: Path) -> tuple[Path, Path]:
     cases_path = root / "cases.json"
     cases_path.write_text(json.dumps(cases, ensure_ascii=False, indent=1), encoding="utf-8")
     return cases_path, fixtures
+
+
+def hostile_baseline(case_ids: list[str]) -> dict[str, Any]:
+    """A baseline report whose ids, verdicts, checks, tools and tags carry payloads (and cases gone since)."""
+    results = []
+    for index, case_id in enumerate(case_ids + [f"gone-{p}" for p in PAYLOADS[:6]]):
+        payload = PAYLOADS[index % len(PAYLOADS)]
+        results.append(
+            {
+                "caseId": case_id,
+                "title": payload,
+                "status": "passed" if index % 2 else "failed",
+                "passed": bool(index % 2),
+                "failedChecks": [] if index % 2 else [f"{payload}: {payload}", payload],
+                "verdict": payload if index % 3 else "PASS",
+                "matchedKeywordCount": index % 4,
+                "requiredKeywordCount": 3,
+                "evidenceCoverage": {payload: True, "query_logs": bool(index % 2)},
+                "toolCallCount": index,
+                "durationMs": 100 * index,
+                "tags": [payload],
+            }
+        )
+    return {"results": results}
+
+
+def hostile_history(case_ids: list[str]) -> list[dict[str, Any]]:
+    """Earlier runs whose ids, labels, times, commits, verdicts and case ids carry payloads."""
+    runs = []
+    for index, payload in enumerate(PAYLOADS[:8]):
+        runs.append(
+            {
+                "runId": f"run-{index}-{payload}",
+                "label": payload,
+                "createdAt": payload if index % 2 else "2024-01-0%dT00:00:00Z" % (index + 1),
+                "commit": payload if index % 3 else None,
+                "totalCases": len(case_ids),
+                "passedCases": index,
+                "failedCases": len(case_ids) - index,
+                "notRunCases": 0,
+                "passRate": index / max(len(case_ids), 1),
+                "averageToolCallCount": 2.0,
+                "averageDurationMs": None if index % 2 else 1000.0,
+                "verdictDistribution": {payload: 1, "PASS": index},
+                "cases": {case_id: bool((index + n) % 2) for n, case_id in enumerate(case_ids)} | {payload: True},
+                payload: payload,
+            }
+        )
+    return runs
+
+
+def write_hostile_site_inputs(root: Path) -> tuple[Path, Path, Path, Path]:
+    """The hostile suite plus a hostile baseline and history; return (cases, fixtures, baseline, history)."""
+    cases, fixtures = write_hostile_suite(root)
+    ids = [case["id"] for case in json.loads(cases.read_text(encoding="utf-8"))]
+    baseline = root / "baseline.json"
+    baseline.write_text(json.dumps(hostile_baseline(ids), ensure_ascii=False), encoding="utf-8")
+    history = root / "history.json"
+    history.write_text(json.dumps(hostile_history(ids), ensure_ascii=False), encoding="utf-8")
+    return cases, fixtures, baseline, history
