@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -46,8 +47,24 @@ def _reject_constant(name: str) -> float:
 def _parse_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _NonFiniteNumber(f"{text} is out of range (expected a finite number)")
+        shown = text if len(text) <= 40 else f"{text[:20]}…{text[-10:]}"
+        raise _NonFiniteNumber(f"{shown} is out of range (expected a finite number)")
     return value
+
+
+class _NumberTooLong(ValueError):
+    def __init__(self, text: str, limit: int) -> None:
+        super().__init__(text)
+        self.text = text
+        self.limit = limit
+
+
+def _parse_int(text: str) -> int:
+    # int() refuses more digits than this limit with a bare ValueError (a guard against quadratic conversion).
+    limit = sys.get_int_max_str_digits()
+    if limit and len(text.lstrip("-")) > limit:
+        raise _NumberTooLong(text, limit)
+    return int(text)
 
 
 def _line_col(text: str, offset: int) -> str:
@@ -99,6 +116,7 @@ def parse_json_text(text: str, *, strict_keys: bool = False) -> Any | TextProble
             text,
             parse_constant=_reject_constant,
             parse_float=_parse_float,
+            parse_int=_parse_int,
             object_pairs_hook=_reject_duplicate_keys if strict_keys else None,
         )
     except json.JSONDecodeError as exc:
@@ -107,6 +125,13 @@ def parse_json_text(text: str, *, strict_keys: bool = False) -> Any | TextProble
         return TextProblem(None, f"duplicate key {exc.key!r} in an object: expected each key once")
     except _NonFiniteNumber as exc:
         return TextProblem(None, f"invalid JSON: {exc}")
+    except _NumberTooLong as exc:
+        offset = text.find(exc.text)
+        digits = len(exc.text.lstrip("-"))
+        return TextProblem(
+            _line_col(text, offset) if offset >= 0 else None,
+            f"a number with {digits} digits (expected at most {exc.limit})",
+        )
     except RecursionError:
         return TextProblem(None, "invalid JSON: nested too deeply to read (expected a reasonably shallow document)")
 
