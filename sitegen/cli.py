@@ -171,6 +171,9 @@ def _write_junit(target: Path, report, cases_path: Path) -> None:  # noqa: ANN00
     _write_output(target, junit_xml(report, suite_name=cases_path.stem or "sitegen"))
 
 
+_MAX_LISTED_FAILURES = 20
+
+
 def _one_line_summary(report) -> str:  # noqa: ANN001 - Report, imported lazily
     from sitegen.mdtext import percent
 
@@ -178,9 +181,10 @@ def _one_line_summary(report) -> str:  # noqa: ANN001 - Report, imported lazily
         f"{report.totalCases} cases: {report.passedCases} passed, {report.failedCases} failed, "
         f"{report.notRunCases} not run (pass rate {percent(report.passRate)})"
     ]
-    for result in report.results:
-        for failure in result.failedChecks:
-            lines.append(f"  {result.caseId}: {failure}")
+    failures = [f"  {result.caseId}: {failure}" for result in report.results for failure in result.failedChecks]
+    lines += failures[:_MAX_LISTED_FAILURES]
+    if len(failures) > _MAX_LISTED_FAILURES:
+        lines.append(f"  … and {len(failures) - _MAX_LISTED_FAILURES} more failed checks (see the report)")
     return "\n".join(lines)
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 
+# Every rule normalises the same answer and keywords again; a small cache makes that once per case.
+@lru_cache(maxsize=1024)
 def normalise(text: str) -> str:
     """Return `text` in the form every comparison uses: NFKC, then case-folded."""
     # casefold can produce characters that NFKC would rewrite again (e.g. U+1E9E); normalise twice.

@@ -178,3 +178,11 @@ def test_output_to_a_device_writes_through_it(suite: tuple[Path, Path], tmp_path
     reader.join(timeout=10)
     assert result.exit_code == 0, result.output
     assert fifo.is_fifo() and json.loads(received[0])["totalCases"] == 2
+
+
+def test_evaluate_lists_at_most_20_failures(tmp_path: Path) -> None:
+    cases = [make_case(id=f"c{i}", traceFixture="t.json", requiredEvidenceTools=["query_logs"]) for i in range(25)]
+    cases_path, fixtures = write_suite(tmp_path, cases, {"t.json": make_trace("x")})
+    result = run("evaluate", "--cases", str(cases_path), "--fixtures", str(fixtures))
+    assert result.exit_code == 0, result.output
+    assert result.output.count("missing_evidence_tool") == 20 and "… and 5 more failed checks" in result.output
