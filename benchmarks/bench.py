@@ -46,7 +46,7 @@ for case in cases:
 def make_trace(rng: random.Random, index: int) -> dict:
     """A believable ~8 KB trace with several tool invocations."""
     verdict = VERDICTS[index % len(VERDICTS)]
-    tools = rng.sample(TOOLS, k=rng.randint(3, 6))
+    tools = ["query_logs"] + rng.sample(TOOLS[:1] + TOOLS[2:], k=rng.randint(2, 5))
     invocations = []
     for tool in tools:
         lines = [
@@ -70,6 +70,8 @@ def make_trace(rng: random.Random, index: int) -> dict:
     )
     if verdict == "REJECT":
         answer = "当前证据不足，无法给出可靠结论。建议补充慢查询日志与连接池指标后重试。"
+    elif index % 17 == 0:
+        answer = answer.replace("HikariCP", "连接").replace("超时", "变慢")  # a few realistic failures
     return {
         "sessionId": f"bench-{index}",
         "session": {
@@ -108,7 +110,7 @@ def generate_suite(root: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
                 "question": "支付接口最近出现超时，请结合知识库、日志和指标判断可能原因。",
                 "traceFixture": f"{case_id}.json",
                 "expectedRootCauseKeywords": ["连接池", "超时", "HikariCP"],
-                "minKeywordMatches": 2,
+                "minKeywordMatches": 0 if verdict == "REJECT" else 2,
                 "requiredEvidenceTools": ["query_logs"],
                 "allowedVerdicts": [verdict] if verdict == "REJECT" else ["PASS", "LOW_CONFID"],
                 "tags": [f"domain:d{index % 7}", "matrix:positive-evidence" if index % 11 == 0 else "synthetic"],
