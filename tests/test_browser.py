@@ -159,6 +159,7 @@ def test_the_same_site_works_over_http(browser: Any, site: Path) -> None:
         page.fill("#filter-q", "reject")
         assert _rows(page) == ["reject-safety"]
         page.locator("a.case-link").first.click()
+        page.locator("[data-history-strip] .strip-cell").first.wait_for()
         assert page.locator("[data-history-strip] .strip-cell").count() == 5
         # only the site's own server was asked for anything
         watched.network = [url for url in watched.network if not url.startswith(server.url)]
@@ -252,11 +253,12 @@ def test_tag_links_filter_the_index(watched: Watched, site: Path) -> None:
 
 def test_diff_matrix_links_to_the_cases(watched: Watched, site: Path) -> None:
     page = watched.open(site / "diff.html")
-    page.click("table.matrix td.matrix-moved a >> nth=0")
-    target = page.url.split("#", 1)[1]
-    assert page.locator(f"#{target} a").count() >= 1
-    page.locator(f"#{target} a").first.click()
-    assert page.locator("main[data-case-id]").count() == 1
+    link = page.locator("table.matrix td.matrix-moved a").first
+    target = (link.get_attribute("href") or "").removeprefix("#")
+    link.click()
+    assert page.locator(f"[id='{target}'] a").count() >= 1
+    page.locator(f"[id='{target}'] a").first.click()
+    page.locator("main[data-case-id]").wait_for()
     watched.assert_clean()
 
 
