@@ -29,6 +29,9 @@ TEMPLATE_PACKAGE = "sitegen.templates"
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 _EXTERNAL_REL = "noopener noreferrer nofollow"
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# The most characters one `{{ value }}` may put on a page unless the view model cut it to its place's budget
+# already (Bounded): a trace, a baseline or a history can carry megabytes in any field.
+FIELD_LIMIT = 16 * 1024
 
 # JSON text is valid JavaScript and HTML-safe once these are escaped (the `\u` forms mean the same in JSON).
 _SCRIPT_ESCAPES = {
@@ -50,6 +53,17 @@ def _template_source(name: str) -> tuple[str, str, Any]:
     return source, f"{TEMPLATE_PACKAGE}/{name}", lambda: True
 
 
+class Bounded(str):
+    """Text the view model already cut to the budget of its place on the page; rendered whole."""
+
+
+def bounded_value(value: Any) -> Any:
+    """Jinja's finalize: a plain string longer than FIELD_LIMIT is cut, with its full length stated."""
+    if isinstance(value, str) and not isinstance(value, (Markup, Bounded)) and len(value) > FIELD_LIMIT:
+        return f"{value[:FIELD_LIMIT]}… (cut: {len(value):,} characters in all)"
+    return value
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment: templates from the installed package, every value escaped."""
@@ -60,6 +74,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=bounded_value,
     )
 
 

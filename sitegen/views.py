@@ -29,7 +29,7 @@ from sitegen.history import Run
 from sitegen.loading import FixtureProblem, LoadedTrace
 from sitegen.mdtext import number, percent
 from sitegen.models import Case
-from sitegen.render import Highlight, json_for_script, markdown_html
+from sitegen.render import Bounded, Highlight, json_for_script, markdown_html
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.textmatch import found_in
 
@@ -218,7 +218,7 @@ def fmt_time(iso: str) -> str:
     """`2026-01-02T03:04:05Z` as `2026-01-02 03:04 UTC` (other text unchanged)."""
     if len(iso) == 20 and iso.endswith("Z") and iso[10] == "T":
         return f"{iso[:10]} {iso[11:16]} UTC"
-    return iso or "—"
+    return shorten(iso) if iso else "—"
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -239,8 +239,8 @@ def clip(text: str, limit: int) -> Clipped:
     """The first `limit` UTF-8 bytes of `text` (cut on a character boundary) and a note when cut."""
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= limit:
-        return Clipped(text, None, len(data))
-    shown = data[:limit].decode("utf-8", "ignore")
+        return Clipped(Bounded(text), None, len(data))
+    shown = Bounded(data[:limit].decode("utf-8", "ignore"))
     return Clipped(shown, f"showing first {fmt_bytes(limit)} of {fmt_bytes(len(data))}", len(data))
 
 
@@ -450,11 +450,12 @@ def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
     verdicts = ordered_verdicts(list(report.verdictDistribution), config)
     colours = verdict_colours(verdicts, config)
     counts = [report.verdictDistribution[v] for v in verdicts]
+    names = [shorten(v) for v in verdicts]  # a verdict is trace text: any length
     figure = {
         "data": [
             {
                 "type": "bar",
-                "x": [chart_text(v, None) for v in verdicts],
+                "x": [chart_text(v, None) for v in names],
                 "y": counts,
                 "marker": {"color": [colours[v] for v in verdicts]},
                 "hovertemplate": "%{x}: %{y} cases<extra></extra>",
@@ -467,15 +468,15 @@ def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
             "xaxis": {
                 "type": "category",
                 "tickmode": "array",
-                "tickvals": [chart_text(v, None) for v in verdicts],
-                "ticktext": [chart_text(v) for v in verdicts],
+                "tickvals": [chart_text(v, None) for v in names],
+                "ticktext": [chart_text(v) for v in names],
             },
             "yaxis": {"title": {"text": "Cases"}, "rangemode": "tozero"},
             "showlegend": False,
         },
     }
-    rows = tuple((v, f"{report.verdictDistribution[v]:,}", percent(report.verdictDistribution[v] / report.totalCases if report.totalCases else 0)) for v in verdicts)
-    summary = "Verdicts this run: " + ", ".join(f"{v} {report.verdictDistribution[v]}" for v in verdicts) + "."
+    rows = tuple((n, f"{report.verdictDistribution[v]:,}", percent(report.verdictDistribution[v] / report.totalCases if report.totalCases else 0)) for v, n in zip(verdicts, names))
+    summary = "Verdicts this run: " + ", ".join(f"{n} {report.verdictDistribution[v]}" for v, n in zip(verdicts, names)) + "."
     table = DataTable("Verdict distribution, this run", ("Verdict", "Cases", "Share"), ("", "num", "num"), rows)
     return _chart("chart-verdicts", "Verdicts this run", summary, figure, table)
 
@@ -518,7 +519,7 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
         for i, run in enumerate(runs, 1)
     )
     table = DataTable(
-        "Verdicts per run", ("Run", "Label", *verdicts), ("num", "", *["num"] * len(verdicts)), rows
+        "Verdicts per run", ("Run", "Label", *map(shorten, verdicts)), ("num", "", *["num"] * len(verdicts)), rows
     )
     summary = f"Verdict distribution over {plural(len(runs), 'run')}, stacked per run."
     return _chart("chart-verdict-history", "Verdicts over time", summary, figure, table)
@@ -597,7 +598,7 @@ def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig) -
         status_value=result.status,
         status_sort=STATUS_ORDER.get(result.status, 3),
         verdict=verdict_badge(result.verdict, config),
-        verdict_value=result.verdict or MISSING_VERDICT,
+        verdict_value=shorten(result.verdict) if result.verdict else MISSING_VERDICT,
         codes=tuple(result.failed_codes),
         codes_text=", ".join(result.failed_codes),
         keywords=f"{result.matchedKeywordCount}/{result.requiredKeywordCount}",
@@ -994,7 +995,7 @@ class _Budget:
         clipped = self.clip(text, CELL_LIMIT)
         if clipped is None:
             return "(not shown: this page already shows its limit of trace data; see the raw trace)"
-        return clipped.text if clipped.note is None else f"{clipped.text}… ({clipped.note})"
+        return clipped.text if clipped.note is None else Bounded(f"{clipped.text}… ({clipped.note})")
 
 
 def _start_times(raw_calls: Sequence[Any], count: int) -> list[float] | None:
@@ -1095,7 +1096,7 @@ def _claim_badge(verification: Any, config: SuiteConfig) -> Badge:
         return Badge("✗", verification, "verdict verdict-reject")
     if verification in config.claim_verifications:
         return Badge("!", verification, "verdict verdict-warn")
-    return Badge("?", verification, "verdict verdict-other", "not a recognised verification value")
+    return Badge("?", shorten(verification), "verdict verdict-other", "not a recognised verification value")
 
 
 def _verifier_view(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> VerifierView:
@@ -1120,14 +1121,14 @@ def _verifier_view(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         elif status.casefold() == "fail":
             badges.append(("Gatekeeper", _no(status)))
         else:
-            badges.append(("Gatekeeper", _na(status or "no status")))
+            badges.append(("Gatekeeper", _na(shorten(status) or "no status")))
     recorded = gatekeeper.rule_set_version if gatekeeper else None
     expected = case.expectedGatekeeperRuleSetVersion
     if expected is not None:
-        version_badge = _yes(recorded or "") if recorded == expected else _no(recorded or "none recorded")
+        version_badge = _yes(recorded or "") if recorded == expected else _no(shorten(recorded) if recorded else "none recorded")
         badges.append((f"Rule set version (expected {expected})", version_badge))
     else:
-        facts.append(Fact("Rule set version", recorded or "—"))
+        facts.append(Fact("Rule set version", shorten(recorded) if recorded else "—"))
     composer = verifier.composer_output
     mode = (composer.mode or "") if composer else ""
     if composer is None:
@@ -1135,7 +1136,7 @@ def _verifier_view(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
     elif mode.casefold() in [m.casefold() for m in config.composer_modes]:
         badges.append(("Composer mode", Badge("●", mode, "mark mark-info")))
     else:
-        badges.append(("Composer mode", _na(mode or "no mode")))
+        badges.append(("Composer mode", _na(shorten(mode) or "no mode")))
     raw_claims = _dig(raw_eval, "claim_checks")
     budget = _Budget(VERIFIER_BUDGET)
     claims = []
@@ -1552,7 +1553,7 @@ def history_data(runs: Sequence[Run], report: Report, strips: dict[str, str], fl
     return {
         "formatVersion": 1,
         "runs": [
-            {"runId": run.runId, "label": run.label or run.runId, "time": fmt_time(run.createdAt)} for run in runs
+            {"runId": shorten(run.runId), "label": shorten(run.label or run.runId), "time": fmt_time(run.createdAt)} for run in runs
         ],
         # Pairs, not an object: in a script's object literal a case id like "__proto__" would not be a key.
         "cases": [[r.caseId, strips[r.caseId]] for r in report.results],
