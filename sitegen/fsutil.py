@@ -1,10 +1,26 @@
-"""Writing files so that a reader never sees half of one: temporary file, fsync, rename."""
+"""Writing files so that a reader never sees half of one: temporary file, fsync, rename.
+
+Also the pieces that let a whole folder be replaced at once: an atomic exchange of two paths, and a lock a
+process holds on its temporary folder so that another run can tell a live build's folder from one a killed
+build left behind (the kernel drops the lock when the process dies, SIGKILL included).
+"""
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
+import sys
 import tempfile
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so no folder is ever taken for abandoned
+    fcntl = None  # type: ignore[assignment]
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -31,3 +47,50 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 def write_text_atomic(path: Path, text: str) -> None:
     """Write UTF-8 text atomically (see write_bytes_atomic)."""
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def exchange(first: Path, second: Path) -> bool:
+    """Swap two existing paths in one atomic step (Linux renameat2 RENAME_EXCHANGE); False where impossible."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # a libc without the wrapper (glibc < 2.28, some musl builds)
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+        return False  # the file system or kernel cannot exchange: the caller falls back to two renames
+    raise OSError(code, os.strerror(code), str(first), None, str(second))
+
+
+def lock_folder(folder: Path) -> int | None:
+    """Take an exclusive lock on `folder` for as long as this process lives; the descriptor (None: no locks)."""
+    if fcntl is None:
+        return None
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(handle)
+        raise
+    return handle
+
+
+def is_abandoned(folder: Path) -> bool:
+    """True when no live process holds `folder`'s lock (False when that cannot be told)."""
+    if fcntl is None:
+        return False
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(handle)  # also drops the probe's own lock
+    return True

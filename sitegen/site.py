@@ -24,7 +24,7 @@ from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffItem, DiffReport, compare_reports, diff_json
 from sitegen.errors import BadInput, UsageError
 from sitegen.evaluation import iter_evaluations
-from sitegen.fsutil import write_text_atomic
+from sitegen.fsutil import exchange, is_abandoned, lock_folder, write_text_atomic
 from sitegen.history import (
     DEFAULT_HISTORY_LIMIT,
     Run,
@@ -330,27 +330,65 @@ WRITE_STEPS: tuple[Callable[[_Site], None], ...] = (
 # --- step 4: swap the new site in ------------------------------------------------------------------------
 
 
+def _temporary_siblings(out: Path) -> list[Path]:
+    """The staging (`.<name>.tmp-*`) and moved-aside (`.<name>.old-*`) folders next to `out`."""
+    target = out.absolute()
+    if not target.parent.is_dir():
+        return []
+    prefixes = (f".{target.name}.tmp-", f".{target.name}.old-")
+    return sorted(p for p in target.parent.iterdir() if p.name.startswith(prefixes) and p.is_dir() and not p.is_symlink())
+
+
+def recover_moved_site(out: Path) -> None:
+    """Put back the previous site when a build killed in mid-swap left it moved aside and no `out`."""
+    target = out.absolute()
+    if target.exists() or target.is_symlink():
+        return
+    for folder in _temporary_siblings(out):
+        complete = all((folder / name).exists() for name in _SITE_MARKERS)
+        if folder.name.startswith(f".{target.name}.old-") and complete and is_abandoned(folder):
+            os.replace(folder, target)
+            return
+
+
+def remove_stale_siblings(out: Path) -> None:
+    """Remove the temporary folders killed builds left next to `out` (a live build holds its folder's lock)."""
+    for folder in _temporary_siblings(out):
+        if is_abandoned(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @contextmanager
 def staging_folder(out: Path) -> Iterator[Path]:
     """A temporary sibling of `out` to build in; on success it replaces `out`, on failure it is removed."""
     parent = out.absolute().parent
     parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_siblings(out)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    lock = None
     try:
+        lock = lock_folder(stage)  # held until this process ends, so no other build takes it for stale
         os.chmod(stage, 0o755)  # mkdtemp makes it private; a published site must be readable
         yield stage
         swap_in(stage, out)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
 
 
 def swap_in(stage: Path, out: Path) -> None:
-    """Replace `out` with `stage`: move the old site aside, move the new one in, delete the old one."""
+    """Replace `out` with `stage` in one atomic exchange where the system can, else in two renames."""
     target = out.absolute()
     if not target.exists():
         os.replace(stage, target)
         return
+    if exchange(stage, target):  # `stage` now holds the old site: a kill from here on leaves only it to clean
+        shutil.rmtree(stage, ignore_errors=True)
+        return
+    # Killed between these two renames, `out` is missing and the old site waits aside: recover_moved_site.
     old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=target.parent))
     os.rmdir(old)
     os.replace(target, old)
@@ -367,6 +405,7 @@ def swap_in(stage: Path, out: Path) -> None:
 
 def build_site(options: BuildOptions) -> BuildResult:
     """Run the whole build; raises BadInput/UsageError (nothing written) on bad input."""
+    recover_moved_site(options.out)
     inputs = read_inputs(options)
     data = gather(inputs)
     with staging_folder(options.out) as stage:
