@@ -161,3 +161,57 @@ def test_a_site_moved_aside_by_a_killed_swap_is_put_back(tmp_path: Path) -> None
     assert [run["runId"] for run in history] == ["first", "second"]
     assert leftovers(tmp_path) == []
     assert before.keys() <= tree(out).keys()
+
+
+WRITE_SPY = r"""
+import json, os, sys
+log = open(sys.argv[1], "w", encoding="utf-8")
+def spy(event, args):
+    if event != "open" or isinstance(args[0], int):
+        return
+    path, mode, flags = args
+    writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+        isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+    if writing and args[0] is not log.name:
+        log.write(json.dumps(os.path.abspath(os.fsdecode(path))) + "\n")
+        log.flush()
+sys.addaudithook(spy)
+sys.argv = ["sitegen"] + sys.argv[2:]
+from sitegen.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["build", "--out", "site", "--baseline", "baseline/report.json"],
+        ["build", "--out", "site", "--run-id", "again"],  # replacing an existing site
+        ["evaluate", "--json", "out/report.json", "--markdown", "out/report.md", "--junit", "out/junit.xml"],
+        ["baseline", "--dir", "baseline"],
+        ["diff", "baseline/report.json", "site/report.json", "--json", "out/diff.json", "--markdown", "out/diff.md"],
+    ],
+)
+def test_every_file_is_written_under_a_temporary_name(tmp_path: Path, command: list[str]) -> None:
+    """Every file the commands open for writing is a temporary file (then renamed) or inside the staging
+    folder that is swapped in whole: a reader never sees half a file."""
+    cases, fixtures = write_suite(tmp_path, [make_case(), make_case(id="c2", traceFixture="c2.json")],
+                                  {"c1.json": make_trace("a"), "c2.json": make_trace("b")})
+    spy = tmp_path / "spy.py"
+    spy.write_text(WRITE_SPY, encoding="utf-8")
+    env = {**ENV, "PYTHONDONTWRITEBYTECODE": "1"}
+    common = ["--cases", str(cases), "--fixtures", str(fixtures)]
+    for setup in (["baseline", "--dir", "baseline"], ["build", "--out", "site"]):
+        subprocess.run([sys.executable, "-m", "sitegen", *setup, *common], cwd=tmp_path, env=env, check=True, capture_output=True)
+    log = tmp_path / "writes.log"
+    args = command + ([] if command[0] == "diff" else common)
+    done = subprocess.run([sys.executable, str(spy), str(log), *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    writes = [Path(json.loads(line)) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert writes, "the spy saw no write at all"
+    direct = [
+        str(path) for path in writes
+        if not (path.name.startswith(".") and path.name.endswith(".tmp"))
+        and not any(part.startswith(".site.tmp-") for part in path.relative_to(tmp_path).parts)
+    ]
+    assert direct == [], f"written in place: {direct}"
