@@ -288,12 +288,17 @@ def build(
         bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing the site) when the diff has any regression.")
     ] = False,
     junit_out: JunitOpt = None,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option("--jobs", min=1, help="Processes that render case pages. Default: one per core for big suites."),
+    ] = None,
 ) -> None:
     """Evaluate, diff against the baseline, record the run and write the static report site.
 
     Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
     from sitegen.mdtext import percent
+    from sitegen.progress import progress_for
     from sitegen.site import BuildOptions, build_site
     from sitegen.summary import append_step_summary, build_summary_markdown
 
@@ -301,7 +306,9 @@ def build(
         BuildOptions(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
             run_id=run_id, run_label=run_label, history_limit=history_limit, fail_on_regression=fail_on_regression,
-        )
+            workers=jobs,
+        ),
+        progress_for(sys.stderr, quiet=_Verbosity.level < 0),
     )
     report, diff = result.report, result.diff
     if junit_out is not None:

@@ -282,12 +282,24 @@ def _all_case_items(out: _Collector, baseline: Report, current: Report) -> Itera
     for case_id in sorted(set(before) | set(after)):
         if case_id not in after:
             out.add(REGRESSION, case_id, "present", True, False, f"Case {case_id} is missing from the current report")
-        elif case_id not in before:
-            out.add(CHANGED, case_id, "present", False, True, f"Case {case_id} is new (not in the baseline)")
-        else:
-            _case_items(out, case_id, before[case_id], after[case_id])
-            if definition_changed(before[case_id], after[case_id]):
-                yield case_id
+            continue
+        _current_case_items(out, case_id, before.get(case_id), after[case_id])
+        if case_id in before and definition_changed(before[case_id], after[case_id]):
+            yield case_id
+
+
+def _current_case_items(out: _Collector, case_id: str, base: CaseResult | None, cur: CaseResult) -> None:
+    if base is None:
+        out.add(CHANGED, case_id, "present", False, True, f"Case {case_id} is new (not in the baseline)")
+    else:
+        _case_items(out, case_id, base, cur)
+
+
+def case_items(case_id: str, base: CaseResult | None, cur: CaseResult) -> list[DiffItem]:
+    """The diff items of one current case against its baseline entry (None: not in the baseline), as in the full diff."""
+    out = _Collector()
+    _current_case_items(out, case_id, base, cur)
+    return out.items
 
 
 def compare_reports(baseline: Report, current: Report, *, cost_tolerance: float = 0.0) -> DiffReport:

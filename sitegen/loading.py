@@ -262,8 +262,11 @@ def resolve_fixture(fixtures_dir: Path, name: str) -> Path | FixtureProblem:
     if "\x00" in name:
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
     root = fixtures_dir.resolve()
-    # resolve() follows symlinks, so a link that points out of the folder is caught here too.
-    target = (root / name).resolve()
+    target = root / name
+    # resolve() follows symlinks, so a link that points out of the folder is caught here too. A plain file
+    # name that is no link needs no resolving (one lstat instead of one per path component).
+    if not _plain_name(name) or target.is_symlink():
+        target = target.resolve()
     if not target.is_relative_to(root) or target == root:
         return FixtureProblem(
             FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
@@ -271,8 +274,20 @@ def resolve_fixture(fixtures_dir: Path, name: str) -> Path | FixtureProblem:
     return target
 
 
-def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | FixtureProblem:
-    """Load one case's trace fixture; a bad fixture is a FixtureProblem, never an exception."""
+def _plain_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..") and "/" not in name and (os.sep == "/" or "\\" not in name)
+
+
+@dataclass(frozen=True)
+class FixtureBytes:
+    """A trace fixture's resolved path and its bytes, as read."""
+
+    path: Path
+    data: bytes
+
+
+def read_fixture(fixtures_dir: Path, name: str) -> FixtureBytes | FixtureProblem:
+    """Read one case's trace fixture; missing, outside the folder or unreadable is a FixtureProblem."""
     target = resolve_fixture(fixtures_dir, name)
     if isinstance(target, FixtureProblem):
         return target
@@ -282,9 +297,21 @@ def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | FixtureProblem:
     if not target.is_file():
         return FixtureProblem(FIXTURE_INVALID, f"{shown} is not a regular file")
     try:
-        data = target.read_bytes()
+        return FixtureBytes(target, target.read_bytes())
     except OSError as exc:
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+
+
+def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | FixtureProblem:
+    """Load one case's trace fixture; a bad fixture is a FixtureProblem, never an exception."""
+    read = read_fixture(fixtures_dir, name)
+    return read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, name, read)
+
+
+def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTrace | FixtureProblem:
+    """A fixture's bytes (from read_fixture) as a trace, or why they are not one."""
+    shown = f"{fixtures_dir}/{name}"
+    target, data = read.path, read.data
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, text.render(shown))

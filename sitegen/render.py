@@ -85,7 +85,10 @@ def render_template(name: str, context: Mapping[str, Any]) -> str:
 
 def page_bytes(html: str) -> bytes:
     """A page as UTF-8; lone surrogates (legal in JSON strings, not in UTF-8) become U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", html).encode("utf-8")
+    try:
+        return html.encode("utf-8")  # the common case, without scanning the page for surrogates first
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", html).encode("utf-8")
 
 
 def json_for_script(data: Any) -> Markup:

@@ -1,29 +1,36 @@
 """`sitegen build`: evaluate, compare with the baseline, record the run, write the static site (CONTRACT §5).
 
 The build is a list of steps. First every input is read and checked (bad input raises before anything is
-written), then all data is gathered (report, diff, history), then the site is written into a temporary
-sibling of --out and swapped in whole, so a failure or a kill leaves the previous site as it was.
-The same inputs, SOURCE_DATE_EPOCH and run id give a byte-identical site.
+written). Then, in a temporary sibling of --out: the assets; the case pages, each case's trace read once to
+evaluate it and render its page (in worker processes for big suites, see casepages.py); the run's data
+(report, diff, history) and the pages that show the whole run. Last the folder is swapped in whole, so a
+failure or a kill leaves the previous site as it was. The same inputs, SOURCE_DATE_EPOCH and run id give a
+byte-identical site.
 
 Case pages depend only on their case, its trace, its baseline entry and its neighbours; what changes with
-every run (the pass/fail history) lives in one shared file, assets/history-data.js.
+every run (the pass/fail history) lives in one shared file, assets/history-data.js. So a rebuild takes every
+page whose inputs did not change from the previous site, as recorded in its status file (buildstatus.py),
+and the output is the same as a full build's.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from sitegen.buildstatus import BuildStatus, CaseRecord
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
-from sitegen.diff import DiffItem, DiffReport, compare_reports, diff_json
+from sitegen.diff import DiffReport, compare_reports, diff_json
 from sitegen.errors import BadInput, UsageError
-from sitegen.evaluation import iter_evaluations
 from sitegen.fsutil import exchange, is_abandoned, lock_folder, write_text_atomic
 from sitegen.history import (
     DEFAULT_HISTORY_LIMIT,
@@ -39,9 +46,14 @@ from sitegen.history import (
     read_history,
     record_run,
 )
-from sitegen.loading import load_cases, load_trace
+from sitegen.loading import load_cases
 from sitegen.models import Case
-from sitegen.report import Report, build_report, read_report, report_json, report_markdown
+from sitegen.progress import Progress
+from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+
+if TYPE_CHECKING:
+    from sitegen.casepages import CaseJob
+    from sitegen.views import Neighbour
 
 DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
 DEFAULT_FIXTURES = Path("eval/fixtures")
@@ -67,6 +79,7 @@ class BuildOptions:
     history_limit: int = DEFAULT_HISTORY_LIMIT
     fail_on_regression: bool = False
     cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
+    workers: int | None = None  # processes for case pages (default: one per core for big suites)
 
 
 @dataclass
@@ -81,6 +94,7 @@ class BuildResult:
     case_pages: int
     baseline: Path | None
     fail_on_regression: bool = False
+    reused_pages: int = 0  # case pages taken unchanged from the previous site
 
     @property
     def exit_code(self) -> int:
@@ -114,7 +128,6 @@ class Gathered:
     slugs: dict[str, str]
     strips: dict[str, str]
     flaky: set[str]
-    items_by_case: dict[str, list[DiffItem]] = field(default_factory=dict)
 
 
 # --- step 1: read and check every input ------------------------------------------------------------------
@@ -166,15 +179,12 @@ def read_inputs(options: BuildOptions) -> Inputs:
     )
 
 
-# --- step 2: gather all data ----------------------------------------------------------------------------
+# --- step 2: gather the run's data -----------------------------------------------------------------------
 
 
-def gather(inputs: Inputs) -> Gathered:
-    """Evaluate every case (one trace in memory at a time), compare with the baseline, record the run."""
-    from sitegen.slugs import assign_slugs
-
+def gather(inputs: Inputs, results: list[CaseResult], slugs: dict[str, str]) -> Gathered:
+    """The report of the evaluated cases, its diff against the baseline, and the run recorded in the history."""
     options = inputs.options
-    results = [item.result for item in iter_evaluations(inputs.cases, options.fixtures, inputs.config)]
     report = build_report(results)
     report_text = report_json(report)
     diff = compare_reports(inputs.baseline, report) if inputs.baseline is not None else None
@@ -183,21 +193,15 @@ def gather(inputs: Inputs) -> Gathered:
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
-    items_by_case: dict[str, list[DiffItem]] = {}
-    if diff is not None:
-        for item in diff.items:
-            if item.caseId is not None:
-                items_by_case.setdefault(item.caseId, []).append(item)
     return Gathered(
         report=report,
         report_text=report_text,
         diff=diff,
         run=run,
         runs=runs,
-        slugs=assign_slugs(case.id for case in inputs.cases),
+        slugs=slugs,
         strips=strips,
         flaky={case_id for case_id, strip in strips.items() if is_flaky(strip)},
-        items_by_case=items_by_case,
     )
 
 
@@ -211,16 +215,17 @@ class _Writer:
     root: Path
     count: int = 0
 
-    def bytes(self, relative: str, data: bytes) -> None:
+    def bytes(self, relative: str, data: bytes) -> int:
         target = self.root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         self.count += 1
+        return len(data)
 
-    def text(self, relative: str, text: str) -> None:
+    def text(self, relative: str, text: str) -> int:
         from sitegen.render import page_bytes
 
-        self.bytes(relative, page_bytes(text))
+        return self.bytes(relative, page_bytes(text))
 
 
 @dataclass
@@ -228,15 +233,27 @@ class _Site:
     """Shared state of the writing steps."""
 
     inputs: Inputs
-    data: Gathered
     writer: _Writer
+    progress: Progress = field(default_factory=lambda: Progress())
     info: object = None  # views.SiteInfo, set by _write_assets
+    previous: BuildStatus | None = None  # what the previous build wrote, set by _write_assets
+    status: BuildStatus | None = None  # what this build writes
+    results: list[CaseResult] = field(default_factory=list)
+    slugs: dict[str, str] = field(default_factory=dict)
+    data: Gathered | None = None  # set by _gather
     case_pages: int = 0
+    reused_pages: int = 0
+
+    @property
+    def gathered(self) -> Gathered:
+        assert self.data is not None, "the run's data is gathered after the case pages"
+        return self.data
 
 
 def _write_assets(site: _Site) -> None:
-    from sitegen.render import asset_bytes, content_hashed_name, plotly_bundle, plotly_style_guards, script_assignment
-    from sitegen.views import SiteInfo, history_data
+    from sitegen.buildstatus import code_fingerprint, digest, read_status
+    from sitegen.render import asset_bytes, content_hashed_name, plotly_bundle, plotly_style_guards
+    from sitegen.views import SiteInfo
 
     css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
     css_name, js_name = content_hashed_name("site.css", css), content_hashed_name("site.js", js)
@@ -247,42 +264,122 @@ def _write_assets(site: _Site) -> None:
     site.writer.bytes(f"assets/{js_name}", js)
     site.writer.bytes(f"assets/{icon_name}", icon)
     site.writer.bytes(f"assets/{plotly_name}", plotly)
-    data = history_data(site.data.runs, site.data.report, site.data.strips, site.data.flaky)
-    site.writer.text("assets/history-data.js", script_assignment("SITEGEN_HISTORY", data))
-    site.info = SiteInfo(
+    options = site.inputs.options
+    site.info = info = SiteInfo(
         stylesheet=css_name,
         script=js_name,
         icon=icon_name,
         plotly=plotly_name,
         style_guards=plotly_style_guards(plotly),
-        has_baseline=site.data.diff is not None,
+        has_baseline=site.inputs.baseline is not None,
         config=site.inputs.config,
     )
+    # Everything every page depends on besides its own inputs; another value means every page is rendered.
+    settings = digest(
+        code_fingerprint(), repr(info), site.inputs.config.fingerprint(), str(options.fixtures), str(len(site.inputs.cases))
+    )
+    site.previous = read_status(options.out, settings)
+    site.status = BuildStatus(settings)
+
+
+def _baseline_entries(inputs: Inputs) -> dict[str, CaseResult]:
+    return {r.caseId: r for r in inputs.baseline.results} if inputs.baseline is not None else {}
+
+
+def _page_key(settings: str, job: CaseJob, trace: str) -> str:
+    """The hash of everything a case page shows (with `settings`, the same for every page)."""
+    from sitegen.buildstatus import digest
+
+    def neighbour(n: Neighbour | None) -> str:
+        return "" if n is None else digest(n.case_id, n.slug)
+
+    base = "" if job.baseline is None else json.dumps(job.baseline.to_json(), sort_keys=True, ensure_ascii=False)
+    return digest(settings, job.case.model_dump_json(), trace, base, job.slug, neighbour(job.prev), neighbour(job.next), str(job.index))
+
+
+def _take_previous_page(previous_site: Path, record: CaseRecord, target: Path) -> bool:
+    """Hard-link (else copy) an unchanged page of the previous site into the new one; False if it is gone or edited."""
+    source = previous_site / record.page
+    try:
+        found = source.lstat()
+        if not stat.S_ISREG(found.st_mode) or found.st_size != record.size:
+            return False
+        try:
+            os.link(source, target)  # the previous site keeps its own link: it stays whole until the swap
+        except OSError:
+            shutil.copyfile(source, target)
+    except OSError:
+        return False
+    return True
 
 
 def _write_case_pages(site: _Site) -> None:
-    from sitegen.render import render_template
-    from sitegen.views import Neighbour, build_case_page, page_context
+    from sitegen.buildstatus import case_record
+    from sitegen.casepages import CaseJob, PageContext, run_jobs, trace_key, worker_count
+    from sitegen.slugs import assign_slugs
+    from sitegen.views import Neighbour
 
-    cases, slugs = site.inputs.cases, site.data.slugs
-    results = site.data.report.results
-    has_baseline = site.data.diff is not None
+    inputs, previous, status = site.inputs, site.previous, site.status
+    assert previous is not None and status is not None, "_write_assets runs first"
+    cases, fixtures = inputs.cases, inputs.options.fixtures
+    site.slugs = slugs = assign_slugs(case.id for case in cases)
+    baseline = _baseline_entries(inputs)
     total = len(cases)
+    (site.writer.root / "cases").mkdir(parents=True, exist_ok=True)
+    results: list[CaseResult | None] = [None] * total
+    jobs: list[CaseJob] = []
+    site.progress.start("case pages", total)
     for index, case in enumerate(cases):
-        outcome = load_trace(site.inputs.options.fixtures, case.traceFixture)
         prev = Neighbour(cases[index - 1].id, slugs[cases[index - 1].id]) if index > 0 else None
         next_ = Neighbour(cases[index + 1].id, slugs[cases[index + 1].id]) if index + 1 < total else None
-        items = site.data.items_by_case.get(case.id, []) if has_baseline else None
-        page = build_case_page(site.info, case, outcome, results[index], items, prev, next_, (index + 1, total))  # type: ignore[arg-type]
-        site.writer.text(f"cases/{slugs[case.id]}.html", render_template("case.html", page_context(page)))
-        site.case_pages += 1
+        job = CaseJob(index, case, slugs[case.id], prev, next_, baseline.get(case.id))
+        if previous.cases:
+            record = previous.reusable(case.id, _page_key(status.settings, job, trace_key(fixtures, case)))
+            if record is not None and record.page == job.page:
+                if _take_previous_page(inputs.options.out, record, site.writer.root / job.page):
+                    results[index] = record.case_result()
+                    status.cases[case.id] = record
+                    site.reused_pages += 1
+                    site.progress.advance(1)
+                    continue
+        jobs.append(job)
+    context = PageContext(fixtures, inputs.config, site.info, site.inputs.baseline is not None, total, site.writer.root)
+    if jobs:
+        from sitegen.render import environment
+
+        environment().get_template("case.html")  # compiled once, before any worker is forked
+    by_index = {job.index: job for job in jobs}
+    for done in run_jobs(jobs, context, worker_count(inputs.options.workers, len(jobs)), site.progress.advance):
+        job = by_index[done.index]
+        results[done.index] = done.result
+        # Keyed by the trace bytes the page was really built from (the file may change during the build).
+        key = _page_key(status.settings, job, done.trace_digest)
+        status.cases[job.case.id] = case_record(job.page, key, done.size, done.result)
+    site.progress.finish()
+    site.writer.count += total
+    site.case_pages = total
+    site.results = [result for result in results if result is not None]
+    assert len(site.results) == total, "every case has a result"
+
+
+def _gather(site: _Site) -> None:
+    site.data = gather(site.inputs, site.results, site.slugs)
+
+
+def _write_history_data(site: _Site) -> None:
+    from sitegen.render import script_assignment
+    from sitegen.views import history_data
+
+    data = site.gathered
+    shared = history_data(data.runs, data.report, data.strips, data.flaky)
+    site.writer.text("assets/history-data.js", script_assignment("SITEGEN_HISTORY", shared))
 
 
 def _write_index(site: _Site) -> None:
     from sitegen.render import render_template
     from sitegen.views import build_index_page, page_context
 
-    data = site.data
+    data = site.gathered
     page = build_index_page(site.info, data.report, data.slugs, data.runs, data.flaky, data.diff, data.run)  # type: ignore[arg-type]
     site.writer.text("index.html", render_template("index.html", page_context(page)))
 
@@ -292,7 +389,7 @@ def _write_diff(site: _Site) -> None:
     from sitegen.render import render_template
     from sitegen.views import build_diff_page, page_context
 
-    data = site.data
+    data = site.gathered
     if data.diff is None or site.inputs.baseline is None:
         return
     page = build_diff_page(site.info, data.diff, site.inputs.baseline, data.report, data.slugs)  # type: ignore[arg-type]
@@ -305,25 +402,35 @@ def _write_history(site: _Site) -> None:
     from sitegen.render import render_template
     from sitegen.views import build_history_page, page_context
 
-    data = site.data
+    data = site.gathered
     page = build_history_page(site.info, data.runs, data.run.runId, site.inputs.options.history_limit)  # type: ignore[arg-type]
     site.writer.text("history.html", render_template("history.html", page_context(page)))
     site.writer.text(HISTORY_FILE, history_json(data.runs))
 
 
 def _write_reports(site: _Site) -> None:
-    site.writer.text("report.json", site.data.report_text)
-    site.writer.text("report.md", report_markdown(site.data.report))
+    site.writer.text("report.json", site.gathered.report_text)
+    site.writer.text("report.md", report_markdown(site.gathered.report))
     site.writer.bytes(".nojekyll", b"")
+
+
+def _write_status(site: _Site) -> None:
+    from sitegen.buildstatus import STATUS_FILE, status_json
+
+    assert site.status is not None
+    site.writer.text(STATUS_FILE, status_json(site.status, (case.id for case in site.inputs.cases)))
 
 
 WRITE_STEPS: tuple[Callable[[_Site], None], ...] = (
     _write_assets,
     _write_case_pages,
+    _gather,
+    _write_history_data,
     _write_index,
     _write_diff,
     _write_history,
     _write_reports,
+    _write_status,
 )
 
 
@@ -403,15 +510,15 @@ def swap_in(stage: Path, out: Path) -> None:
 # --- the build -------------------------------------------------------------------------------------------
 
 
-def build_site(options: BuildOptions) -> BuildResult:
+def build_site(options: BuildOptions, progress: Progress | None = None) -> BuildResult:
     """Run the whole build; raises BadInput/UsageError (nothing written) on bad input."""
     recover_moved_site(options.out)
     inputs = read_inputs(options)
-    data = gather(inputs)
     with staging_folder(options.out) as stage:
-        site = _Site(inputs, data, _Writer(stage))
+        site = _Site(inputs, _Writer(stage), progress or Progress())
         for step in WRITE_STEPS:
             step(site)
+    data = site.gathered
     if options.history is not None and options.history.absolute() != (options.out / HISTORY_FILE).absolute():
         # --history names the history to continue: write the extended one back there as well.
         try:
@@ -425,6 +532,7 @@ def build_site(options: BuildOptions) -> BuildResult:
         run=data.run,
         runs=data.runs,
         case_pages=site.case_pages,
+        reused_pages=site.reused_pages,
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,
     )

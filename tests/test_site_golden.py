@@ -29,8 +29,12 @@ def _normalise(data: bytes) -> bytes:
     return _STYLE_GUARD.sub(b'<meta id="PLOTLY-STYLE-ID" name="sitegen-style-guard"', data)
 
 
+# The build status (for incremental rebuilds) holds a hash of sitegen's own code: listed, never compared.
+_STATUS_FILE = ".sitegen-status.json"
+
+
 def _listed_only(name: str) -> bool:
-    return name.startswith("assets/") and name != "assets/history-data.js"
+    return name == _STATUS_FILE or (name.startswith("assets/") and name != "assets/history-data.js")
 
 
 def _listing(files: dict[str, bytes]) -> str:
@@ -38,6 +42,9 @@ def _listing(files: dict[str, bytes]) -> str:
     for name, data in sorted(files.items()):
         if name.startswith("assets/plotly-"):
             lines.append("assets/plotly-VERSION.min.js  (the installed plotly's bundle)")
+            continue
+        if name == _STATUS_FILE:
+            lines.append(f"{name}  (build status: changes with sitegen's code)")
             continue
         digest = hashlib.sha256(data).hexdigest()[:16] if _listed_only(name) else "golden"
         lines.append(f"{name}  {digest}")

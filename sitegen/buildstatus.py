@@ -1,0 +1,160 @@
+"""The build status file: what every case page of a site was built from, so a rebuild can skip unchanged pages.
+
+As coverage.py's HTML report does with its status.json: the site carries `.sitegen-status.json`, recording
+sitegen's version, a hash of its code, templates and settings, and per case a key (a hash of everything
+its page shows: the case definition, the trace's bytes, its baseline entry, its neighbours, its file name)
+plus the case's result. A rebuild takes a page whose key did not change from the previous site instead of
+rendering it again, and the result from the file instead of evaluating the trace again. A missing,
+unreadable or foreign status file (another format, another sitegen, other code or settings) is no error:
+it only means a full build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from sitegen import __version__
+from sitegen.report import CaseResult, result_from_json
+
+STATUS_FILE = ".sitegen-status.json"
+STATUS_FORMAT_VERSION = 1
+_CODE_PACKAGES = ("sitegen", "sitegen.templates")
+
+
+def digest(*parts: str | bytes) -> str:
+    """A SHA-256 hex digest of the parts, each length-prefixed so that no two part lists collide."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
+        hasher.update(b"%d:" % len(data))
+        hasher.update(data)
+    return hasher.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A hash of sitegen's own code and templates: a page built by other code is never reused."""
+    files: list[tuple[str, bytes]] = []
+    for package in _CODE_PACKAGES:
+        root = resources.files(package)
+        stack = [(root, "")]
+        while stack:
+            folder, prefix = stack.pop()
+            for entry in folder.iterdir():
+                name = prefix + entry.name
+                if entry.is_dir():
+                    if entry.name != "__pycache__":
+                        stack.append((entry, name + "/"))
+                elif not entry.name.endswith((".pyc", ".pyo")):
+                    files.append((f"{package}:{name}", entry.read_bytes()))
+    return digest(__version__, *(part for name, data in sorted(files) for part in (name, data)))
+
+
+@dataclass(frozen=True)
+class PageRecord:
+    """A page as the previous build wrote it: the key of its inputs and its size (a hand-edited page differs)."""
+
+    key: str
+    size: int
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """One case in the status file: its page and the result it had."""
+
+    page: str
+    key: str
+    size: int
+    result: dict[str, Any]
+
+    def case_result(self) -> CaseResult:
+        """The stored result as a CaseResult."""
+        result = result_from_json(self.result)
+        result.traceLoaded = self.result.get("traceLoaded") is True
+        return result
+
+
+def case_record(page: str, key: str, size: int, result: CaseResult) -> CaseRecord:
+    """The record of a case page just written."""
+    data = result.to_json()
+    data["traceLoaded"] = result.traceLoaded
+    return CaseRecord(page=page, key=key, size=size, result=data)
+
+
+@dataclass
+class BuildStatus:
+    """What a build wrote: case pages by case id, other reusable pages by path."""
+
+    settings: str
+    cases: dict[str, CaseRecord] = field(default_factory=dict)
+    pages: dict[str, PageRecord] = field(default_factory=dict)
+
+    def reusable(self, case_id: str, key: str) -> CaseRecord | None:
+        """The previous record of a case when its page was built from the same inputs."""
+        record = self.cases.get(case_id)
+        return record if record is not None and record.key == key else None
+
+
+def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
+    """The status file's text (compact: it is read by machines only and has a line per case)."""
+
+    def line(value: Any) -> str:
+        # ASCII: a lone surrogate (legal in a JSON string) stays escaped instead of failing to encode.
+        return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+
+    head = {"formatVersion": STATUS_FORMAT_VERSION, "sitegen": __version__, "settings": status.settings}
+    lines = [line(head)[:-1] + ',"cases":[']
+    entries = []
+    for case_id in case_order:
+        record = status.cases[case_id]
+        entries.append(line({"id": case_id, "page": record.page, "key": record.key, "size": record.size, "result": record.result}))
+    lines.append(",\n".join(entries))
+    pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
+    lines.append('],"pages":[')
+    lines.append(",\n".join(pages))
+    lines.append("]}")
+    return "\n".join(lines) + "\n"
+
+
+def read_status(site: Path, settings: str) -> BuildStatus:
+    """The previous build's status when it was made with these settings; an empty one otherwise."""
+    empty = BuildStatus(settings)
+    try:
+        data = json.loads((site / STATUS_FILE).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return empty
+    if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION:
+        return empty
+    if data.get("sitegen") != __version__ or data.get("settings") != settings:
+        return empty
+    status = BuildStatus(settings)
+    try:
+        for item in data["cases"]:
+            result = item["result"]
+            if not (isinstance(result, dict) and isinstance(result.get("caseId"), str) and result["caseId"] == item["id"]):
+                return empty
+            status.cases[item["id"]] = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), result)
+        for item in data["pages"]:
+            status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]))
+    except (KeyError, TypeError, ValueError):
+        return empty
+    return status
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("expected a string")
+    return value
+
+
+def _size(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise TypeError("expected a size")
+    return value
