@@ -1,0 +1,161 @@
+"""File names and paths: every case id gets its own safe page, nothing is written outside --out, and a
+traceFixture that points out of the fixtures folder is never read (end to end, with a secret outside).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import make_case, make_trace, write_suite
+from hostile_corpus import HOSTILE_IDS
+from site_audit import audit_site, parse
+from test_kill_build import ENV, WRITE_SPY
+
+# Ids that attack file names on some system: separators, dots, Windows device names (also with extensions,
+# superscript digits and trailing dots), NTFS streams, case and Unicode folding pairs, controls, length.
+FILE_NAME_IDS = HOSTILE_IDS + [
+    "CON.html", "aux.", "LPT1", "com¹", "PRN ", "a:b", "a*b?c", '<>|"', "name.", "name ", ".hidden", "..\\..\\x",
+    "%2e%2e%2f", "~", "-", "#", "?", " ", "\u00a0", "ß", "ss", "SS", "K", "\u212a", "\u0130", "i\u0307", "\ufb01", "fi",
+    "X" * 300, "x" * 299 + "X", "é" * 200, "\u202eexe.txt", "tab\there", "new\nline", "cases/../index",
+]
+_SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\.html$")
+_WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.I)
+
+
+def _run(args: list[str], cwd: Path, spy_log: Path | None = None) -> subprocess.CompletedProcess[str]:
+    if spy_log is None:
+        command = [sys.executable, "-m", "sitegen", *args]
+    else:
+        spy = cwd / "spy.py"
+        spy.write_text(WRITE_SPY, encoding="utf-8")
+        command = [sys.executable, str(spy), str(spy_log), *args]
+    env = {**ENV, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _tree(root: Path, skip: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_relative_to(skip)
+    }
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str], list[Path]]:
+    """(root, site, ids, every path the build opened for writing) for a suite of file-name attacks."""
+    root = tmp_path_factory.mktemp("names")
+    ids = list(dict.fromkeys(FILE_NAME_IDS))
+    cases = [make_case(id=case_id, traceFixture=f"t{i}.json") for i, case_id in enumerate(ids)]
+    write_suite(root / "in", cases, {f"t{i}.json": make_trace(f"answer {i}") for i in range(len(ids))})
+    work = root / "work"
+    (work / "deeper").mkdir(parents=True)
+    before = _tree(root, work / "deeper" / "site")
+    log = root / "writes.log"
+    done = _run(["build", "--cases", "../../in/cases.json", "--fixtures", "../../in/fixtures", "--out", "site"], work / "deeper", log)
+    assert done.returncode == 0, done.stderr
+    after = _tree(root, work / "deeper" / "site")
+    changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
+    assert changed == {"writes.log", "work/deeper/spy.py"}, f"files changed outside --out: {sorted(changed)}"
+    writes = [Path(json.loads(line)) for line in log.read_text(encoding="utf-8").splitlines()]
+    return root, work / "deeper" / "site", ids, writes
+
+
+def test_every_id_has_its_own_page(built: tuple[Path, Path, list[str], list[Path]]) -> None:
+    _, site, ids, _ = built
+    pages = sorted((site / "cases").iterdir())
+    assert len(pages) == len(ids)
+    shown = {parse(page).find("main")["data-case-id"]: page for page in pages}
+    # html.parser keeps NUL as it is; a browser shows U+FFFD for it, which cannot be helped.
+    assert set(shown) == set(ids)
+
+
+def test_page_names_are_safe_everywhere(built: tuple[Path, Path, list[str], list[Path]]) -> None:
+    _, site, _, _ = built
+    names = [page.name for page in (site / "cases").iterdir()]
+    assert all(_SAFE_NAME.match(name) for name in names), [n for n in names if not _SAFE_NAME.match(n)]
+    assert all(len(name.encode()) <= 100 for name in names), max(names, key=len)
+    assert not [name for name in names if _WINDOWS_RESERVED.match(name.removesuffix(".html"))]
+    # Distinct on case-insensitive file systems (macOS, Windows), and under Unicode normalisation.
+    assert len({name.casefold() for name in names}) == len(names)
+
+
+def test_the_index_links_each_case_to_its_own_page(built: tuple[Path, Path, list[str], list[Path]]) -> None:
+    _, site, ids, _ = built
+    links = {a.get_text(): a["href"] for a in parse(site / "index.html").select("#case-table a.case-link")}
+    assert len(set(links.values())) == len(ids)
+    for case_id, href in links.items():
+        assert href.startswith("cases/") and "/" not in href.removeprefix("cases/"), href
+        assert parse(site / href).find("main")["data-case-id"] == case_id
+    assert audit_site(site) == []
+
+
+def test_nothing_is_written_outside_out(built: tuple[Path, Path, list[str], list[Path]]) -> None:
+    _, site, _, writes = built
+    assert writes
+    parent = site.parent
+    outside = [
+        str(path) for path in writes
+        if not path.is_relative_to(site) and not (path.parent == parent and path.name.startswith(".site."))
+        and not (path.is_relative_to(parent) and path.relative_to(parent).parts[0].startswith(".site.tmp-"))
+    ]
+    assert outside == []
+    assert sorted(p.name for p in parent.iterdir()) == ["site", "spy.py"]
+
+
+# --- traversal, end to end -----------------------------------------------------------------------------
+
+SECRET = "SECRET-d41d8cd98f00b204"
+
+
+def test_fixtures_outside_the_folder_are_never_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret_trace = json.dumps(make_trace(f"the {SECRET} answer", verdict=SECRET))
+    (outside / "secret.json").write_text(secret_trace, encoding="utf-8")
+    (outside / "dir").mkdir()
+    (outside / "dir" / "secret.json").write_text(secret_trace, encoding="utf-8")
+    names = {
+        "absolute": str(outside / "secret.json"),
+        "dotdot": "../outside/secret.json",
+        "dotdot-inside-first": "sub/../../outside/secret.json",
+        "dotdot-deep": "a/b/c/../../../../outside/secret.json",
+        "file-symlink": "link.json",
+        "dir-symlink": "linkdir/secret.json",
+        "chained-symlink": "hop.json",
+        "proc-self": "/proc/self/cwd/../outside/secret.json",
+        "file-url": f"file://{outside / 'secret.json'}",
+        "windows-drive": "C:\\outside\\secret.json",
+        "unc": "\\\\host\\share\\secret.json",
+        "nul": "ok.json\x00../outside/secret.json",
+    }
+    cases = [make_case(id=key, traceFixture=name, expectedRootCauseKeywords=["answer"]) for key, name in names.items()]
+    cases.append(make_case(id="fifo", traceFixture="pipe.json"))
+    cases.append(make_case(id="fine", traceFixture="ok.json"))
+    cases_path, fixtures = write_suite(tmp_path / "suite", cases, {"ok.json": make_trace("fine")})
+    (fixtures / "link.json").symlink_to(outside / "secret.json")
+    (fixtures / "linkdir").symlink_to(outside / "dir")
+    (fixtures / "hop.json").symlink_to("link.json")
+    os.mkfifo(fixtures / "pipe.json")  # reading it would block the build for ever
+    done = _run(["build", "--cases", str(cases_path), "--fixtures", str(fixtures), "--out", "site"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout + done.stderr
+    site = tmp_path / "site"
+    leaked = [str(p.relative_to(site)) for p in site.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaked == []
+    results = {r["caseId"]: r for r in json.loads((site / "report.json").read_text(encoding="utf-8"))["results"]}
+    for key in names:
+        checks = results[key]["failedChecks"]
+        if key in ("file-url", "nul"):  # not a path that leaves the folder: simply no such file, or refused
+            assert checks[0].split(":")[0] in ("fixture_missing", "fixture_path_invalid"), (key, checks)
+        else:
+            assert checks[0].startswith("fixture_path_invalid: "), (key, checks)
+    assert results["fifo"]["failedChecks"][0].startswith("fixture_invalid: ") and "not a regular file" in results["fifo"]["failedChecks"][0]
+    assert results["fine"]["status"] != "not_run"
