@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,27 @@ def test_big_finite_numbers_are_shown(built: tuple[Path, dict[str, Any]]) -> Non
     doc = parse(_page(site, "big-finite-numbers"))
     facts = {dt.get_text(): dd.get_text() for dt, dd in zip(doc.select(".case-head dt"), doc.select(".case-head dd"))}
     assert len(facts["Duration"]) < 400, facts["Duration"]
+
+
+def test_nesting_around_the_readers_limit_is_read_or_refused_never_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Depths where parsing still succeeds but pretty-printing or rendering might recurse too deep."""
+    limit = sys.getrecursionlimit()
+    depths = range(limit - 240, limit + 2, 8)
+    cases = []
+    (tmp_path / "fixtures").mkdir()
+    for depth in depths:
+        inner = "[" * depth + "]" * depth
+        (tmp_path / "fixtures" / f"d{depth}.json").write_text(
+            '{"session": {"answer": "ok"}, "toolInvocations": [{"toolName": "t", "input": ' + inner + "}], \"x\": " + inner + "}",
+            encoding="utf-8",
+        )
+        cases.append({"id": f"d{depth}", "traceFixture": f"d{depth}.json"})
+    (tmp_path / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["build", "--cases", "cases.json", "--fixtures", "fixtures", "--out", "site"])
+    assert result.exit_code == 0, f"{result.output}\n{result.exception!r}"
+    report = json.loads((tmp_path / "site" / "report.json").read_text(encoding="utf-8"))
+    for r in report["results"]:
+        assert r["status"] == "failed"
+        assert r["failedChecks"][0].startswith(("verdict_missing", "fixture_invalid")), r["failedChecks"]
+    assert any(r["failedChecks"][0].startswith("verdict_missing") for r in report["results"])  # some were read
