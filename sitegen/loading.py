@@ -253,6 +253,7 @@ class LoadedTrace:
     trace: Trace
     raw: Any
     size: int
+    text: str | None = None  # the file's text as read (None when the trace did not come from a file)
 
 
 def resolve_fixture(fixtures_dir: Path, name: str) -> Path | FixtureProblem:
@@ -318,10 +319,10 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTr
     raw = parse_json_text(text)
     if isinstance(raw, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
-    return validate_trace(raw, shown, target, len(data))
+    return validate_trace(raw, shown, target, len(data), text)
 
 
-def validate_trace(raw: Any, shown: str, path: Path, size: int) -> LoadedTrace | FixtureProblem:
+def validate_trace(raw: Any, shown: str, path: Path, size: int, text: str | None = None) -> LoadedTrace | FixtureProblem:
     """Check a parsed trace has the trace shape; name the first field that does not."""
     if not isinstance(raw, dict):
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: expected a JSON object with a 'session' object, got {_json_kind(raw)}")
@@ -335,7 +336,7 @@ def validate_trace(raw: Any, shown: str, path: Path, size: int) -> LoadedTrace |
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")
     except RecursionError:
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
-    return LoadedTrace(path=path, trace=trace, raw=raw, size=size)
+    return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text)
 
 
 def fixture_files(fixtures_dir: Path) -> list[Path]:

@@ -141,6 +141,15 @@ def highlight_segments(text: str, highlights: Sequence[Highlight]) -> list[tuple
     needles = [(needle, css) for needle, css in needles if needle in whole]
     if not needles:  # the common case: decide on the whole text before mapping it character by character
         return [(text, None)]
+    if whole == text and not any(map(unicodedata.combining, text)):
+        # Already in normal form, a cluster per character: positions in the text are positions in its normal form.
+        labels: list[str | None] = [None] * len(text)
+        for needle, css in needles:
+            position = text.find(needle)
+            while position != -1:
+                labels[position : position + len(needle)] = [css] * len(needle)
+                position = text.find(needle, position + 1)
+        return _runs(text, [(index, index + 1) for index in range(len(text))], labels)
     normal_parts: list[str] = []
     owner: list[int] = []  # normalised char index -> original cluster index
     spans = _clusters(text)
@@ -149,19 +158,25 @@ def highlight_segments(text: str, highlights: Sequence[Highlight]) -> list[tuple
         normal_parts.append(piece)
         owner.extend([cluster_index] * len(piece))
     normal = "".join(normal_parts)
-    labels: list[str | None] = [None] * len(spans)
+    labels = [None] * len(spans)
     for needle, css in needles:
         position = normal.find(needle)
         while position != -1:
             for cluster_index in range(owner[position], owner[position + len(needle) - 1] + 1):
                 labels[cluster_index] = css
             position = normal.find(needle, position + 1)
+    return _runs(text, spans, labels)
+
+
+def _runs(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str | None]) -> list[tuple[str, str | None]]:
+    """Adjacent spans with the same label joined into one (piece, label)."""
     segments: list[tuple[str, str | None]] = []
-    for (start, end), label in zip(spans, labels):
-        if segments and segments[-1][1] == label:
-            segments[-1] = (segments[-1][0] + text[start:end], label)
-        else:
-            segments.append((text[start:end], label))
+    run_start, run_label = 0, labels[0]
+    for (start, _end), label in zip(spans, labels):
+        if label != run_label:
+            segments.append((text[run_start:start], run_label))
+            run_start, run_label = start, label
+    segments.append((text[run_start:], run_label))
     return segments
 
 

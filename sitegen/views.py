@@ -1239,7 +1239,7 @@ def build_case_page(
         facts.append(Fact("Trace", f"{case.traceFixture} · not read"))
     raw = None
     if isinstance(outcome, LoadedTrace):
-        raw = _text_block(pretty(outcome.raw), RAW_LIMIT)
+        raw = _text_block(raw_trace_text(outcome), RAW_LIMIT)
     pager = Pager(
         prev=Link(f"← {prev.case_id}", f"{prev.slug}.html") if prev else None,
         next=Link(f"{next_.case_id} →", f"{next_.slug}.html") if next_ else None,
@@ -1268,6 +1268,13 @@ def build_case_page(
         definition=_definition(case, config),
         raw=raw,
     )
+
+
+def raw_trace_text(outcome: LoadedTrace) -> str:
+    """The trace as saved when the file is laid out in lines (as it is, no time spent re-indenting it), else pretty-printed."""
+    if outcome.text is not None and "\n" in outcome.text.strip():
+        return outcome.text.rstrip()
+    return pretty(outcome.raw)
 
 
 def _split_check(check: str) -> tuple[str, str]:
