@@ -335,7 +335,7 @@ def csp(charts: bool) -> str:
     style = "'self' " + EMPTY_STYLE_HASH if charts else "'self'"
     return (
         "default-src 'none'; script-src 'self'; "
-        f"style-src {style}; img-src 'self' data:; font-src 'self'; "
+        f"style-src {style}; img-src 'self'; "
         "base-uri 'none'; form-action 'none'"
     )
 

@@ -48,8 +48,7 @@ ALLOWED_CSP_SOURCES = {
     "default-src": {"'none'"},
     "script-src": {"'self'"},
     "style-src": {"'self'", "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"},  # sha256 of the empty string
-    "img-src": {"'self'", "data:"},
-    "font-src": {"'self'"},
+    "img-src": {"'self'"},  # the site icon; plotly draws in SVG and its image export is switched off
     "base-uri": {"'none'"},
     "form-action": {"'none'"},
 }
