@@ -55,7 +55,6 @@ class PageContext:
     config: SuiteConfig
     site: Any  # views.SiteInfo (imported lazily: views pulls in Jinja2 and Markdown)
     has_baseline: bool
-    total: int
     root: Path
 
 
@@ -99,8 +98,7 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
         trace_digest = digest("bytes", read.data)
     result = evaluate_case(case, outcome, context.config)
     items = case_items(case.id, job.baseline, result) if context.has_baseline else None
-    position = (job.index + 1, context.total)
-    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, position)
+    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next)
     data = page_bytes(render_template("case.html", page_context(page)))
     (context.root / job.page).write_bytes(data)
     return PageDone(job.index, result, trace_digest, len(data))

@@ -275,9 +275,7 @@ def _write_assets(site: _Site) -> None:
         config=site.inputs.config,
     )
     # Everything every page depends on besides its own inputs; another value means every page is rendered.
-    settings = digest(
-        code_fingerprint(), repr(info), site.inputs.config.fingerprint(), str(options.fixtures), str(len(site.inputs.cases))
-    )
+    settings = digest(code_fingerprint(), repr(info), site.inputs.config.fingerprint(), str(options.fixtures))
     site.previous = read_status(options.out, settings)
     site.status = BuildStatus(settings)
 
@@ -294,15 +292,15 @@ def _page_key(settings: str, job: CaseJob, trace: str) -> str:
         return "" if n is None else digest(n.case_id, n.slug)
 
     base = "" if job.baseline is None else json.dumps(job.baseline.to_json(), sort_keys=True, ensure_ascii=False)
-    return digest(settings, job.case.model_dump_json(), trace, base, job.slug, neighbour(job.prev), neighbour(job.next), str(job.index))
+    return digest(settings, job.case.model_dump_json(), trace, base, job.slug, neighbour(job.prev), neighbour(job.next))
 
 
-def _take_previous_page(previous_site: Path, record: CaseRecord, target: Path) -> bool:
+def _take_previous_page(previous_site: Path, page: str, size: int, target: Path) -> bool:
     """Hard-link (else copy) an unchanged page of the previous site into the new one; False if it is gone or edited."""
-    source = previous_site / record.page
+    source = previous_site / page
     try:
         found = source.lstat()
-        if not stat.S_ISREG(found.st_mode) or found.st_size != record.size:
+        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
             return False
         try:
             os.link(source, target)  # the previous site keeps its own link: it stays whole until the swap
@@ -336,14 +334,14 @@ def _write_case_pages(site: _Site) -> None:
         if previous.cases:
             record = previous.reusable(case.id, _page_key(status.settings, job, trace_key(fixtures, case)))
             if record is not None and record.page == job.page:
-                if _take_previous_page(inputs.options.out, record, site.writer.root / job.page):
+                if _take_previous_page(inputs.options.out, job.page, record.size, site.writer.root / job.page):
                     results[index] = record.case_result()
                     status.cases[case.id] = record
                     site.reused_pages += 1
                     site.progress.advance(1)
                     continue
         jobs.append(job)
-    context = PageContext(fixtures, inputs.config, site.info, site.inputs.baseline is not None, total, site.writer.root)
+    context = PageContext(fixtures, inputs.config, site.info, site.inputs.baseline is not None, site.writer.root)
     if jobs:
         from sitegen.render import environment
 
@@ -382,6 +380,33 @@ def _write_index(site: _Site) -> None:
     data = site.gathered
     page = build_index_page(site.info, data.report, data.slugs, data.runs, data.flaky, data.diff, data.run)  # type: ignore[arg-type]
     site.writer.text("index.html", render_template("index.html", page_context(page)))
+    _write_case_list_pages(site)
+
+
+def _write_case_list_pages(site: _Site) -> None:
+    """The static pages 2, 3, … of a long case list; a page whose rows did not change is taken from the previous site."""
+    from sitegen import views
+    from sitegen.buildstatus import PageRecord, digest
+    from sitegen.render import render_template
+
+    data, previous, status = site.gathered, site.previous, site.status
+    assert previous is not None and status is not None
+    results = data.report.results
+    per_page = views.INDEX_PAGE_ROWS
+    for number in range(2, views.case_list_page_count(len(results)) + 1):
+        name = views.case_list_href(number)
+        shown = results[(number - 1) * per_page : number * per_page]
+        # A row shows its case's result and file name (both in the case page's key) and whether it is flaky.
+        rows = (status.cases[r.caseId].key + ("+flaky" if r.caseId in data.flaky else "") for r in shown)
+        key = digest(status.settings, name, str(len(results)), *rows)
+        record = previous.pages.get(name)
+        if record is not None and record.key == key:
+            if _take_previous_page(site.inputs.options.out, name, record.size, site.writer.root / name):
+                status.pages[name] = record
+                continue
+        page = views.build_case_list_page(site.info, results, data.slugs, data.flaky, number)  # type: ignore[arg-type]
+        size = site.writer.text(name, render_template("case-list.html", views.page_context(page)))
+        status.pages[name] = PageRecord(key, size)
 
 
 def _write_diff(site: _Site) -> None:

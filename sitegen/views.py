@@ -8,6 +8,11 @@ and branch. The context keys of each template are listed in TEMPLATE_CONTEXT and
                 answer, evidence, tools, verifier, baseline, definition, raw
 - diff.html     layout, heading, subtitle, stats, sections, matrix, transitions, downloads
 - history.html  layout, heading, subtitle, charts, runs
+- case-list.html  layout, heading, subtitle, table, pages
+
+A suite of more than INDEX_PAGE_ROWS cases gets its case list in static pages of that many rows: the index
+shows the first (and links the others: index-2.html, index-3.html, …), so that every case page is linked in
+plain HTML without one huge index; its script shows every case from compact data inlined in the index.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ TEMPLATE_CONTEXT: dict[str, tuple[str, ...]] = {
     ),
     "diff.html": ("layout", "heading", "subtitle", "stats", "sections", "matrix", "transitions", "downloads"),
     "history.html": ("layout", "heading", "subtitle", "charts", "runs"),
+    "case-list.html": ("layout", "heading", "subtitle", "table", "pages"),
 }
 
 SITE_NAME = "Diagnosis eval"
@@ -51,6 +57,7 @@ MAX_TOOL_CALLS = 500            # rows of the timeline (and of claim checks); th
 CELL_LIMIT = 16 * 1024          # one table cell (a claim's detail, say)
 VERIFIER_BUDGET = 256 * 1024    # all claim checks and summary entries of one page together
 TABLE_PAGE_SIZE = 100           # index rows per page once the script paginates
+INDEX_PAGE_ROWS = 500           # rows per static page of the case list (index.html, index-2.html, …)
 EMPTY_STYLE_HASH = "'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='"  # sha256 of ""
 
 _INPUT_KEYS = ("input", "inputs", "arguments", "args", "params", "parameters", "request", "query")
@@ -560,6 +567,23 @@ class CaseRow:
 
 
 @dataclass(frozen=True)
+class PageLink:
+    """A link to one static page of the case list."""
+
+    text: str
+    href: str
+    current: bool
+
+
+@dataclass(frozen=True)
+class PageNav:
+    """Where a static page of the case list is and links to all of them."""
+
+    summary: str
+    links: tuple[PageLink, ...]
+
+
+@dataclass(frozen=True)
 class CaseTable:
     """The index's case table and its filter choices."""
 
@@ -570,6 +594,8 @@ class CaseTable:
     total_text: str
     page_size: int
     flaky_count: int
+    pages: PageNav | None = None  # the static pages of a long case list
+    data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
 
 
 @dataclass(frozen=True)
@@ -585,7 +611,40 @@ class IndexPage:
     banner: Stat | None
 
 
-def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig) -> CaseRow:
+@dataclass(frozen=True)
+class CaseListPage:
+    """index-<n>.html: one static page of a long case list (the index shows the first)."""
+
+    layout: Layout
+    heading: str
+    subtitle: str
+    table: CaseTable
+    pages: PageNav
+
+
+def case_list_page_count(total: int) -> int:
+    """How many static pages the case list of `total` cases has (1: everything is on the index)."""
+    return max(1, -(-total // INDEX_PAGE_ROWS))
+
+
+def case_list_href(number: int) -> str:
+    """The file of the case list's page `number` (1-based); the first is the index."""
+    return "index.html" if number == 1 else f"index-{number}.html"
+
+
+def _page_nav(number: int, total: int) -> PageNav:
+    count = case_list_page_count(total)
+    first = (number - 1) * INDEX_PAGE_ROWS
+    summary = f"Cases {first + 1:,}–{min(total, first + INDEX_PAGE_ROWS):,} of {total:,} (page {number:,} of {count:,})"
+    links = tuple(PageLink(f"{n:,}", case_list_href(n), n == number) for n in range(1, count + 1))
+    return PageNav(summary, links)
+
+
+def _verdict_value(result: CaseResult) -> str:
+    return shorten(result.verdict) if result.verdict else MISSING_VERDICT
+
+
+def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, on_index: bool = True) -> CaseRow:
     ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
     duration = result.durationMs
     return CaseRow(
@@ -593,12 +652,15 @@ def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig) -
         href=f"cases/{slug}.html",
         title=result.title,
         show_title=result.title != result.caseId,
-        tags=tuple(Link(tag, index_filter_href("", tag=tag).removeprefix("index.html")) for tag in result.tags),
+        # On the index a tag filters its table in place; other pages link to the index filtered.
+        tags=tuple(
+            Link(tag, index_filter_href("", tag=tag).removeprefix("index.html" if on_index else "")) for tag in result.tags
+        ),
         status=status_badge(result.status),
         status_value=result.status,
         status_sort=STATUS_ORDER.get(result.status, 3),
         verdict=verdict_badge(result.verdict, config),
-        verdict_value=shorten(result.verdict) if result.verdict else MISSING_VERDICT,
+        verdict_value=_verdict_value(result),
         codes=tuple(result.failed_codes),
         codes_text=", ".join(result.failed_codes),
         keywords=f"{result.matchedKeywordCount}/{result.requiredKeywordCount}",
@@ -621,20 +683,25 @@ def build_index_page(
     diff: DiffReport | None,
     run: Run,
 ) -> IndexPage:
-    """The dashboard's view model."""
+    """The dashboard's view model (with the first page of the case list when there are several)."""
     config = site.config
-    rows = tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, config) for r in report.results)
-    verdicts = ordered_verdicts([row.verdict_value for row in rows], config)
-    tags = sorted({tag for r in report.results for tag in r.tags})
-    statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in report.results)]
+    results = report.results
+    paged = case_list_page_count(len(results)) > 1
+    shown = results[:INDEX_PAGE_ROWS] if paged else results
+    rows = tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, config) for r in shown)
+    verdicts = ordered_verdicts(list({_verdict_value(r): None for r in results}), config)
+    tags = sorted({tag for r in results for tag in r.tags})
+    statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
     table = CaseTable(
         rows=rows,
         status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
         verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
         tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
-        total_text=plural(len(rows), "case"),
+        total_text=plural(len(results), "case"),
         page_size=TABLE_PAGE_SIZE,
-        flaky_count=len(flaky & {r.caseId for r in report.results}),
+        flaky_count=len(flaky & {r.caseId for r in results}),
+        pages=_page_nav(1, len(results)) if paged else None,
+        data=json_for_script(case_table_data(results, slugs, flaky, config)) if paged else None,
     )
     stats: list[Stat] = []
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
@@ -682,6 +749,55 @@ def build_index_page(
     )
 
 
+def case_table_data(results: Sequence[CaseResult], slugs: dict[str, str], flaky: set[str], config: SuiteConfig) -> dict[str, Any]:
+    """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
+
+    A row: [id, slug, title ("" when it is the id), tags, status, verdict, failed check codes, matched
+    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1]; the badges
+    of each status and verdict are given once.
+    """
+    statuses: dict[str, list[Any]] = {}
+    verdicts: dict[str, list[str]] = {}
+    rows = []
+    for r in results:
+        if r.status not in statuses:
+            badge = status_badge(r.status)
+            statuses[r.status] = [badge.icon, badge.text, badge.css, STATUS_ORDER.get(r.status, 3)]
+        verdict = _verdict_value(r)
+        if verdict not in verdicts:
+            badge = verdict_badge(r.verdict, config)
+            verdicts[verdict] = [badge.icon, badge.text, badge.css]
+        rows.append(
+            [
+                r.caseId, slugs[r.caseId], r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
+                r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
+                fmt_duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0,
+            ]
+        )
+    return {"formatVersion": 1, "statuses": statuses, "verdicts": verdicts, "rows": rows}
+
+
+def build_case_list_page(
+    site: SiteInfo, results: Sequence[CaseResult], slugs: dict[str, str], flaky: set[str], number: int
+) -> CaseListPage:
+    """Page `number` (2 or more) of a long case list: its rows as plain HTML, with links to every page."""
+    start = (number - 1) * INDEX_PAGE_ROWS
+    shown = results[start : start + INDEX_PAGE_ROWS]
+    rows = tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, site.config, on_index=False) for r in shown)
+    nav = _page_nav(number, len(results))
+    table = CaseTable(
+        rows=rows, status_options=(), verdict_options=(), tag_options=(), total_text=plural(len(results), "case"),
+        page_size=INDEX_PAGE_ROWS, flaky_count=0, pages=nav,
+    )
+    return CaseListPage(
+        layout=make_layout(site, title=f"Cases, page {number:,}", depth=0, current="index"),
+        heading="Cases",
+        subtitle=nav.summary + ". The overview filters and sorts them all.",
+        table=table,
+        pages=nav,
+    )
+
+
 # --- case page -------------------------------------------------------------------------------------------
 
 
@@ -695,12 +811,15 @@ class Fact:
 
 @dataclass(frozen=True)
 class Pager:
-    """Previous / next case and the way back."""
+    """Previous / next case and the way back.
+
+    The case's position in the suite ("case 5 of 2,000") is filled in by the script from the shared history
+    data: written into the page, adding or removing one case would change every page after it.
+    """
 
     prev: Link | None
     next: Link | None
     back: Link
-    position: str
 
 
 @dataclass(frozen=True)
@@ -1222,7 +1341,6 @@ def build_case_page(
     diff_items: Sequence[DiffItem] | None,
     prev: Neighbour | None,
     next_: Neighbour | None,
-    position: tuple[int, int],
 ) -> CasePage:
     """One case page's view model; depends only on the case, its trace, its baseline items and neighbours."""
     config = site.config
@@ -1244,7 +1362,6 @@ def build_case_page(
         prev=Link(f"← {prev.case_id}", f"{prev.slug}.html") if prev else None,
         next=Link(f"{next_.case_id} →", f"{next_.slug}.html") if next_ else None,
         back=Link("All cases", "../index.html"),
-        position=f"case {position[0]:,} of {position[1]:,}",
     )
     checks = tuple(Check(*_split_check(clip(check, CELL_LIMIT).text)) for check in result.failedChecks[:MAX_TOOL_CALLS])
     return CasePage(

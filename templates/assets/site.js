@@ -110,14 +110,69 @@
     }
   }
 
-  function initCaseTable(table) {
-    var tbody = table.tBodies[0];
-    var pageSize = parseInt(table.getAttribute("data-page-size"), 10) || 100;
-    var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
-    var keys = headers.map(function (th) { return th.getAttribute("data-key"); });
-    var numeric = headers.map(function (th) { return th.getAttribute("data-sort-type") === "num"; });
-    var collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
-    var rows = Array.prototype.map.call(tbody.rows, function (tr, index) {
+  /* A long case list comes as compact data (see views.case_table_data): a row's <tr> is built only when
+   * shown, so the page holds a hundred rows however many cases there are. */
+  function badge(spec) {
+    var span = el("span", spec[2]);
+    span.appendChild(el("span", "icon", spec[0])).setAttribute("aria-hidden", "true");
+    span.appendChild(document.createTextNode(" " + spec[1]));
+    return span;
+  }
+
+  function dataRows(data) {
+    return data.rows.map(function (r, index) {
+      var status = data.statuses[r[4]] || ["?", r[4], "status status-other", 3];
+      var verdict = data.verdicts[r[5]] || ["•", r[5], "verdict verdict-other"];
+      var ratio = r[8] ? r[7] / r[8] : 1;
+      var tools = fmt(r[9]);
+      var row = {
+        tr: null,
+        index: index,
+        status: r[4],
+        verdict: r[5],
+        tags: r[3],
+        flaky: r[12] === 1,
+        text: norm([r[0], r[12] === 1 ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
+          verdict[0] + " " + verdict[1], r[6].join(""), r[7] + "/" + r[8], tools, r[10]].join(" ")),
+        keys: [r[0], status[3], r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11]]
+      };
+      row.build = function () {
+        var tr = el("tr");
+        tr.setAttribute("data-status", r[4]);
+        tr.setAttribute("data-verdict", r[5]);
+        if (row.flaky) tr.setAttribute("data-flaky", "1");
+        var cell = tr.appendChild(el("td", "case-cell"));
+        var link = cell.appendChild(el("a", "case-link", r[0]));
+        link.href = "cases/" + r[1] + ".html";
+        if (row.flaky) {
+          cell.appendChild(document.createTextNode(" "));
+          var flaky = cell.appendChild(el("span", "flaky"));
+          flaky.title = "pass/fail flipped at least twice in the last 10 runs";
+          flaky.appendChild(el("span", "icon", "↯")).setAttribute("aria-hidden", "true");
+          flaky.appendChild(document.createTextNode(" flaky"));
+        }
+        if (r[2]) cell.appendChild(el("span", "case-title", r[2]));
+        if (r[3].length) {
+          var tags = cell.appendChild(el("span", "tags"));
+          r[3].forEach(function (tag) {
+            tags.appendChild(el("a", "tag", tag)).href = "#tag=" + encodeURIComponent(tag);
+          });
+        }
+        tr.appendChild(el("td")).appendChild(badge(status));
+        tr.appendChild(el("td")).appendChild(badge(verdict));
+        var codes = tr.appendChild(el("td", "codes"));
+        r[6].forEach(function (code) { codes.appendChild(el("code", "", code)); });
+        tr.appendChild(el("td", "num", r[7] + "/" + r[8]));
+        tr.appendChild(el("td", "num", tools));
+        tr.appendChild(el("td", "num", r[10]));
+        return tr;
+      };
+      return row;
+    });
+  }
+
+  function domRows(tbody, numeric) {
+    return Array.prototype.map.call(tbody.rows, function (tr, index) {
       var sortKeys = Array.prototype.map.call(tr.cells, function (td, col) {
         var raw = td.hasAttribute("data-sort") ? td.getAttribute("data-sort") : td.textContent.trim();
         return numeric[col] ? parseFloat(raw) : raw;
@@ -134,6 +189,21 @@
         keys: sortKeys
       };
     });
+  }
+
+  function initCaseTable(table) {
+    var tbody = table.tBodies[0];
+    var pageSize = parseInt(table.getAttribute("data-page-size"), 10) || 100;
+    var headers = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var keys = headers.map(function (th) { return th.getAttribute("data-key"); });
+    var numeric = headers.map(function (th) { return th.getAttribute("data-sort-type") === "num"; });
+    var collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
+    var source = table.hasAttribute("data-rows") ? document.getElementById(table.getAttribute("data-rows")) : null;
+    var rows = source ? dataRows(JSON.parse(source.textContent)) : domRows(tbody, numeric);
+    if (source) {
+      var staticPages = document.getElementById("case-pages");
+      if (staticPages) staticPages.hidden = true; // the script pages through every case itself
+    }
     var controls = {
       q: document.getElementById("filter-q"),
       status: document.getElementById("filter-status"),
@@ -227,7 +297,10 @@
       var start = (state.page - 1) * pageSize;
       var shown = list.slice(start, start + pageSize);
       var fragment = document.createDocumentFragment();
-      shown.forEach(function (row) { fragment.appendChild(row.tr); });
+      shown.forEach(function (row) {
+        if (!row.tr) row.tr = row.build();
+        fragment.appendChild(row.tr);
+      });
       if (!shown.length) fragment.appendChild(empty);
       tbody.textContent = "";
       tbody.appendChild(fragment);
@@ -325,9 +398,25 @@
     root.appendChild(el("p", "legend", text));
   }
 
+  /* "case 5 of 2,000" on a case page: its place in the suite, from the shared history data. */
+  function initPosition(node) {
+    var main = document.querySelector("main[data-case-id]");
+    var data = window.SITEGEN_HISTORY;
+    if (!main || !data || !data.cases) return;
+    var id = main.getAttribute("data-case-id");
+    for (var k = 0; k < data.cases.length; k++) {
+      if (data.cases[k][0] === id) {
+        node.textContent = "case " + fmt(k + 1) + " of " + fmt(data.cases.length);
+        return;
+      }
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var table = document.getElementById("case-table");
     if (table) initCaseTable(table);
+    var position = document.querySelector("[data-case-position]");
+    if (position) initPosition(position);
     var strip = document.querySelector("[data-history-strip]");
     if (strip) initStrip(strip);
     drawCharts();
