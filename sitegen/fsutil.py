@@ -21,6 +21,22 @@ except ImportError:  # Windows: no flock, so no folder is ever taken for abandon
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+# Folder locks this process holds. A forked child (a worker) shares a flock with its parent, so it would keep
+# a killed build's folder looking alive for as long as it lingers: children close their copies at once.
+_HELD_LOCKS: set[int] = set()
+
+
+def _drop_inherited_locks() -> None:
+    for handle in list(_HELD_LOCKS):
+        try:
+            os.close(handle)
+        except OSError:
+            pass
+    _HELD_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
 def write_bytes_atomic(path: Path, data: bytes) -> None:
@@ -76,7 +92,15 @@ def lock_folder(folder: Path) -> int | None:
     except OSError:
         os.close(handle)
         raise
+    _HELD_LOCKS.add(handle)
     return handle
+
+
+def unlock_folder(handle: int | None) -> None:
+    """Release a lock taken by lock_folder."""
+    if handle is not None:
+        _HELD_LOCKS.discard(handle)
+        os.close(handle)
 
 
 def is_abandoned(folder: Path) -> bool:

@@ -31,7 +31,7 @@ from sitegen.buildstatus import BuildStatus, CaseRecord
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffReport, compare_reports, diff_json
 from sitegen.errors import BadInput, UsageError
-from sitegen.fsutil import exchange, is_abandoned, lock_folder, write_text_atomic
+from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder, write_text_atomic
 from sitegen.history import (
     DEFAULT_HISTORY_LIMIT,
     Run,
@@ -507,8 +507,7 @@ def staging_folder(out: Path) -> Iterator[Path]:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     finally:
-        if lock is not None:
-            os.close(lock)
+        unlock_folder(lock)
 
 
 def swap_in(stage: Path, out: Path) -> None:

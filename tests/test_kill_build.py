@@ -233,3 +233,33 @@ def test_every_file_is_written_under_a_temporary_name(tmp_path: Path, command: l
         and not any(part.startswith(".site.tmp-") for part in path.relative_to(tmp_path).parts)
     ]
     assert direct == [], f"written in place: {direct}"
+
+
+def test_a_forked_worker_does_not_keep_a_staging_folder_locked(tmp_path: Path) -> None:
+    """Build workers are forked; if they shared the staging folder's lock, a killed build's folder would look
+    alive for as long as its workers linger, and the next build would leave it behind."""
+    from sitegen.fsutil import is_abandoned, lock_folder, unlock_folder
+
+    folder = tmp_path / ".site.tmp-x"
+    folder.mkdir()
+    handle = lock_folder(folder)
+    read_end, write_end = os.pipe()
+    ready_read, ready_write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the worker: says it is running, then waits until told to go, holding what it inherited
+        os.close(write_end)
+        os.write(ready_write, b"r")
+        os.read(read_end, 1)
+        os._exit(0)
+    os.close(read_end)
+    os.close(ready_write)
+    assert os.read(ready_read, 1) == b"r"
+    os.close(ready_read)
+    try:
+        assert not is_abandoned(folder)
+        unlock_folder(handle)  # what the parent's death does
+        assert is_abandoned(folder), "the forked child still holds the lock"
+    finally:
+        os.write(write_end, b"x")
+        os.close(write_end)
+        os.waitpid(child, 0)
