@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.report import CaseResult, result_from_json
+from sitegen.report import CaseResult, result_from_json, result_json_text
 
 STATUS_FILE = ".sitegen-status.json"
 STATUS_FORMAT_VERSION = 1
@@ -67,25 +67,19 @@ class PageRecord:
 
 @dataclass(frozen=True)
 class CaseRecord:
-    """One case in the status file: its page and the result it had."""
+    """One case in the status file: its page and its result, as the text it has in report.json."""
 
     page: str
     key: str
     size: int
-    result: dict[str, Any]
+    report: str  # report.result_json_text of the result: reused as is in the next report.json
+    trace_loaded: bool
 
     def case_result(self) -> CaseResult:
         """The stored result as a CaseResult."""
-        result = result_from_json(self.result)
-        result.traceLoaded = self.result.get("traceLoaded") is True
+        result = result_from_json(json.loads(self.report))
+        result.traceLoaded = self.trace_loaded
         return result
-
-
-def case_record(page: str, key: str, size: int, result: CaseResult) -> CaseRecord:
-    """The record of a case page just written."""
-    data = result.to_json()
-    data["traceLoaded"] = result.traceLoaded
-    return CaseRecord(page=page, key=key, size=size, result=data)
 
 
 @dataclass
@@ -114,7 +108,8 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     entries = []
     for case_id in case_order:
         record = status.cases[case_id]
-        entries.append(line({"id": case_id, "page": record.page, "key": record.key, "size": record.size, "result": record.result}))
+        fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
+        entries.append(line(fields | {"report": record.report, "traceLoaded": record.trace_loaded}))
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
     lines.append('],"pages":[')
@@ -137,15 +132,21 @@ def read_status(site: Path, settings: str) -> BuildStatus:
     status = BuildStatus(settings)
     try:
         for item in data["cases"]:
-            result = item["result"]
-            if not (isinstance(result, dict) and isinstance(result.get("caseId"), str) and result["caseId"] == item["id"]):
+            loaded = item["traceLoaded"]
+            if not isinstance(loaded, bool):
                 return empty
-            status.cases[item["id"]] = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), result)
+            record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), _text(item["report"]), loaded)
+            status.cases[_text(item["id"])] = record
         for item in data["pages"]:
             status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]))
     except (KeyError, TypeError, ValueError):
         return empty
     return status
+
+
+def case_record(page: str, key: str, size: int, result: CaseResult, report: str | None = None) -> CaseRecord:
+    """The record of a case page just written (`report`: the result's report.json text, if already made)."""
+    return CaseRecord(page, key, size, result_json_text(result) if report is None else report, result.traceLoaded)
 
 
 def _text(value: Any) -> str:

@@ -52,6 +52,7 @@ class PageContext:
     """What every case page shares: where traces are, the suite settings, the site's assets, where to write."""
 
     fixtures: Path
+    fixtures_root: Path  # fixtures.resolve(), once for the whole suite
     config: SuiteConfig
     site: Any  # views.SiteInfo (imported lazily: views pulls in Jinja2 and Markdown)
     has_baseline: bool
@@ -60,20 +61,22 @@ class PageContext:
 
 @dataclass(frozen=True)
 class PageDone:
-    """A case page written: the case's result, the digest of the trace bytes it was built from, its size."""
+    """A case page written: the case's result (and its report.json text), the digest of the trace bytes it
+    was built from, the page's size."""
 
     index: int
     result: CaseResult
+    report_text: str
     trace_digest: str
     size: int
 
 
-def trace_key(fixtures: Path, case: Case) -> str:
+def trace_key(fixtures: Path, root: Path, case: Case) -> str:
     """A digest of the trace as a page would read it: its bytes, or the problem reading it."""
     from sitegen.buildstatus import digest
     from sitegen.loading import FixtureProblem, read_fixture
 
-    read = read_fixture(fixtures, case.traceFixture)
+    read = read_fixture(fixtures, case.traceFixture, root)
     if isinstance(read, FixtureProblem):
         return digest("problem", read.code, read.message)
     return digest("bytes", read.data)
@@ -86,10 +89,11 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
     from sitegen.evaluation import evaluate_case
     from sitegen.loading import FixtureProblem, parse_fixture, read_fixture
     from sitegen.render import page_bytes, render_template
+    from sitegen.report import result_json_text
     from sitegen.views import build_case_page, page_context
 
     case = job.case
-    read = read_fixture(context.fixtures, case.traceFixture)
+    read = read_fixture(context.fixtures, case.traceFixture, context.fixtures_root)
     if isinstance(read, FixtureProblem):
         outcome: Any = read
         trace_digest = digest("problem", read.code, read.message)
@@ -101,7 +105,7 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next)
     data = page_bytes(render_template("case.html", page_context(page)))
     (context.root / job.page).write_bytes(data)
-    return PageDone(job.index, result, trace_digest, len(data))
+    return PageDone(job.index, result, result_json_text(result), trace_digest, len(data))
 
 
 # --- running the jobs ------------------------------------------------------------------------------------
@@ -136,17 +140,21 @@ def _run_chunk(jobs: Sequence[CaseJob]) -> list[PageDone]:
     return [write_case_page(job, _worker_context) for job in jobs]
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def worker_count(requested: int | None, jobs: int) -> int:
     """How many processes to render `jobs` pages with: as asked, else one per usable core for big batches."""
     if requested is not None:
         return max(1, min(requested, jobs)) if jobs else 1
     if jobs < POOL_MIN_JOBS:
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, jobs))
+    return max(1, min(usable_cores(), jobs))
 
 
 def _chunks(jobs: Sequence[CaseJob], workers: int) -> list[Sequence[CaseJob]]:

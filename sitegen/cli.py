@@ -314,7 +314,8 @@ def build(
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
         _write_junit(junit_out, report, cases)
-    line = f"site written to {out}/ ({result.case_pages} case pages); pass rate {percent(report.passRate)}"
+    unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
+    line = f"site written to {out}/ ({result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}"
     if diff is not None:
         line += f"; {diff.regressionCount} regression(s) against {result.baseline}"
     _say(line)

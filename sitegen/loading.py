@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -256,18 +258,25 @@ class LoadedTrace:
     text: str | None = None  # the file's text as read (None when the trace did not come from a file)
 
 
-def resolve_fixture(fixtures_dir: Path, name: str) -> Path | FixtureProblem:
-    """Where a `traceFixture` points, or why it may not be read (absolute, outside, via symlink)."""
+def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Path | FixtureProblem:
+    """Where a `traceFixture` points, or why it may not be read (absolute, outside, via symlink).
+
+    `root` is `fixtures_dir.resolve()` when the caller resolved it already (once for a whole suite).
+    """
+    if _plain_name(name):
+        # A plain file name (no separator, drive or NUL) is neither absolute nor outside the folder unless it is
+        # a link: one lstat instead of resolving every path component, as most suites' fixtures are named.
+        root = fixtures_dir.resolve() if root is None else root
+        target = root / name
+        if not os.path.islink(target):
+            return target
     if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is absolute: expected a path relative to {fixtures_dir}")
     if "\x00" in name:
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
-    root = fixtures_dir.resolve()
-    target = root / name
-    # resolve() follows symlinks, so a link that points out of the folder is caught here too. A plain file
-    # name that is no link needs no resolving (one lstat instead of one per path component).
-    if not _plain_name(name) or target.is_symlink():
-        target = target.resolve()
+    root = fixtures_dir.resolve() if root is None else root
+    # resolve() follows symlinks, so a link that points out of the folder is caught here too.
+    target = (root / name).resolve()
     if not target.is_relative_to(root) or target == root:
         return FixtureProblem(
             FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
@@ -275,8 +284,14 @@ def resolve_fixture(fixtures_dir: Path, name: str) -> Path | FixtureProblem:
     return target
 
 
+# What Path.exists() takes for "not there" (a dangling or looping link, a file where a folder should be).
+_MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
 def _plain_name(name: str) -> bool:
-    return bool(name) and name not in (".", "..") and "/" not in name and (os.sep == "/" or "\\" not in name)
+    return (
+        bool(name) and name not in (".", "..") and not any(c in name for c in "/\\:\x00")
+    )
 
 
 @dataclass(frozen=True)
@@ -287,15 +302,19 @@ class FixtureBytes:
     data: bytes
 
 
-def read_fixture(fixtures_dir: Path, name: str) -> FixtureBytes | FixtureProblem:
+def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> FixtureBytes | FixtureProblem:
     """Read one case's trace fixture; missing, outside the folder or unreadable is a FixtureProblem."""
-    target = resolve_fixture(fixtures_dir, name)
+    target = resolve_fixture(fixtures_dir, name, root)
     if isinstance(target, FixtureProblem):
         return target
     shown = f"{fixtures_dir}/{name}"
-    if not target.exists():
-        return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
-    if not target.is_file():
+    try:
+        mode = os.stat(target).st_mode
+    except OSError as exc:
+        if exc.errno in _MISSING_ERRNOS:
+            return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+    if not stat.S_ISREG(mode):
         return FixtureProblem(FIXTURE_INVALID, f"{shown} is not a regular file")
     try:
         return FixtureBytes(target, target.read_bytes())

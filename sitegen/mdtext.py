@@ -14,7 +14,8 @@ _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 
 def _escape(text: str, *, line_start: bool) -> str:
     text = _NEWLINES.sub(" ", text)
-    text = "".join(ch if ch.isprintable() or ch == " " else " " for ch in text)
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() or ch == " " else " " for ch in text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
     if line_start:

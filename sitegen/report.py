@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,9 +125,24 @@ def dumps_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def report_json(report: Report) -> str:
-    """The report's JSON text; byte-identical for the same inputs."""
-    return dumps_json(report.to_json())
+def result_json_text(result: CaseResult) -> str:
+    """One result's text as it stands in report.json's results array (a build reuses it for unchanged cases)."""
+    # dumps_json's layout one level down: what json.dumps(indent=2) writes for an object inside "results".
+    return "    " + json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n    ")
+
+
+def report_json(report: Report, result_texts: Sequence[str] | None = None) -> str:
+    """The report's JSON text; byte-identical for the same inputs.
+
+    `result_texts` are the results' result_json_text when already at hand (pretty-printing is the slow part).
+    """
+    texts = [result_json_text(result) for result in report.results] if result_texts is None else result_texts
+    head = report.to_json()
+    del head["results"]
+    text = dumps_json(head)
+    assert text.endswith("\n}\n")
+    results = "[\n" + ",\n".join(texts) + "\n  ]" if texts else "[]"
+    return text[:-3] + ',\n  "results": ' + results + "\n}\n"
 
 
 def report_markdown(report: Report, title: str = "Diagnosis eval report") -> str:

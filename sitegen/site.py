@@ -15,7 +15,6 @@ and the output is the same as a full build's.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -182,11 +181,13 @@ def read_inputs(options: BuildOptions) -> Inputs:
 # --- step 2: gather the run's data -----------------------------------------------------------------------
 
 
-def gather(inputs: Inputs, results: list[CaseResult], slugs: dict[str, str]) -> Gathered:
+def gather(
+    inputs: Inputs, results: list[CaseResult], slugs: dict[str, str], result_texts: list[str] | None = None
+) -> Gathered:
     """The report of the evaluated cases, its diff against the baseline, and the run recorded in the history."""
     options = inputs.options
     report = build_report(results)
-    report_text = report_json(report)
+    report_text = report_json(report, result_texts)
     diff = compare_reports(inputs.baseline, report) if inputs.baseline is not None else None
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
@@ -288,18 +289,25 @@ def _page_key(settings: str, job: CaseJob, trace: str) -> str:
     """The hash of everything a case page shows (with `settings`, the same for every page)."""
     from sitegen.buildstatus import digest
 
-    def neighbour(n: Neighbour | None) -> str:
-        return "" if n is None else digest(n.case_id, n.slug)
+    prev, next_ = job.prev, job.next
+    return digest(
+        settings,
+        job.case.model_dump_json(),
+        trace,
+        "" if job.baseline is None else repr(job.baseline),  # ids are never empty: "" is "no neighbour" below
+        job.slug,
+        prev.case_id if prev else "",
+        prev.slug if prev else "",
+        next_.case_id if next_ else "",
+        next_.slug if next_ else "",
+    )
 
-    base = "" if job.baseline is None else json.dumps(job.baseline.to_json(), sort_keys=True, ensure_ascii=False)
-    return digest(settings, job.case.model_dump_json(), trace, base, job.slug, neighbour(job.prev), neighbour(job.next))
 
-
-def _take_previous_page(previous_site: Path, page: str, size: int, target: Path) -> bool:
+def _take_previous_page(previous_site: str, page: str, size: int, stage: str) -> bool:
     """Hard-link (else copy) an unchanged page of the previous site into the new one; False if it is gone or edited."""
-    source = previous_site / page
+    source, target = os.path.join(previous_site, page), os.path.join(stage, page)
     try:
-        found = source.lstat()
+        found = os.lstat(source)
         if not stat.S_ISREG(found.st_mode) or found.st_size != size:
             return False
         try:
@@ -320,6 +328,8 @@ def _write_case_pages(site: _Site) -> None:
     inputs, previous, status = site.inputs, site.previous, site.status
     assert previous is not None and status is not None, "_write_assets runs first"
     cases, fixtures = inputs.cases, inputs.options.fixtures
+    fixtures_root = fixtures.resolve()
+    previous_site, stage = str(inputs.options.out), str(site.writer.root)
     site.slugs = slugs = assign_slugs(case.id for case in cases)
     baseline = _baseline_entries(inputs)
     total = len(cases)
@@ -332,16 +342,17 @@ def _write_case_pages(site: _Site) -> None:
         next_ = Neighbour(cases[index + 1].id, slugs[cases[index + 1].id]) if index + 1 < total else None
         job = CaseJob(index, case, slugs[case.id], prev, next_, baseline.get(case.id))
         if previous.cases:
-            record = previous.reusable(case.id, _page_key(status.settings, job, trace_key(fixtures, case)))
-            if record is not None and record.page == job.page:
-                if _take_previous_page(inputs.options.out, job.page, record.size, site.writer.root / job.page):
-                    results[index] = record.case_result()
+            record = previous.reusable(case.id, _page_key(status.settings, job, trace_key(fixtures, fixtures_root, case)))
+            result = _recorded_result(record, case) if record is not None and record.page == job.page else None
+            if result is not None and record is not None:
+                if _take_previous_page(previous_site, job.page, record.size, stage):
+                    results[index] = result
                     status.cases[case.id] = record
                     site.reused_pages += 1
                     site.progress.advance(1)
                     continue
         jobs.append(job)
-    context = PageContext(fixtures, inputs.config, site.info, site.inputs.baseline is not None, site.writer.root)
+    context = PageContext(fixtures, fixtures_root, inputs.config, site.info, inputs.baseline is not None, site.writer.root)
     if jobs:
         from sitegen.render import environment
 
@@ -352,7 +363,7 @@ def _write_case_pages(site: _Site) -> None:
         results[done.index] = done.result
         # Keyed by the trace bytes the page was really built from (the file may change during the build).
         key = _page_key(status.settings, job, done.trace_digest)
-        status.cases[job.case.id] = case_record(job.page, key, done.size, done.result)
+        status.cases[job.case.id] = case_record(job.page, key, done.size, done.result, done.report_text)
     site.progress.finish()
     site.writer.count += total
     site.case_pages = total
@@ -360,8 +371,19 @@ def _write_case_pages(site: _Site) -> None:
     assert len(site.results) == total, "every case has a result"
 
 
+def _recorded_result(record: CaseRecord, case: Case) -> CaseResult | None:
+    """The result the status file holds for `case`; None when it does not hold one for it."""
+    try:
+        result = record.case_result()
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    return result if result.caseId == case.id else None
+
+
 def _gather(site: _Site) -> None:
-    site.data = gather(site.inputs, site.results, site.slugs)
+    assert site.status is not None
+    texts = [site.status.cases[case.id].report for case in site.inputs.cases]
+    site.data = gather(site.inputs, site.results, site.slugs, texts)
 
 
 def _write_history_data(site: _Site) -> None:
@@ -401,7 +423,7 @@ def _write_case_list_pages(site: _Site) -> None:
         key = digest(status.settings, name, str(len(results)), *rows)
         record = previous.pages.get(name)
         if record is not None and record.key == key:
-            if _take_previous_page(site.inputs.options.out, name, record.size, site.writer.root / name):
+            if _take_previous_page(str(site.inputs.options.out), name, record.size, str(site.writer.root)):
                 status.pages[name] = record
                 continue
         page = views.build_case_list_page(site.info, results, data.slugs, data.flaky, number)  # type: ignore[arg-type]

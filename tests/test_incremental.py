@@ -1,0 +1,207 @@
+"""Incremental builds: a rebuild takes unchanged case pages from the previous site, and its output is byte for
+byte what a full build from scratch gives, after every kind of change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+import sitegen.site as site_module
+from sitegen.buildstatus import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
+from sitegen.site import BuildOptions, BuildResult, build_site
+from test_site import snapshot, suite  # noqa: F401 - suite is a fixture
+
+CASES = 7  # in tests/data/site/cases.json
+
+
+def options(root: Path, out: str, history: Path, **changes: object) -> BuildOptions:
+    """The build of the test suite into `out`, continuing `history`, at a fixed run id."""
+    fields: dict[str, object] = {
+        "cases": root / "cases.json",
+        "fixtures": root / "fixtures",
+        "baseline": root / "baseline.json",
+        "out": root / out,
+        "history": history,
+        "run_id": "same",
+        "cwd": root,
+    }
+    fields.update(changes)
+    return BuildOptions(**fields)  # type: ignore[arg-type]
+
+
+def rebuild_and_compare(root: Path, **changes: object) -> BuildResult:
+    """Rebuild `site/` incrementally and build a fresh site from the same inputs; both must be identical."""
+    start = root / "history-start.json"
+    shutil.copy(root / "site" / "history.json", start)
+    for name in ("h-incremental.json", "h-fresh.json"):
+        shutil.copy(start, root / name)
+    result = build_site(options(root, "site", root / "h-incremental.json", **changes))
+    shutil.rmtree(root / "fresh", ignore_errors=True)
+    fresh = build_site(options(root, "fresh", root / "h-fresh.json", **changes))
+    assert fresh.reused_pages == 0
+    incremental, scratch = snapshot(root / "site"), snapshot(root / "fresh")
+    differing = sorted(name for name in set(incremental) | set(scratch) if incremental.get(name) != scratch.get(name))
+    assert not differing, f"incremental build differs from a full build in {differing}"
+    return result
+
+
+@pytest.fixture
+def built(suite: Path) -> Path:  # noqa: F811
+    """The test suite built once into site/ (the previous build of every rebuild)."""
+    first = build_site(options(suite, "site", suite / "history.json"))
+    assert first.case_pages == CASES and first.reused_pages == 0
+    return suite
+
+
+def _edit_json(path: Path, change: Callable[[object], object]) -> None:
+    path.write_text(json.dumps(change(json.loads(path.read_text(encoding="utf-8"))), ensure_ascii=False), encoding="utf-8")
+
+
+def _append_answer(data: object) -> object:
+    assert isinstance(data, dict)
+    data["session"]["answer"] += "\n\nAddendum: the pool was resized at 10:42."
+    return data
+
+
+def _add_case(cases: object) -> object:
+    assert isinstance(cases, list)
+    return cases + [{"id": "added-case", "traceFixture": "pay-timeout.json", "tags": ["new"]}]
+
+
+def _remove_case(cases: object) -> object:
+    assert isinstance(cases, list)
+    return [case for case in cases if case["id"] != "reject-safety"]
+
+
+def _edit_case(cases: object) -> object:
+    assert isinstance(cases, list)
+    for case in cases:
+        if case["id"] == "db-pool":
+            case["title"] = "Connection pool, retitled"
+    return cases
+
+
+def _edit_baseline(report: object) -> object:
+    assert isinstance(report, dict)
+    for result in report["results"]:
+        if result["caseId"] == "pay-timeout":
+            result["toolCallCount"] += 5
+    return report
+
+
+@pytest.mark.parametrize(
+    ("file", "change", "reused"),
+    [
+        ("fixtures/pay-timeout.json", _append_answer, CASES - 1),  # only that page
+        ("cases.json", _add_case, CASES - 1),  # the new page and the previous last one (its "next" link)
+        ("cases.json", _remove_case, CASES - 3),  # the removed case's neighbours (their links)
+        ("cases.json", _edit_case, CASES - 1),  # the edited case
+        ("baseline.json", _edit_baseline, CASES - 1),  # the case whose baseline entry changed
+    ],
+    ids=["one-fixture", "case-added", "case-removed", "case-edited", "baseline-entry"],
+)
+def test_rebuild_after_a_change_equals_a_full_build(
+    built: Path, file: str, change: Callable[[object], object], reused: int
+) -> None:
+    _edit_json(built / file, change)
+    assert rebuild_and_compare(built).reused_pages == reused
+
+
+def test_rebuild_without_change_reuses_every_page_and_keeps_them(built: Path) -> None:
+    before = {p.name: p.stat().st_ino for p in (built / "site" / "cases").iterdir()}
+    result = rebuild_and_compare(built)
+    assert (result.case_pages, result.reused_pages) == (CASES, CASES)
+    after = {p.name: p.stat().st_ino for p in (built / "site" / "cases").iterdir()}
+    assert after == before, "unchanged pages are linked from the previous site, not written again"
+
+
+def test_one_fixture_rebuild_shows_the_change(built: Path) -> None:
+    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
+    rebuild_and_compare(built)
+    page = next(p for p in (built / "site" / "cases").glob("pay-timeout-*.html"))
+    answer = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select_one("#answer .markdown")
+    assert answer is not None and "the pool was resized at 10:42" in answer.get_text()
+
+
+def test_index_and_reports_reflect_the_new_run(built: Path) -> None:
+    # pay-timeout passes; emptying its answer makes it fail: the reused pages' rows must not hide that.
+    _edit_json(built / "fixtures" / "pay-timeout.json", lambda d: {**d, "session": {**d["session"], "answer": ""}})  # type: ignore[dict-item]
+    result = rebuild_and_compare(built)
+    assert result.reused_pages == CASES - 1
+    statuses = {r.caseId: r.status for r in result.report.results}
+    assert statuses["pay-timeout"] == "failed"
+    report = json.loads((built / "site" / "report.json").read_text(encoding="utf-8"))
+    assert next(r for r in report["results"] if r["caseId"] == "pay-timeout")["status"] == "failed"
+
+
+@pytest.mark.parametrize("change", ["config", "no-baseline", "code"])
+def test_a_change_every_page_shows_renders_every_page(built: Path, change: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    extra: dict[str, object] = {}
+    if change == "config":
+        (built / "suite.toml").write_text('[suite]\ndegraded_answer_markers = ["证据不足", "insufficient"]\n', encoding="utf-8")
+        extra["config"] = built / "suite.toml"
+    elif change == "no-baseline":
+        extra["baseline"] = None  # every page's navigation loses the diff link
+    else:
+        import sitegen.buildstatus as buildstatus
+
+        monkeypatch.setattr(buildstatus, "code_fingerprint", lambda: "another sitegen's code and templates")
+    assert rebuild_and_compare(built, **extra).reused_pages == 0
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: "{not json",
+        lambda text: text.replace(f'"formatVersion":{STATUS_FORMAT_VERSION}', '"formatVersion":99'),
+        lambda text: text.replace('"sitegen":"', '"sitegen":"0.0.0-other'),
+        lambda text: text.replace('"traceLoaded":true', '"traceLoaded":"yes"'),
+        lambda text: text.replace('"report":"', '"report":"{'),
+    ],
+    ids=["not-json", "newer-format", "other-version", "bad-field", "bad-report-text"],
+)
+def test_a_damaged_status_file_means_a_full_build(built: Path, damage: Callable[[str], str]) -> None:
+    status = built / "site" / STATUS_FILE
+    status.write_text(damage(status.read_text(encoding="utf-8")), encoding="utf-8")
+    result = rebuild_and_compare(built)
+    assert result.reused_pages < CASES
+
+
+def test_a_page_edited_in_the_published_site_is_rendered_again(built: Path) -> None:
+    page = next((built / "site" / "cases").glob("db-pool-*.html"))
+    page.write_text(page.read_text(encoding="utf-8") + "<!-- edited by hand -->", encoding="utf-8")
+    assert rebuild_and_compare(built).reused_pages == CASES - 1
+
+
+def test_status_file_records_every_case_and_page(built: Path) -> None:
+    site = built / "site"
+    text = (site / STATUS_FILE).read_text(encoding="utf-8")
+    head = json.loads(text)
+    assert head["formatVersion"] == STATUS_FORMAT_VERSION
+    assert [item["id"] for item in head["cases"]] == [case["id"] for case in json.loads((built / "cases.json").read_text("utf-8"))]
+    status = read_status(site, head["settings"])
+    assert set(status.cases) == {item["id"] for item in head["cases"]}
+    for record in status.cases.values():
+        assert (site / record.page).stat().st_size == record.size
+        assert record.case_result().caseId in status.cases
+
+
+def test_a_failed_rebuild_leaves_the_previous_site_and_its_pages_intact(built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = snapshot(built / "site")
+
+    def explode(site: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    # After the case pages are linked into the new site: the links must not have changed the old one.
+    steps = site_module.WRITE_STEPS
+    monkeypatch.setattr(site_module, "WRITE_STEPS", steps[: steps.index(site_module._write_case_pages) + 1] + (explode,))
+    _edit_json(built / "fixtures" / "db-pool.json", _append_answer)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        build_site(options(built, "site", built / "history.json"))
+    assert snapshot(built / "site") == before
+    assert [p.name for p in built.iterdir() if p.name.startswith(".site")] == []

@@ -1,0 +1,99 @@
+"""Case pages in worker processes: the site does not depend on how many, and a failure in one fails the build
+cleanly."""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+import sitegen.casepages as casepages
+from conftest import make_case, make_trace, write_suite
+from sitegen.site import BuildOptions, build_site
+from test_site import snapshot
+
+
+@pytest.fixture
+def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A suite of 60 cases of every kind (passing, failing, missing and broken traces)."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    cases, traces = [], {}
+    for index in range(60):
+        name = f"c{index:02d}.json"
+        cases.append(make_case(id=f"case {index:02d} ünïcode", traceFixture=name, expectedRootCauseKeywords=["pool"], tags=[f"t{index % 3}"]))
+        if index % 10 == 7:
+            continue  # missing trace
+        answer = "the connection **pool** was exhausted" if index % 4 else "no idea"
+        traces[name] = "{broken" if index % 10 == 9 else make_trace(answer, tools=["query_logs"] * (index % 5))
+    write_suite(tmp_path, cases, traces)
+    return tmp_path
+
+
+def _build(root: Path, out: str, workers: int | None) -> None:
+    build_site(
+        BuildOptions(cases=root / "cases.json", fixtures=root / "fixtures", out=root / out, run_id="same", cwd=root, workers=workers)
+    )
+
+
+def test_output_does_not_depend_on_the_number_of_workers(many: Path) -> None:
+    _build(many, "one", 1)
+    _build(many, "two", 2)
+    _build(many, "three", 3)
+    one = snapshot(many / "one")
+    assert len([name for name in one if name.startswith("cases/")]) == 60
+    assert snapshot(many / "two") == one
+    assert snapshot(many / "three") == one
+
+
+def test_workers_are_used_and_gone_afterwards(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+    real = casepages._chunks
+
+    def chunks(jobs, workers):  # noqa: ANN001, ANN202 - spy on the split the pool gets
+        seen.append(workers)
+        return real(jobs, workers)
+
+    monkeypatch.setattr(casepages, "_chunks", chunks)
+    _build(many, "site", 2)
+    assert seen == [2]
+    assert multiprocessing.active_children() == []
+
+
+def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _build(many, "site", 1)
+    before = snapshot(many / "site")
+    real = casepages.write_case_page
+
+    def failing(job, context):  # noqa: ANN001, ANN202 - inherited by the forked workers
+        if job.case.id.startswith("case 33"):
+            raise RuntimeError("renderer crashed")
+        return real(job, context)
+
+    monkeypatch.setattr(casepages, "write_case_page", failing)
+    (many / "fixtures" / "c00.json").write_text('{"session": {"answer": "changed"}}', encoding="utf-8")
+    monkeypatch.setattr("sitegen.buildstatus.code_fingerprint", lambda: "force every page to render")
+    with pytest.raises(RuntimeError, match="renderer crashed"):
+        _build(many, "site", 2)
+    assert snapshot(many / "site") == before
+    assert [p.name for p in many.iterdir() if p.name.startswith(".site")] == []
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize(
+    ("requested", "jobs", "expected"),
+    [(None, 10, 1), (None, casepages.POOL_MIN_JOBS - 1, 1), (1, 5000, 1), (2, 1, 1), (4, 3, 3), (2, 0, 1)],
+)
+def test_worker_count(requested: int | None, jobs: int, expected: int) -> None:
+    assert casepages.worker_count(requested, jobs) == expected
+
+
+def test_big_batches_use_every_core_by_default() -> None:
+    assert casepages.worker_count(None, casepages.POOL_MIN_JOBS) == min(casepages.usable_cores(), casepages.POOL_MIN_JOBS)
+
+
+def test_chunks_cover_every_job_once_in_order() -> None:
+    jobs = list(range(1001))
+    chunks = casepages._chunks(jobs, 2)  # type: ignore[arg-type]
+    assert [job for chunk in chunks for job in chunk] == jobs
+    assert max(len(chunk) for chunk in chunks) <= casepages.MAX_CHUNK
