@@ -4,6 +4,13 @@
 Every figure is measured in this one run, each operation in a fresh process (so start-up and imports
 count, as they do for a user), and the targets are judged as ratios to a floor measured alongside:
 reading and parsing every input and writing one HTML-escaped page per case, which no generator can beat.
+Each repetition measures floor, full build, no-op rebuild, one-fixture rebuild and evaluate back to back,
+so that a machine shared with other work slows them alike; the medians are reported, with the load average
+before and after. Peak RSS is the largest of one process (the build or any of its workers) and, on Linux,
+also the whole process tree's, sampled.
+
+Commands run without PYTHONDONTWRITEBYTECODE (as after `pip install`, which writes bytecode), unless
+--no-bytecode is given.
 
 Example: python benchmarks/bench.py --cases 1000 10000 --repeat 3
 """
@@ -20,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -123,22 +131,64 @@ def generate_suite(root: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
     return cases_path, fixtures
 
 
-def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Run a command in a fresh process; return (wall seconds, peak RSS MiB of that process)."""
+def _tree_rss_kib(pid: int) -> int:
+    """Resident memory of a process and all its descendants (Linux /proc), in KiB; 0 where unknown."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/status", encoding="ascii", errors="replace") as status:
+                total += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+            with open(f"/proc/{current}/task/{current}/children", encoding="ascii") as children:
+                pending += [int(child) for child in children.read().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Run a command in a fresh process; return (wall s, peak RSS MiB of its largest process, peak tree RSS MiB)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _pid, status, usage = os.wait4(proc.pid, 0)
+    peak_tree = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.02):
+            peak_tree[0] = max(peak_tree[0], _tree_rss_kib(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stderr = proc.stderr.read().decode() if proc.stderr else ""  # also keeps a chatty command from blocking
+    _pid, status, usage = os.wait4(proc.pid, 0)  # ru_maxrss covers the process and its waited-for children
     wall = time.perf_counter() - start
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    done.set()
+    sampler.join()
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise SystemExit(f"command failed ({code}): {' '.join(argv)}\n{stderr}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, peak_tree[0] / 1024
 
 
-def median_of(runs: list[tuple[float, float]]) -> tuple[float, float]:
-    """Median wall time and the largest peak RSS over repeated runs."""
-    return statistics.median(w for w, _ in runs), max(r for _, r in runs)
+def median_of(runs: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """Median wall time and the largest peak RSS (one process, whole tree) over repeated runs."""
+    return statistics.median(w for w, _, _ in runs), max(r for _, r, _ in runs), max(t for _, _, t in runs)
+
+
+def load_average() -> str:
+    """The 1-, 5- and 15-minute load averages (how busy the shared machine was)."""
+    try:
+        return " ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def measured_env(bytecode: bool) -> dict[str, str]:
+    """The environment the measured commands run in: reproducible build time, bytecode as after pip install."""
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1764460800")
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def site_size(out: Path) -> tuple[int, int]:
@@ -147,13 +197,13 @@ def site_size(out: Path) -> tuple[int, int]:
     return sum(p.stat().st_size for p in files), len(files)
 
 
-def bench_size(count: int, repeat: int, work: Path) -> dict:
+def bench_size(count: int, repeat: int, work: Path, env: dict[str, str]) -> dict:
     """All measurements for one suite size."""
     root = work / f"n{count}"
     cases, fixtures = generate_suite(root, count)
     # A baseline of the suite as generated, so every build also diffs and renders diff pages.
-    run_measured([sys.executable, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "baseline.json")])
-    env = dict(os.environ, SOURCE_DATE_EPOCH="1764460800")
+    run_measured([sys.executable, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "baseline.json")], env)
+    load_before = load_average()
     py = sys.executable
     build = [py, "-m", "sitegen", "build", "--cases", str(cases), "--fixtures", str(fixtures), "--baseline", str(root / "baseline.json")]
     floor_runs, full_runs, noop_runs, one_runs, eval_runs = [], [], [], [], []
@@ -166,20 +216,26 @@ def bench_size(count: int, repeat: int, work: Path) -> dict:
         noop_runs.append(run_measured(build + ["--out", str(out), "--run-id", "bench"], env))
         changed = fixtures / "case-00000.json"
         trace = json.loads(changed.read_text(encoding="utf-8"))
-        trace["session"]["answer"] += f"\n\n补充说明 {attempt}"
+        marker = f"补充说明 {count}-{attempt}"
+        trace["session"]["answer"] += f"\n\n{marker}"
         changed.write_text(json.dumps(trace, ensure_ascii=False, indent=1), encoding="utf-8")
         one_runs.append(run_measured(build + ["--out", str(out), "--run-id", "bench"], env))
+        page = next((out / "cases").glob("case-00000-*.html"))
+        if marker not in page.read_text(encoding="utf-8"):
+            raise SystemExit(f"the one-fixture rebuild did not show the change ({marker!r} missing from {page})")
         eval_runs.append(
             run_measured([py, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "r.json")], env)
         )
         if attempt < repeat - 1:
             shutil.rmtree(out)
     size, files = site_size(root / f"site-{repeat - 1}")
-    floor, floor_rss = median_of(floor_runs)
-    full, full_rss = median_of(full_runs)
-    noop, noop_rss = median_of(noop_runs)
-    one, one_rss = median_of(one_runs)
-    evaluate, eval_rss = median_of(eval_runs)
+    index_size = (root / f"site-{repeat - 1}" / "index.html").stat().st_size
+    largest_case = max(p.stat().st_size for p in (root / f"site-{repeat - 1}" / "cases").iterdir())
+    floor, floor_rss, _ = median_of(floor_runs)
+    full, full_rss, full_tree = median_of(full_runs)
+    noop, noop_rss, noop_tree = median_of(noop_runs)
+    one, one_rss, one_tree = median_of(one_runs)
+    evaluate, eval_rss, eval_tree = median_of(eval_runs)
     return {
         "cases": count,
         "floor_s": floor,
@@ -191,17 +247,28 @@ def bench_size(count: int, repeat: int, work: Path) -> dict:
         "one_fixture_over_full": one / full,
         "noop_over_full": noop / full,
         "peak_rss_mib": max(full_rss, noop_rss, one_rss, eval_rss),
+        "peak_tree_rss_mib": max(full_tree, noop_tree, one_tree, eval_tree),
         "floor_rss_mib": floor_rss,
         "site_mib": size / 2**20,
         "site_files": files,
+        "index_kib": index_size / 1024,
+        "largest_case_page_kib": largest_case / 1024,
+        "runs_s": {
+            "floor": [round(w, 3) for w, _, _ in floor_runs],
+            "full": [round(w, 3) for w, _, _ in full_runs],
+            "noop": [round(w, 3) for w, _, _ in noop_runs],
+            "one_fixture": [round(w, 3) for w, _, _ in one_runs],
+            "evaluate": [round(w, 3) for w, _, _ in eval_runs],
+        },
+        "load_before": load_before,
+        "load_after": load_average(),
     }
 
 
-def bench_shipped(repeat: int, work: Path) -> float:
+def bench_shipped(repeat: int, work: Path, env: dict[str, str]) -> float:
     """Median cold-start build time of the shipped suite (fresh process, fresh output folder)."""
-    env = dict(os.environ, SOURCE_DATE_EPOCH="1764460800")
     runs = []
-    for attempt in range(repeat):
+    for attempt in range(max(repeat, 5)):
         out = work / f"shipped-{attempt}"
         runs.append(run_measured([sys.executable, "-m", "sitegen", "build", "--out", str(out), "--run-id", "bench"], env))
     return median_of(runs)[0]
@@ -215,29 +282,39 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None, help="where to generate suites (default: a temp folder)")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the generated suites and sites")
+    parser.add_argument(
+        "--no-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set (every start compiles sitegen again)"
+    )
     args = parser.parse_args()
+    env = measured_env(bytecode=not args.no_bytecode)
 
     work = args.workdir or Path(tempfile.mkdtemp(prefix="sitegen-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     os.chdir(ROOT)  # the shipped suite is built from its default paths
     try:
-        print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-        shipped = bench_shipped(args.repeat, work)
-        print(f"shipped suite, cold build: {shipped:.3f} s (target < 0.6 s)")
+        print(f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}; load {load_average()}")
+        shipped = bench_shipped(args.repeat, work, env)
+        print(f"shipped suite, cold build: {shipped:.3f} s (target < 0.6 s)", flush=True)
         results = []
-        header = f"{'cases':>7} {'floor s':>8} {'full s':>8} {'no-op s':>8} {'1-fix s':>8} {'eval s':>8} {'full/floor':>10} {'1-fix/full':>10} {'RSS MiB':>8} {'site MiB':>9} {'files':>7}"
-        print(header)
+        header = (
+            f"{'cases':>7} {'floor s':>8} {'full s':>8} {'no-op s':>8} {'1-fix s':>8} {'eval s':>8} {'full/floor':>10} "
+            f"{'1-fix/full':>10} {'RSS MiB':>8} {'tree MiB':>8} {'site MiB':>9} {'files':>7}  load before → after"
+        )
+        print(header, flush=True)
         for count in args.cases:
-            r = bench_size(count, args.repeat, work)
+            r = bench_size(count, args.repeat, work, env)
             results.append(r)
             print(
                 f"{r['cases']:>7} {r['floor_s']:>8.2f} {r['full_s']:>8.2f} {r['noop_s']:>8.2f} {r['one_fixture_s']:>8.2f} "
                 f"{r['evaluate_s']:>8.2f} {r['full_over_floor']:>10.2f} {r['one_fixture_over_full']:>10.2f} "
-                f"{r['peak_rss_mib']:>8.0f} {r['site_mib']:>9.1f} {r['site_files']:>7}"
+                f"{r['peak_rss_mib']:>8.0f} {r['peak_tree_rss_mib']:>8.0f} {r['site_mib']:>9.1f} {r['site_files']:>7}  "
+                f"{r['load_before']} → {r['load_after']}",
+                flush=True,
             )
         print("targets: full/floor <= 2.0, 1-fix/full <= 0.10, RSS < 300 MiB, shipped < 0.6 s")
         if args.json:
-            args.json.write_text(json.dumps({"shipped_cold_s": shipped, "sizes": results}, indent=2) + "\n", encoding="utf-8")
+            summary = {"machine": platform.platform(), "cores": os.cpu_count(), "shipped_cold_s": shipped, "sizes": results}
+            args.json.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)

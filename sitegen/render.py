@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -64,11 +66,43 @@ def bounded_value(value: Any) -> Any:
     return value
 
 
+class _TemplateCodeCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept beside the package's own bytecode, as Python keeps .pyc files.
+
+    Compiling the templates is a good part of a small site's build; the cache is keyed by each template's
+    source, skipped like .pyc files under `python -B` / PYTHONDONTWRITEBYTECODE, and a folder it cannot
+    write to only means compiling again.
+    """
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            pass
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if sys.dont_write_bytecode:
+            return
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _template_code_cache() -> jinja2.BytecodeCache | None:
+    folder = resources.files(TEMPLATE_PACKAGE)
+    if not isinstance(folder, os.PathLike):  # templates inside a zip: nowhere to keep compiled code
+        return None
+    return _TemplateCodeCache(os.path.join(os.fspath(folder), "__pycache__"), "jinja2-%s.cache")
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment: templates from the installed package, every value escaped."""
     return jinja2.Environment(
         loader=jinja2.FunctionLoader(_template_source),
+        bytecode_cache=_template_code_cache(),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
