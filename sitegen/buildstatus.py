@@ -89,6 +89,7 @@ class BuildStatus:
     settings: str
     cases: dict[str, CaseRecord] = field(default_factory=dict)
     pages: dict[str, PageRecord] = field(default_factory=dict)
+    validated_cases: str = ""  # case_file_seal of the case file this build validated (or found validated)
 
     def reusable(self, case_id: str, key: str) -> CaseRecord | None:
         """The previous record of a case when its page was built from the same inputs."""
@@ -103,7 +104,12 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
         # ASCII: a lone surrogate (legal in a JSON string) stays escaped instead of failing to encode.
         return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
 
-    head = {"formatVersion": STATUS_FORMAT_VERSION, "sitegen": __version__, "settings": status.settings}
+    head = {
+        "formatVersion": STATUS_FORMAT_VERSION,
+        "sitegen": __version__,
+        "settings": status.settings,
+        "validatedCases": status.validated_cases,
+    }
     lines = [line(head)[:-1] + ',"cases":[']
     entries = []
     for case_id in case_order:
@@ -118,16 +124,31 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_status(site: Path, settings: str) -> BuildStatus:
-    """The previous build's status when it was made with these settings; an empty one otherwise."""
-    empty = BuildStatus(settings)
+def case_file_seal(text: str) -> str:
+    """What the status keeps of a validated case file: a digest of its text and of the code that validated it."""
+    return digest(code_fingerprint(), text)
+
+
+def read_status_data(site: Path) -> dict[str, Any] | None:
+    """The previous build's status file as parsed, when it is one this sitegen can use (else None)."""
     try:
         data = json.loads((site / STATUS_FILE).read_bytes())
     except (OSError, ValueError, RecursionError):
-        return empty
+        return None
     if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION:
-        return empty
-    if data.get("sitegen") != __version__ or data.get("settings") != settings:
+        return None
+    return data if data.get("sitegen") == __version__ else None
+
+
+def read_status(site: Path, settings: str) -> BuildStatus:
+    """The previous build's status when it was made with these settings; an empty one otherwise."""
+    return status_from_data(read_status_data(site), settings)
+
+
+def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
+    """The status in `data` (from read_status_data) when it was made with these settings; an empty one otherwise."""
+    empty = BuildStatus(settings)
+    if data is None or data.get("settings") != settings:
         return empty
     status = BuildStatus(settings)
     try:

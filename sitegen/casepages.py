@@ -71,12 +71,12 @@ class PageDone:
     size: int
 
 
-def trace_key(fixtures: Path, root: Path, case: Case) -> str:
-    """A digest of the trace as a page would read it: its bytes, or the problem reading it."""
+def trace_key(fixtures: Path, root: Path, name: str) -> str:
+    """A digest of the trace `name` as a page would read it: its bytes, or the problem reading it."""
     from sitegen.buildstatus import digest
     from sitegen.loading import FixtureProblem, read_fixture
 
-    read = read_fixture(fixtures, case.traceFixture, root)
+    read = read_fixture(fixtures, name, root)
     if isinstance(read, FixtureProblem):
         return digest("problem", read.code, read.message)
     return digest("bytes", read.data)

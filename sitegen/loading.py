@@ -178,17 +178,17 @@ def read_input_text(path: Path, what: str) -> str:
     return text
 
 
-def load_json_file(path: Path, what: str) -> Any:
-    """Read and parse a required JSON input, raising BadInput with line and column."""
-    value = parse_json_text(read_input_text(path, what), strict_keys=True)
+def load_json_file(path: Path, what: str, text: str | None = None) -> Any:
+    """Read and parse a required JSON input, raising BadInput with line and column (`text`: already read)."""
+    value = parse_json_text(read_input_text(path, what) if text is None else text, strict_keys=True)
     if isinstance(value, TextProblem):
         raise BadInput(path, value.problem, where=value.where)
     return value
 
 
-def load_cases(path: Path) -> list[Case]:
-    """Load and validate the case file: a non-empty JSON array of cases with unique ids."""
-    data = load_json_file(path, "case file")
+def load_cases(path: Path, text: str | None = None) -> list[Case]:
+    """Load and validate the case file: a non-empty JSON array of cases with unique ids (`text`: already read)."""
+    data = load_json_file(path, "case file", text)
     if not isinstance(data, list):
         raise BadInput(path, f"expected a JSON array of cases, got {_json_kind(data)}")
     if not data:

@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sitegen.buildstatus import BuildStatus, CaseRecord
+from sitegen.buildstatus import BuildStatus, CaseRecord, case_file_seal, read_status_data
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffReport, compare_reports, diff_json
 from sitegen.errors import BadInput, UsageError
@@ -45,8 +45,8 @@ from sitegen.history import (
     read_history,
     record_run,
 )
-from sitegen.loading import load_cases
-from sitegen.models import Case
+from sitegen.caselist import CaseList, read_case_list
+from sitegen.loading import read_input_text
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
 
@@ -106,13 +106,15 @@ class Inputs:
     """Step 1: every input, read and checked."""
 
     options: BuildOptions
-    cases: list[Case]
+    cases: CaseList
     config: SuiteConfig
     baseline: Report | None
     baseline_path: Path | None
     history: list[Run]
     moment: datetime
     commit: str | None
+    previous_status: dict[str, Any] | None = None  # the previous site's build status file, as parsed
+    case_file_seal: str = ""  # buildstatus.case_file_seal of the case file
 
 
 @dataclass
@@ -159,7 +161,11 @@ def read_inputs(options: BuildOptions) -> Inputs:
         raise UsageError("--run-id must not be empty")
     _check_out_folder(options.out)
     config = load_config(options.config, explicit=True) if options.config else load_config(DEFAULT_CONFIG_PATH)
-    cases = load_cases(options.cases)
+    previous_status = read_status_data(options.out)
+    case_text = read_input_text(options.cases, "case file")
+    seal = case_file_seal(case_text)
+    trusted = previous_status is not None and previous_status.get("validatedCases") == seal
+    cases = read_case_list(options.cases, case_text, trusted)
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
@@ -175,6 +181,8 @@ def read_inputs(options: BuildOptions) -> Inputs:
         history=history,
         moment=build_time(),
         commit=git_commit(options.cwd),
+        previous_status=previous_status,
+        case_file_seal=seal,
     )
 
 
@@ -252,7 +260,7 @@ class _Site:
 
 
 def _write_assets(site: _Site) -> None:
-    from sitegen.buildstatus import code_fingerprint, digest, read_status
+    from sitegen.buildstatus import code_fingerprint, digest, status_from_data
     from sitegen.render import asset_bytes, content_hashed_name, plotly_bundle, plotly_style_guards
     from sitegen.views import SiteInfo
 
@@ -277,22 +285,22 @@ def _write_assets(site: _Site) -> None:
     )
     # Everything every page depends on besides its own inputs; another value means every page is rendered.
     settings = digest(code_fingerprint(), repr(info), site.inputs.config.fingerprint(), str(options.fixtures))
-    site.previous = read_status(options.out, settings)
-    site.status = BuildStatus(settings)
+    site.previous = status_from_data(site.inputs.previous_status, settings)
+    site.status = BuildStatus(settings, validated_cases=site.inputs.case_file_seal)
 
 
 def _baseline_entries(inputs: Inputs) -> dict[str, CaseResult]:
     return {r.caseId: r for r in inputs.baseline.results} if inputs.baseline is not None else {}
 
 
-def _page_key(settings: str, job: CaseJob, trace: str) -> str:
+def _page_key(settings: str, definition: str, job: _Job | CaseJob, trace: str) -> str:
     """The hash of everything a case page shows (with `settings`, the same for every page)."""
     from sitegen.buildstatus import digest
 
     prev, next_ = job.prev, job.next
     return digest(
         settings,
-        job.case.model_dump_json(),
+        definition,
         trace,
         "" if job.baseline is None else repr(job.baseline),  # ids are never empty: "" is "no neighbour" below
         job.slug,
@@ -328,30 +336,32 @@ def _write_case_pages(site: _Site) -> None:
     inputs, previous, status = site.inputs, site.previous, site.status
     assert previous is not None and status is not None, "_write_assets runs first"
     cases, fixtures = inputs.cases, inputs.options.fixtures
+    ids = cases.ids
     fixtures_root = fixtures.resolve()
     previous_site, stage = str(inputs.options.out), str(site.writer.root)
-    site.slugs = slugs = assign_slugs(case.id for case in cases)
+    site.slugs = slugs = assign_slugs(ids)
     baseline = _baseline_entries(inputs)
     total = len(cases)
     (site.writer.root / "cases").mkdir(parents=True, exist_ok=True)
     results: list[CaseResult | None] = [None] * total
     jobs: list[CaseJob] = []
     site.progress.start("case pages", total)
-    for index, case in enumerate(cases):
-        prev = Neighbour(cases[index - 1].id, slugs[cases[index - 1].id]) if index > 0 else None
-        next_ = Neighbour(cases[index + 1].id, slugs[cases[index + 1].id]) if index + 1 < total else None
-        job = CaseJob(index, case, slugs[case.id], prev, next_, baseline.get(case.id))
+    for index, case_id in enumerate(ids):
+        prev = Neighbour(ids[index - 1], slugs[ids[index - 1]]) if index > 0 else None
+        next_ = Neighbour(ids[index + 1], slugs[ids[index + 1]]) if index + 1 < total else None
+        job = _Job(index, case_id, slugs[case_id], prev, next_, baseline.get(case_id))
         if previous.cases:
-            record = previous.reusable(case.id, _page_key(status.settings, job, trace_key(fixtures, fixtures_root, case)))
-            result = _recorded_result(record, case) if record is not None and record.page == job.page else None
+            trace = trace_key(fixtures, fixtures_root, cases.fixture(index))
+            record = previous.reusable(case_id, _page_key(status.settings, cases.definition_key(index), job, trace))
+            result = _recorded_result(record, case_id) if record is not None and record.page == job.page else None
             if result is not None and record is not None:
                 if _take_previous_page(previous_site, job.page, record.size, stage):
                     results[index] = result
-                    status.cases[case.id] = record
+                    status.cases[case_id] = record
                     site.reused_pages += 1
                     site.progress.advance(1)
                     continue
-        jobs.append(job)
+        jobs.append(CaseJob(index, cases.case(index), job.slug, prev, next_, job.baseline))
     context = PageContext(fixtures, fixtures_root, inputs.config, site.info, inputs.baseline is not None, site.writer.root)
     if jobs:
         from sitegen.render import environment
@@ -362,7 +372,7 @@ def _write_case_pages(site: _Site) -> None:
         job = by_index[done.index]
         results[done.index] = done.result
         # Keyed by the trace bytes the page was really built from (the file may change during the build).
-        key = _page_key(status.settings, job, done.trace_digest)
+        key = _page_key(status.settings, cases.definition_key(done.index), job, done.trace_digest)
         status.cases[job.case.id] = case_record(job.page, key, done.size, done.result, done.report_text)
     site.progress.finish()
     site.writer.count += total
@@ -371,18 +381,34 @@ def _write_case_pages(site: _Site) -> None:
     assert len(site.results) == total, "every case has a result"
 
 
-def _recorded_result(record: CaseRecord, case: Case) -> CaseResult | None:
-    """The result the status file holds for `case`; None when it does not hold one for it."""
+@dataclass(frozen=True)
+class _Job:
+    """What a case page depends on, before the case is taken out of the case list (casepages.CaseJob)."""
+
+    index: int
+    case_id: str
+    slug: str
+    prev: Neighbour | None
+    next: Neighbour | None
+    baseline: CaseResult | None
+
+    @property
+    def page(self) -> str:
+        return f"cases/{self.slug}.html"
+
+
+def _recorded_result(record: CaseRecord, case_id: str) -> CaseResult | None:
+    """The result the status file holds for the case; None when it does not hold one for it."""
     try:
         result = record.case_result()
     except (ValueError, KeyError, TypeError, RecursionError):
         return None
-    return result if result.caseId == case.id else None
+    return result if result.caseId == case_id else None
 
 
 def _gather(site: _Site) -> None:
     assert site.status is not None
-    texts = [site.status.cases[case.id].report for case in site.inputs.cases]
+    texts = [site.status.cases[case_id].report for case_id in site.inputs.cases.ids]
     site.data = gather(site.inputs, site.results, site.slugs, texts)
 
 
@@ -465,7 +491,7 @@ def _write_status(site: _Site) -> None:
     from sitegen.buildstatus import STATUS_FILE, status_json
 
     assert site.status is not None
-    site.writer.text(STATUS_FILE, status_json(site.status, (case.id for case in site.inputs.cases)))
+    site.writer.text(STATUS_FILE, status_json(site.status, site.inputs.cases.ids))
 
 
 WRITE_STEPS: tuple[Callable[[_Site], None], ...] = (

@@ -205,3 +205,48 @@ def test_a_failed_rebuild_leaves_the_previous_site_and_its_pages_intact(built: P
         build_site(options(built, "site", built / "history.json"))
     assert snapshot(built / "site") == before
     assert [p.name for p in built.iterdir() if p.name.startswith(".site")] == []
+
+
+@pytest.fixture
+def validations(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of whole-file validations (load_cases) and of single cases validated on demand."""
+    import sitegen.caselist as caselist
+    from sitegen.models import Case
+
+    counts = {"files": 0, "cases": 0}
+    real_load = caselist.load_cases
+
+    def load_cases(path, text=None):  # noqa: ANN001, ANN202 - spy
+        counts["files"] += 1
+        return real_load(path, text)
+
+    class CaseSpy:
+        @staticmethod
+        def model_validate(data):  # noqa: ANN001, ANN205 - spy
+            counts["cases"] += 1
+            return Case.model_validate(data)
+
+    monkeypatch.setattr(caselist, "load_cases", load_cases)
+    monkeypatch.setattr(caselist, "Case", CaseSpy)
+    return counts
+
+
+def test_an_unchanged_case_file_is_not_validated_again(built: Path, validations: dict[str, int]) -> None:
+    rebuild_and_compare(built)  # the fresh build (no status) validates the file: once
+    assert validations == {"files": 1, "cases": 0}
+    _edit_json(built / "fixtures" / "db-pool.json", _append_answer)
+    rebuild_and_compare(built)  # the one case to render is validated on its own
+    assert validations == {"files": 2, "cases": 1}
+    _edit_json(built / "cases.json", _edit_case)
+    rebuild_and_compare(built)  # a changed case file is validated whole again
+    assert validations == {"files": 4, "cases": 1}
+
+
+def test_an_invalid_edit_of_a_validated_case_file_is_bad_input(built: Path) -> None:
+    from sitegen.errors import BadInput
+
+    before = snapshot(built / "site")
+    _edit_json(built / "cases.json", lambda cases: [{**cases[0], "minKeywordMatches": -1}, *cases[1:]])  # type: ignore[index]
+    with pytest.raises(BadInput, match="minKeywordMatches"):
+        build_site(options(built, "site", built / "history.json"))
+    assert snapshot(built / "site") == before
