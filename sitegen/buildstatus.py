@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.report import CaseResult, result_from_json, result_json_text
+from sitegen.report import CaseResult, result_from_json
 
 STATUS_FILE = ".sitegen-status.json"
 STATUS_FORMAT_VERSION = 1
@@ -67,17 +67,19 @@ class PageRecord:
 
 @dataclass(frozen=True)
 class CaseRecord:
-    """One case in the status file: its page and its result, as the text it has in report.json."""
+    """One case in the status file: its page and its result, as the texts it has in report.json and report.md."""
 
     page: str
     key: str
     size: int
     report: str  # report.result_json_text of the result: reused as is in the next report.json
+    markdown: str  # report.result_markdown_row of the result: reused as is in the next report.md
     trace_loaded: bool
+    parsed: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # `report` parsed
 
     def case_result(self) -> CaseResult:
         """The stored result as a CaseResult."""
-        result = result_from_json(json.loads(self.report))
+        result = result_from_json(json.loads(self.report) if self.parsed is None else self.parsed)
         result.traceLoaded = self.trace_loaded
         return result
 
@@ -115,7 +117,8 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     for case_id in case_order:
         record = status.cases[case_id]
         fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
-        entries.append(line(fields | {"report": record.report, "traceLoaded": record.trace_loaded}))
+        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.trace_loaded}
+        entries.append(line(fields | texts))
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
     lines.append('],"pages":[')
@@ -152,22 +155,23 @@ def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
         return empty
     status = BuildStatus(settings)
     try:
-        for item in data["cases"]:
+        items = data["cases"]
+        # Every result's report.json text parsed at once (one parse of it all is far quicker than one each).
+        parsed = json.loads("[" + ",".join(_text(item["report"]) for item in items) + "]")
+        if len(parsed) != len(items):
+            return empty
+        for item, result in zip(items, parsed):
             loaded = item["traceLoaded"]
-            if not isinstance(loaded, bool):
+            if not isinstance(loaded, bool) or not isinstance(result, dict) or result.get("caseId") != item["id"]:
                 return empty
-            record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), _text(item["report"]), loaded)
+            texts = _text(item["report"]), _text(item["markdown"])
+            record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, loaded, result)
             status.cases[_text(item["id"])] = record
         for item in data["pages"]:
             status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]))
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, RecursionError):
         return empty
     return status
-
-
-def case_record(page: str, key: str, size: int, result: CaseResult, report: str | None = None) -> CaseRecord:
-    """The record of a case page just written (`report`: the result's report.json text, if already made)."""
-    return CaseRecord(page, key, size, result_json_text(result) if report is None else report, result.traceLoaded)
 
 
 def _text(value: Any) -> str:

@@ -66,7 +66,8 @@ class PageDone:
 
     index: int
     result: CaseResult
-    report_text: str
+    report_text: str  # report.result_json_text(result)
+    markdown_row: str  # report.result_markdown_row(result)
     trace_digest: str
     size: int
 
@@ -89,7 +90,7 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
     from sitegen.evaluation import evaluate_case
     from sitegen.loading import FixtureProblem, parse_fixture, read_fixture
     from sitegen.render import page_bytes, render_template
-    from sitegen.report import result_json_text
+    from sitegen.report import result_json_text, result_markdown_row
     from sitegen.views import build_case_page, page_context
 
     case = job.case
@@ -105,7 +106,8 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next)
     data = page_bytes(render_template("case.html", page_context(page)))
     (context.root / job.page).write_bytes(data)
-    return PageDone(job.index, result, result_json_text(result), trace_digest, len(data))
+    texts = result_json_text(result), result_markdown_row(result)  # made here, in parallel, for the reports
+    return PageDone(job.index, result, *texts, trace_digest, len(data))
 
 
 # --- running the jobs ------------------------------------------------------------------------------------

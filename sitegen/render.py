@@ -16,16 +16,18 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
-from markdown_it import MarkdownIt
-from markdown_it.renderer import RendererHTML
-from markdown_it.token import Token
-from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup, escape
 
 from sitegen.textmatch import normalise
+
+if TYPE_CHECKING:  # markdown-it is imported when the first Markdown is rendered (a rebuild may render none)
+    from markdown_it import MarkdownIt
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
 
 TEMPLATE_PACKAGE = "sitegen.templates"
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
@@ -61,6 +63,10 @@ class Bounded(str):
 
 def bounded_value(value: Any) -> Any:
     """Jinja's finalize: a plain string longer than FIELD_LIMIT is cut, with its full length stated."""
+    if type(value) is str:  # the common case first: this runs for every value on every page
+        if len(value) > FIELD_LIMIT:
+            return f"{value[:FIELD_LIMIT]}… (cut: {len(value):,} characters in all)"
+        return value
     if isinstance(value, str) and not isinstance(value, (Markup, Bounded)) and len(value) > FIELD_LIMIT:
         return f"{value[:FIELD_LIMIT]}… (cut: {len(value):,} characters in all)"
     return value
@@ -251,6 +257,8 @@ def _render_cell_open(self: RendererHTML, tokens: Sequence[Token], idx: int, opt
 @lru_cache(maxsize=1)
 def markdown_parser() -> MarkdownIt:
     """CommonMark with raw HTML off, plus tables and strikethrough; safe links only; images not fetched."""
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.validateLink = _validate_link  # type: ignore[method-assign]

@@ -145,8 +145,28 @@ def report_json(report: Report, result_texts: Sequence[str] | None = None) -> st
     return text[:-3] + ',\n  "results": ' + results + "\n}\n"
 
 
-def report_markdown(report: Report, title: str = "Diagnosis eval report") -> str:
-    """The report as GitHub-flavoured Markdown: summary, verdicts, a row per case, then the failures."""
+_CASE_COLUMNS = ["Case", "Status", "Verdict", "Keywords", "Evidence", "Failed checks"]
+
+
+def result_markdown_row(r: CaseResult) -> str:
+    """One result's row of report.md's case table (a build reuses it for unchanged cases)."""
+    coverage = ", ".join(f"{tool} {'✓' if ok else '✗'}" for tool, ok in sorted(r.evidenceCoverage.items()))
+    cells = [
+        escape_cell(r.caseId),
+        STATUS_LABELS.get(r.status, escape_cell(r.status)),
+        escape_cell(r.verdict or MISSING_VERDICT),
+        f"{r.matchedKeywordCount}/{r.requiredKeywordCount}",
+        escape_cell(coverage or "—"),
+        escape_cell(", ".join(r.failed_codes) or "—"),
+    ]
+    return table(_CASE_COLUMNS, [cells]).rsplit("\n", 1)[1]
+
+
+def report_markdown(report: Report, title: str = "Diagnosis eval report", rows: Sequence[str] | None = None) -> str:
+    """The report as GitHub-flavoured Markdown: summary, verdicts, a row per case, then the failures.
+
+    `rows` are the results' result_markdown_row when already at hand.
+    """
     lines = [f"# {escape_inline(title)}", ""]
     lines.append(
         f"**Pass rate {percent(report.passRate)}**: {report.passedCases} passed, {report.failedCases} failed, "
@@ -176,20 +196,8 @@ def report_markdown(report: Report, title: str = "Diagnosis eval report") -> str
         )
     )
     lines += ["", "## Cases", ""]
-    rows = []
-    for r in report.results:
-        coverage = ", ".join(f"{tool} {'✓' if ok else '✗'}" for tool, ok in sorted(r.evidenceCoverage.items()))
-        rows.append(
-            [
-                escape_cell(r.caseId),
-                STATUS_LABELS.get(r.status, escape_cell(r.status)),
-                escape_cell(r.verdict or MISSING_VERDICT),
-                f"{r.matchedKeywordCount}/{r.requiredKeywordCount}",
-                escape_cell(coverage or "—"),
-                escape_cell(", ".join(r.failed_codes) or "—"),
-            ]
-        )
-    lines.append(table(["Case", "Status", "Verdict", "Keywords", "Evidence", "Failed checks"], rows))
+    lines.append(table(_CASE_COLUMNS, []))
+    lines += [result_markdown_row(r) for r in report.results] if rows is None else rows
     failing = [r for r in report.results if r.failedChecks]
     if failing:
         lines += ["", "## Failed checks", ""]

@@ -328,7 +328,6 @@ def _take_previous_page(previous_site: str, page: str, size: int, stage: str) ->
 
 
 def _write_case_pages(site: _Site) -> None:
-    from sitegen.buildstatus import case_record
     from sitegen.casepages import CaseJob, PageContext, run_jobs, trace_key, worker_count
     from sitegen.slugs import assign_slugs
     from sitegen.views import Neighbour
@@ -373,7 +372,8 @@ def _write_case_pages(site: _Site) -> None:
         results[done.index] = done.result
         # Keyed by the trace bytes the page was really built from (the file may change during the build).
         key = _page_key(status.settings, cases.definition_key(done.index), job, done.trace_digest)
-        status.cases[job.case.id] = case_record(job.page, key, done.size, done.result, done.report_text)
+        texts = done.report_text, done.markdown_row
+        status.cases[job.case.id] = CaseRecord(job.page, key, done.size, *texts, done.result.traceLoaded)
     site.progress.finish()
     site.writer.count += total
     site.case_pages = total
@@ -483,7 +483,9 @@ def _write_history(site: _Site) -> None:
 
 def _write_reports(site: _Site) -> None:
     site.writer.text("report.json", site.gathered.report_text)
-    site.writer.text("report.md", report_markdown(site.gathered.report))
+    assert site.status is not None
+    rows = [site.status.cases[case_id].markdown for case_id in site.inputs.cases.ids]
+    site.writer.text("report.md", report_markdown(site.gathered.report, rows=rows))
     site.writer.bytes(".nojekyll", b"")
 
 

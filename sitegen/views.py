@@ -1306,7 +1306,7 @@ def _list_text(values: Sequence[str]) -> str:
     return ", ".join(values) if values else "—"
 
 
-def _definition(case: Case, config: SuiteConfig) -> tuple[Fact, ...]:
+def _definition(case: Case, config: SuiteConfig, digest: str) -> tuple[Fact, ...]:
     markers = case.degradedAnswerMarkers if case.degradedAnswerMarkers is not None else list(config.degraded_answer_markers)
     flags = [
         name
@@ -1326,7 +1326,7 @@ def _definition(case: Case, config: SuiteConfig) -> tuple[Fact, ...]:
         Fact("Expected rule set version", case.expectedGatekeeperRuleSetVersion or "—"),
         Fact("Requirements", _list_text(flags)),
         Fact("Tags", _list_text(case.tags)),
-        Fact("Case digest", case.digest()),
+        Fact("Case digest", digest),
     ]
     for key, value in sorted(case.extra_fields.items()):
         facts.append(Fact(f"{key} (extra field)", clip(pretty(value), TEXT_LIMIT).text))
@@ -1382,7 +1382,7 @@ def build_case_page(
         tools=_tools_view(outcome),
         verifier=_verifier_view(case, outcome, config),
         baseline=_baseline_view(diff_items),
-        definition=_definition(case, config),
+        definition=_definition(case, config, result.caseDigest or case.digest()),  # evaluation made it already
         raw=raw,
     )
 
