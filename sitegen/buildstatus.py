@@ -30,12 +30,11 @@ _CODE_PACKAGES = ("sitegen", "sitegen.templates")
 
 def digest(*parts: str | bytes) -> str:
     """A SHA-256 hex digest of the parts, each length-prefixed so that no two part lists collide."""
-    hasher = hashlib.sha256()
+    pieces = []
     for part in parts:
         data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
-        hasher.update(b"%d:" % len(data))
-        hasher.update(data)
-    return hasher.hexdigest()
+        pieces += (b"%d:" % len(data), data)
+    return hashlib.sha256(b"".join(pieces)).hexdigest()
 
 
 @lru_cache(maxsize=1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ class CaseJob:
     """Everything one case page depends on besides the PageContext."""
 
     index: int
-    case: Case
+    case: Case | None  # None until the page is to be rendered (validating a case has a cost)
     slug: str
     prev: Neighbour | None
     next: Neighbour | None
@@ -77,6 +78,17 @@ def trace_key(fixtures: Path, root: Path, name: str) -> str:
     from sitegen.buildstatus import digest
     from sitegen.loading import FixtureProblem, read_fixture
 
+    plain = name and "/" not in name and "\\" not in name and ":" not in name and "\x00" not in name and name not in (".", "..")
+    if plain:
+        # The common case without pathlib: a regular file right in the folder (what read_fixture would read).
+        path = os.path.join(root, name)
+        try:
+            found = os.lstat(path)
+            if stat.S_ISREG(found.st_mode):
+                with open(path, "rb") as handle:
+                    return digest("bytes", handle.read())
+        except OSError:
+            pass
     read = read_fixture(fixtures, name, root)
     if isinstance(read, FixtureProblem):
         return digest("problem", read.code, read.message)
@@ -94,6 +106,7 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
     from sitegen.views import build_case_page, page_context
 
     case = job.case
+    assert case is not None, "a job to render carries its case"
     read = read_fixture(context.fixtures, case.traceFixture, context.fixtures_root)
     if isinstance(read, FixtureProblem):
         outcome: Any = read

@@ -77,9 +77,9 @@ class Report:
     averageDurationMs: float | None
     results: list[CaseResult]
 
-    def to_json(self) -> dict[str, Any]:
-        """The report as a JSON object (CONTRACT §3)."""
-        return {
+    def to_json(self, results: bool = True) -> dict[str, Any]:
+        """The report as a JSON object (CONTRACT §3); without `results`, only its top-level fields."""
+        data = {
             "formatVersion": REPORT_FORMAT_VERSION,
             "totalCases": self.totalCases,
             "passedCases": self.passedCases,
@@ -89,13 +89,15 @@ class Report:
             "verdictDistribution": dict(sorted(self.verdictDistribution.items())),
             "averageToolCallCount": self.averageToolCallCount,
             "averageDurationMs": self.averageDurationMs,
-            "results": [result.to_json() for result in self.results],
         }
+        if results:
+            data["results"] = [result.to_json() for result in self.results]
+        return data
 
     def aggregates(self) -> dict[str, Any]:
         """The top-level figures without the results (what history records per run)."""
-        data = self.to_json()
-        del data["results"], data["formatVersion"]
+        data = self.to_json(results=False)
+        del data["formatVersion"]
         return data
 
 
@@ -137,9 +139,7 @@ def report_json(report: Report, result_texts: Sequence[str] | None = None) -> st
     `result_texts` are the results' result_json_text when already at hand (pretty-printing is the slow part).
     """
     texts = [result_json_text(result) for result in report.results] if result_texts is None else result_texts
-    head = report.to_json()
-    del head["results"]
-    text = dumps_json(head)
+    text = dumps_json(report.to_json(results=False))
     assert text.endswith("\n}\n")
     results = "[\n" + ",\n".join(texts) + "\n  ]" if texts else "[]"
     return text[:-3] + ',\n  "results": ' + results + "\n}\n"

@@ -21,7 +21,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -293,7 +293,7 @@ def _baseline_entries(inputs: Inputs) -> dict[str, CaseResult]:
     return {r.caseId: r for r in inputs.baseline.results} if inputs.baseline is not None else {}
 
 
-def _page_key(settings: str, definition: str, job: _Job | CaseJob, trace: str) -> str:
+def _page_key(settings: str, definition: str, trace: str, job: CaseJob) -> str:
     """The hash of everything a case page shows (with `settings`, the same for every page)."""
     from sitegen.buildstatus import digest
 
@@ -348,10 +348,11 @@ def _write_case_pages(site: _Site) -> None:
     for index, case_id in enumerate(ids):
         prev = Neighbour(ids[index - 1], slugs[ids[index - 1]]) if index > 0 else None
         next_ = Neighbour(ids[index + 1], slugs[ids[index + 1]]) if index + 1 < total else None
-        job = _Job(index, case_id, slugs[case_id], prev, next_, baseline.get(case_id))
+        # The case itself is validated only if its page is rendered (cases.case), so not here.
+        job = CaseJob(index, None, slugs[case_id], prev, next_, baseline.get(case_id))
         if previous.cases:
             trace = trace_key(fixtures, fixtures_root, cases.fixture(index))
-            record = previous.reusable(case_id, _page_key(status.settings, cases.definition_key(index), job, trace))
+            record = previous.reusable(case_id, _page_key(status.settings, cases.definition_key(index), trace, job))
             result = _recorded_result(record, case_id) if record is not None and record.page == job.page else None
             if result is not None and record is not None:
                 if _take_previous_page(previous_site, job.page, record.size, stage):
@@ -360,7 +361,7 @@ def _write_case_pages(site: _Site) -> None:
                     site.reused_pages += 1
                     site.progress.advance(1)
                     continue
-        jobs.append(CaseJob(index, cases.case(index), job.slug, prev, next_, job.baseline))
+        jobs.append(replace(job, case=cases.case(index)))
     context = PageContext(fixtures, fixtures_root, inputs.config, site.info, inputs.baseline is not None, site.writer.root)
     if jobs:
         from sitegen.render import environment
@@ -371,30 +372,14 @@ def _write_case_pages(site: _Site) -> None:
         job = by_index[done.index]
         results[done.index] = done.result
         # Keyed by the trace bytes the page was really built from (the file may change during the build).
-        key = _page_key(status.settings, cases.definition_key(done.index), job, done.trace_digest)
+        key = _page_key(status.settings, cases.definition_key(done.index), done.trace_digest, job)
         texts = done.report_text, done.markdown_row
-        status.cases[job.case.id] = CaseRecord(job.page, key, done.size, *texts, done.result.traceLoaded)
+        status.cases[ids[done.index]] = CaseRecord(job.page, key, done.size, *texts, done.result.traceLoaded)
     site.progress.finish()
     site.writer.count += total
     site.case_pages = total
     site.results = [result for result in results if result is not None]
     assert len(site.results) == total, "every case has a result"
-
-
-@dataclass(frozen=True)
-class _Job:
-    """What a case page depends on, before the case is taken out of the case list (casepages.CaseJob)."""
-
-    index: int
-    case_id: str
-    slug: str
-    prev: Neighbour | None
-    next: Neighbour | None
-    baseline: CaseResult | None
-
-    @property
-    def page(self) -> str:
-        return f"cases/{self.slug}.html"
 
 
 def _recorded_result(record: CaseRecord, case_id: str) -> CaseResult | None:

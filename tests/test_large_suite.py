@@ -1,0 +1,132 @@
+"""A long case list: static pages of INDEX_PAGE_ROWS rows linked from the index (every case page reachable in
+plain HTML), compact data for the index's script, which filters, sorts and pages every case in a browser."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+
+import sitegen.views as views
+from conftest import make_case, make_trace, write_suite
+from sitegen.site import BuildOptions, build_site
+from test_browser import Watched, browser, watched  # noqa: F401 - fixtures
+from test_site import assert_inert, check_links
+
+ROWS = 10  # rows per static page here, so 25 cases make three pages
+COUNT = 25
+
+
+def soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("large")
+    cases = [
+        make_case(id=f"case-{i:02d}", traceFixture=f"c{i}.json", expectedRootCauseKeywords=["pool"], tags=[f"team:{i % 4}"])
+        for i in range(COUNT)
+    ]
+    traces = {f"c{i}.json": make_trace("the pool is exhausted" if i % 3 else "no idea", tools=["query_logs"]) for i in range(COUNT)}
+    write_suite(root, cases, traces)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(views, "INDEX_PAGE_ROWS", ROWS)
+        patch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+        build_site(BuildOptions(cases=root / "cases.json", fixtures=root / "fixtures", out=root / "site", cwd=root, run_id="r1"))
+    return root / "site"
+
+
+def _list_pages(site: Path) -> list[str]:
+    nav = soup(site / "index.html").select_one("#case-pages")
+    assert nav is not None
+    return [a["href"] for a in nav.select("a")]
+
+
+def test_index_shows_the_first_page_and_links_the_others(site: Path) -> None:
+    index = soup(site / "index.html")
+    ids = [a.get_text() for a in index.select("#case-table tbody a.case-link")]
+    assert ids == [f"case-{i:02d}" for i in range(ROWS)]
+    assert _list_pages(site) == ["index-2.html", "index-3.html"]
+    assert "Cases 1–10 of 25 (page 1 of 3)" in index.select_one("#case-pages").get_text()
+
+
+def test_every_case_page_is_reachable_in_plain_html_from_the_index(site: Path) -> None:
+    seen_pages, linked = {"index.html"}, []
+    pending = ["index.html"]
+    while pending:
+        page = soup(site / pending.pop(0))
+        linked += [a["href"] for a in page.select("table.case-table tbody a.case-link")]
+        for nav in page.select("nav.page-links"):
+            for a in nav.select("a"):
+                if a["href"] not in seen_pages:
+                    seen_pages.add(a["href"])
+                    pending.append(a["href"])
+    assert seen_pages == {"index.html", "index-2.html", "index-3.html"}
+    assert linked == sorted(linked) and len(linked) == COUNT
+    assert set(linked) == {f"cases/{p.name}" for p in (site / "cases").glob("*.html")}
+
+
+def test_list_pages_are_plain_and_safe(site: Path) -> None:
+    page = soup(site / "index-3.html")
+    assert [a.get_text() for a in page.select("tbody a.case-link")] == ["case-20", "case-21", "case-22", "case-23", "case-24"]
+    assert page.select_one(".page-links [aria-current=page]").get_text() == "3"
+    assert page.select_one("#case-table") is None  # no filters: the index's script filters the whole list
+    tag = page.select_one("tbody a.tag")
+    assert tag["href"].startswith("index.html#tag=")
+    assert check_links(site) == []
+    assert_inert(site)
+
+
+def test_index_inlines_every_row_compactly(site: Path) -> None:
+    script = soup(site / "index.html").select_one("script#case-rows")
+    assert script is not None and script["type"] == "application/json"
+    data = json.loads(script.string)
+    assert [row[0] for row in data["rows"]] == [f"case-{i:02d}" for i in range(COUNT)]
+    slugs = {row[1] for row in data["rows"]}
+    assert {f"{slug}.html" for slug in slugs} == {p.name for p in (site / "cases").glob("*.html")}
+    assert set(data["statuses"]) == {"passed", "failed"} and "PASS" in data["verdicts"]
+    assert len(script.string) < 200 * COUNT
+
+
+def test_a_small_suite_keeps_every_row_on_the_index(tmp_path: Path) -> None:
+    write_suite(tmp_path, [make_case(id=f"c{i}", traceFixture="t.json") for i in range(3)], {"t.json": make_trace("x")})
+    build_site(BuildOptions(cases=tmp_path / "cases.json", fixtures=tmp_path / "fixtures", out=tmp_path / "site", cwd=tmp_path))
+    index = soup(tmp_path / "site" / "index.html")
+    assert len(index.select("#case-table tbody tr")) == 3
+    assert index.select_one("#case-pages") is None and index.select_one("script#case-rows") is None
+    assert not list((tmp_path / "site").glob("index-*.html"))
+
+
+@pytest.mark.browser
+def test_the_index_script_pages_filters_and_sorts_every_case(watched: Watched, site: Path) -> None:  # noqa: F811
+    page = watched.open(site / "index.html")
+    page.wait_for_selector("#case-table.is-ready")
+    assert page.locator("#case-pages").is_hidden()  # the script pages through everything itself
+    assert page.locator("#case-count").text_content() == "Showing 1–25 of 25 cases."
+    page.fill("#filter-q", "case-23")
+    rows = page.locator("#case-table tbody tr")
+    assert rows.count() == 1 and rows.locator("a.case-link").text_content() == "case-23"
+    assert rows.locator("a.case-link").get_attribute("href").startswith("cases/case-23-")
+    page.click("#filter-reset")
+    page.select_option("#filter-status", "failed")
+    assert page.locator("#case-count").text_content() == "Showing 1–9 of 9 matching cases (25 in all)."
+    page.click("#filter-reset")
+    page.click("th[data-key=case] button")
+    page.click("th[data-key=case] button")
+    assert page.locator("#case-table tbody tr a.case-link").first.text_content() == "case-24"
+    page.locator("#case-table tbody tr a.tag").first.click()
+    assert "tag=team%3A0" in page.url
+    assert page.locator("#case-count").text_content() == "Showing 1–7 of 7 matching cases (25 in all)."
+    watched.assert_clean()
+
+
+@pytest.mark.browser
+def test_a_case_page_shows_its_position_from_the_shared_data(watched: Watched, site: Path) -> None:  # noqa: F811
+    target: Any = next((site / "cases").glob("case-23-*.html"))
+    page = watched.open(target)
+    assert page.locator("[data-case-position]").text_content() == "case 24 of 25"
+    watched.assert_clean()
