@@ -16,8 +16,10 @@
     return node;
   }
 
+  var NUMBER = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 }); // one formatter: creating one per call is slow
+
   function fmt(n) {
-    return Number(n).toLocaleString("en-US");
+    return NUMBER.format(Number(n));
   }
 
   /* ---- charts ------------------------------------------------------------------------------------ */
@@ -124,7 +126,6 @@
       var status = data.statuses[r[4]] || ["?", r[4], "status status-other", 3];
       var verdict = data.verdicts[r[5]] || ["•", r[5], "verdict verdict-other"];
       var ratio = r[8] ? r[7] / r[8] : 1;
-      var tools = fmt(r[9]);
       var row = {
         tr: null,
         index: index,
@@ -132,8 +133,11 @@
         verdict: r[5],
         tags: r[3],
         flaky: r[12] === 1,
-        text: norm([r[0], r[12] === 1 ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
-          verdict[0] + " " + verdict[1], r[6].join(""), r[7] + "/" + r[8], tools, r[10]].join(" ")),
+        text: null, // what the search looks in: made on the first search (see textOf)
+        words: function () {
+          return [r[0], r[12] === 1 ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
+            verdict[0] + " " + verdict[1], r[6].join(""), r[7] + "/" + r[8], fmt(r[9]), r[10]].join(" ");
+        },
         keys: [r[0], status[3], r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11]]
       };
       row.build = function () {
@@ -163,7 +167,7 @@
         var codes = tr.appendChild(el("td", "codes"));
         r[6].forEach(function (code) { codes.appendChild(el("code", "", code)); });
         tr.appendChild(el("td", "num", r[7] + "/" + r[8]));
-        tr.appendChild(el("td", "num", tools));
+        tr.appendChild(el("td", "num", fmt(r[9])));
         tr.appendChild(el("td", "num", r[10]));
         return tr;
       };
@@ -266,6 +270,11 @@
       update(true);
     }
 
+    function textOf(row) {
+      if (row.text === null) row.text = norm(row.words());
+      return row.text;
+    }
+
     function matching() {
       var words = norm(state.q).split(/\s+/).filter(Boolean);
       return rows.filter(function (row) {
@@ -273,7 +282,7 @@
         if (state.verdict && row.verdict !== state.verdict) return false;
         if (state.tag && row.tags.indexOf(state.tag) === -1) return false;
         if (state.flaky && !row.flaky) return false;
-        for (var i = 0; i < words.length; i++) if (row.text.indexOf(words[i]) === -1) return false;
+        for (var i = 0; i < words.length; i++) if (textOf(row).indexOf(words[i]) === -1) return false;
         return true;
       });
     }
