@@ -15,7 +15,6 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,9 +36,12 @@ def digest(*parts: str | bytes) -> str:
     return hashlib.sha256(b"".join(pieces)).hexdigest()
 
 
-@lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A hash of sitegen's own code and templates: a page built by other code is never reused."""
+    """A hash of sitegen's own code and templates: a page built by other code is never reused.
+
+    Computed for every build (a few milliseconds), not once per process: `sitegen serve --watch` rebuilds
+    in one process after a template is edited.
+    """
     files: list[tuple[str, bytes]] = []
     for package in _CODE_PACKAGES:
         root = resources.files(package)
@@ -126,9 +128,9 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def case_file_seal(text: str) -> str:
-    """What the status keeps of a validated case file: a digest of its text and of the code that validated it."""
-    return digest(code_fingerprint(), text)
+def case_file_seal(text: str, code: str) -> str:
+    """What the status keeps of a validated case file: a digest of its text and of the code (code_fingerprint)."""
+    return digest(code, text)
 
 
 def read_status_data(site: Path) -> dict[str, Any] | None:

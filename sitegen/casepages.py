@@ -13,6 +13,7 @@ import os
 import signal
 import stat
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,6 +178,20 @@ def _chunks(jobs: Sequence[CaseJob], workers: int) -> list[Sequence[CaseJob]]:
     return [jobs[start : start + size] for start in range(0, len(jobs), size)]
 
 
+def _start_method() -> str | None:
+    """fork where there is one: workers start in milliseconds with the templates already compiled. Not when
+    other threads run (`sitegen serve --watch` serves from one), as a forked child would inherit any lock
+    they hold: then spawn."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    if threading.active_count() > 1:
+        return "spawn"
+    from sitegen.render import markdown_parser
+
+    markdown_parser()  # made once here, inherited by every worker
+    return "fork"
+
+
 def run_jobs(
     jobs: Sequence[CaseJob], context: PageContext, workers: int, advance: Callable[[int], None]
 ) -> Iterator[PageDone]:
@@ -190,9 +205,7 @@ def run_jobs(
             advance(1)
             yield done
         return
-    # fork (where there is one) starts workers in milliseconds with templates already compiled.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    pool_context = multiprocessing.get_context(method)
+    pool_context = multiprocessing.get_context(_start_method())
     with pool_context.Pool(workers, initializer=_start_worker, initargs=(context,)) as pool:
         for batch in pool.imap_unordered(_run_chunk, _chunks(jobs, workers)):
             advance(len(batch))

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sitegen.buildstatus import BuildStatus, CaseRecord, case_file_seal, read_status_data
+from sitegen.buildstatus import BuildStatus, CaseRecord, case_file_seal, code_fingerprint, read_status_data
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffReport, compare_reports, diff_json
 from sitegen.errors import BadInput, UsageError
@@ -115,6 +115,7 @@ class Inputs:
     commit: str | None
     previous_status: dict[str, Any] | None = None  # the previous site's build status file, as parsed
     case_file_seal: str = ""  # buildstatus.case_file_seal of the case file
+    code: str = ""  # buildstatus.code_fingerprint of the sitegen that builds
 
 
 @dataclass
@@ -163,7 +164,8 @@ def read_inputs(options: BuildOptions) -> Inputs:
     config = load_config(options.config, explicit=True) if options.config else load_config(DEFAULT_CONFIG_PATH)
     previous_status = read_status_data(options.out)
     case_text = read_input_text(options.cases, "case file")
-    seal = case_file_seal(case_text)
+    code = code_fingerprint()
+    seal = case_file_seal(case_text, code)
     trusted = previous_status is not None and previous_status.get("validatedCases") == seal
     cases = read_case_list(options.cases, case_text, trusted)
     baseline_path = options.baseline
@@ -183,6 +185,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
         commit=git_commit(options.cwd),
         previous_status=previous_status,
         case_file_seal=seal,
+        code=code,
     )
 
 
@@ -260,7 +263,7 @@ class _Site:
 
 
 def _write_assets(site: _Site) -> None:
-    from sitegen.buildstatus import code_fingerprint, digest, status_from_data
+    from sitegen.buildstatus import digest, status_from_data
     from sitegen.render import asset_bytes, content_hashed_name, plotly_bundle, plotly_style_guards
     from sitegen.views import SiteInfo
 
@@ -284,7 +287,7 @@ def _write_assets(site: _Site) -> None:
         config=site.inputs.config,
     )
     # Everything every page depends on besides its own inputs; another value means every page is rendered.
-    settings = digest(code_fingerprint(), repr(info), site.inputs.config.fingerprint(), str(options.fixtures))
+    settings = digest(site.inputs.code, repr(info), site.inputs.config.fingerprint(), str(options.fixtures))
     site.previous = status_from_data(site.inputs.previous_status, settings)
     site.status = BuildStatus(settings, validated_cases=site.inputs.case_file_seal)
 

@@ -148,9 +148,7 @@ def test_a_change_every_page_shows_renders_every_page(built: Path, change: str, 
     elif change == "no-baseline":
         extra["baseline"] = None  # every page's navigation loses the diff link
     else:
-        import sitegen.buildstatus as buildstatus
-
-        monkeypatch.setattr(buildstatus, "code_fingerprint", lambda: "another sitegen's code and templates")
+        monkeypatch.setattr(site_module, "code_fingerprint", lambda: "another sitegen's code and templates")
     assert rebuild_and_compare(built, **extra).reused_pages == 0
 
 
@@ -250,3 +248,20 @@ def test_an_invalid_edit_of_a_validated_case_file_is_bad_input(built: Path) -> N
     with pytest.raises(BadInput, match="minKeywordMatches"):
         build_site(options(built, "site", built / "history.json"))
     assert snapshot(built / "site") == before
+
+
+def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `sitegen serve --watch` rebuilds in one process: an edited template must change the fingerprint.
+    import sitegen.buildstatus as buildstatus
+
+    package = tmp_path / "fakesite"
+    (package / "templates").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    template = package / "templates" / "page.html"
+    template.write_text("<p>{{ one }}</p>", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(buildstatus, "_CODE_PACKAGES", ("fakesite",))
+    before = buildstatus.code_fingerprint()
+    assert buildstatus.code_fingerprint() == before
+    template.write_text("<p>{{ two }}</p>", encoding="utf-8")
+    assert buildstatus.code_fingerprint() != before

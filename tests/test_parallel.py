@@ -46,6 +46,23 @@ def test_output_does_not_depend_on_the_number_of_workers(many: Path) -> None:
     assert snapshot(many / "three") == one
 
 
+def test_workers_are_spawned_not_forked_while_other_threads_run(many: Path) -> None:
+    import threading
+
+    _build(many, "one", 1)
+    stop = threading.Event()
+    server = threading.Thread(target=stop.wait, daemon=True)  # as `sitegen serve --watch` serves from a thread
+    server.start()
+    try:
+        assert casepages._start_method() in ("spawn", None)
+        _build(many, "two", 2)
+    finally:
+        stop.set()
+        server.join()
+    assert snapshot(many / "two") == snapshot(many / "one")
+    assert multiprocessing.active_children() == []
+
+
 def test_workers_are_used_and_gone_afterwards(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[int] = []
     real = casepages._chunks
@@ -71,8 +88,11 @@ def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, mo
         return real(job, context)
 
     monkeypatch.setattr(casepages, "write_case_page", failing)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the failing renderer reaches the workers only when they are forked")
+    monkeypatch.setattr(casepages, "_start_method", lambda: "fork")  # whatever threads the test run has
     (many / "fixtures" / "c00.json").write_text('{"session": {"answer": "changed"}}', encoding="utf-8")
-    monkeypatch.setattr("sitegen.buildstatus.code_fingerprint", lambda: "force every page to render")
+    monkeypatch.setattr("sitegen.site.code_fingerprint", lambda: "force every page to render")
     with pytest.raises(RuntimeError, match="renderer crashed"):
         _build(many, "site", 2)
     assert snapshot(many / "site") == before
