@@ -291,11 +291,24 @@ def content_hashed_name(name: str, data: bytes) -> str:
 
 @lru_cache(maxsize=1)
 def plotly_bundle() -> tuple[str, bytes]:
-    """(version, bytes) of plotly.min.js shipped inside the installed plotly package."""
-    from plotly.offline import get_plotlyjs_version
+    """(version, bytes) of plotly.min.js shipped inside the installed plotly package.
 
-    data = resources.files("plotly").joinpath("package_data", "plotly.min.js").read_bytes()
-    return get_plotlyjs_version(), data
+    Found without importing the plotly package (its Python side is not needed, only the file it ships).
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the plotly package is not installed (pip install plotly)")
+    folder = next(iter(spec.submodule_search_locations))
+    with open(os.path.join(folder, "package_data", "plotly.min.js"), "rb") as bundle:
+        data = bundle.read()
+    # The version as plotly.offline.get_plotlyjs_version() gives it: plotly/offline/_plotlyjs_version.py.
+    with open(os.path.join(folder, "offline", "_plotlyjs_version.py"), encoding="utf-8") as source:
+        version = re.search(r"__plotlyjs_version__\s*=\s*['\"]([^'\"]+)['\"]", source.read())
+    if version is None:
+        raise RuntimeError(f"cannot tell the version of {folder}/package_data/plotly.min.js")
+    return version.group(1), data
 
 
 def plotly_style_guards(bundle: bytes) -> tuple[str, ...]:

@@ -164,6 +164,24 @@ def test_light_commands_never_import_jinja2_or_plotly(suite: tuple[Path, Path], 
     assert "HEAVY []" in out, out
 
 
+def test_build_copies_plotly_js_without_importing_plotly(suite: tuple[Path, Path], tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    cases, fixtures = suite
+    out = tmp_path / "site"
+    code = (
+        "import sys\n"
+        "from sitegen.cli import app\n"
+        f"try:\n    app(['build', '--cases', {str(cases)!r}, '--fixtures', {str(fixtures)!r}, '--out', {str(out)!r}])\n"
+        "except SystemExit:\n    pass\n"
+        "print('PLOTLY', 'plotly' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert "PLOTLY False" in done.stdout, done.stdout + done.stderr
+    assert len(list((out / "assets").glob("plotly-*.min.js"))) == 1
+
+
 def test_output_to_a_device_writes_through_it(suite: tuple[Path, Path], tmp_path: Path) -> None:
     """`--json /dev/null` must not replace the device with a file (renaming over it would)."""
     fifo = tmp_path / "pipe"
