@@ -169,27 +169,53 @@ def _clusters(text: str) -> list[tuple[int, int]]:
 _normalise_cluster = lru_cache(maxsize=1 << 16)(normalise)
 
 
+def _needles(highlights: Sequence[Highlight]) -> tuple[tuple[str, str], ...]:
+    """Each highlight's phrase in normal form with its CSS class; phrases that normalise to nothing dropped."""
+    return tuple((normal, css) for phrase, css in highlights if (normal := normalise(phrase)))
+
+
+def _positions_are_kept(text: str, whole: str) -> bool:
+    """True when character i of `text` is character i of its normal form `whole`, for every i.
+
+    So when the text is already NFKC, has no combining marks, and case folding maps each character to
+    exactly one (folding is per character, and never maps one to none, so equal lengths mean one each).
+    """
+    return (
+        len(whole) == len(text)
+        and unicodedata.is_normalized("NFKC", text)
+        and whole == text.casefold()
+        and not any(map(unicodedata.combining, text))
+    )
+
+
 def highlight_segments(text: str, highlights: Sequence[Highlight]) -> list[tuple[str, str | None]]:
     """Split text into (piece, CSS class or None), marking every normalised occurrence of each phrase.
 
     Matching is the rules' matching (NFKC + casefold); later highlights win where phrases overlap.
     """
-    needles = [(normalise(phrase), css) for phrase, css in highlights if normalise(phrase)]
+    return _segments(text, _needles(highlights))
+
+
+def _segments(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
     if not text:
         return []
     whole = normalise(text)
     needles = [(needle, css) for needle, css in needles if needle in whole]
     if not needles:  # the common case: decide on the whole text before mapping it character by character
         return [(text, None)]
-    if whole == text and not any(map(unicodedata.combining, text)):
-        # Already in normal form, a cluster per character: positions in the text are positions in its normal form.
+    if _positions_are_kept(text, whole):
+        # Positions in the text are positions in its normal form: paint the matches, then cut at their edges.
         labels: list[str | None] = [None] * len(text)
+        edges = {0, len(text)}
         for needle, css in needles:
-            position = text.find(needle)
+            position = whole.find(needle)
             while position != -1:
-                labels[position : position + len(needle)] = [css] * len(needle)
-                position = text.find(needle, position + 1)
-        return _runs(text, [(index, index + 1) for index in range(len(text))], labels)
+                end = position + len(needle)
+                labels[position:end] = [css] * len(needle)
+                edges.update((position, end))
+                position = whole.find(needle, position + 1)
+        cuts = sorted(edges)
+        return _runs(text, list(zip(cuts, cuts[1:])), [labels[start] for start in cuts[:-1]])
     normal_parts: list[str] = []
     owner: list[int] = []  # normalised char index -> original cluster index
     spans = _clusters(text)
@@ -222,14 +248,21 @@ def _runs(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str | No
 
 def highlighted_html(text: str, highlights: Sequence[Highlight]) -> Markup:
     """Escaped text with `<mark class=…>` around the highlighted phrases."""
+    return Markup(_highlighted(text, _needles(highlights)))
+
+
+def _highlighted(text: str, needles: Sequence[tuple[str, str]]) -> str:
     out = []
-    for piece, css in highlight_segments(text, highlights):
+    for piece, css in _segments(text, needles):
         out.append(f'<mark class="{css}">{escape(piece)}</mark>' if css else str(escape(piece)))
-    return Markup("".join(out))
+    return "".join(out)
 
 
 def _render_text(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
-    return str(highlighted_html(tokens[idx].content, env.get("highlights", ())))
+    needles = env.get("needles", ())
+    if not needles:
+        return str(escape(tokens[idx].content))
+    return _highlighted(tokens[idx].content, needles)
 
 
 def _render_image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
@@ -272,7 +305,7 @@ def markdown_parser() -> MarkdownIt:
 
 def markdown_html(text: str, highlights: Sequence[Highlight] = ()) -> Markup:
     """Render untrusted Markdown to safe HTML, marking the highlighted phrases in its text."""
-    return Markup(markdown_parser().render(text, {"highlights": tuple(highlights)}))
+    return Markup(markdown_parser().render(text, {"needles": _needles(highlights)}))
 
 
 # --- Packaged assets -------------------------------------------------------------------------------------

@@ -22,10 +22,12 @@ from datetime import datetime
 from itertools import accumulate
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from markupsafe import Markup
+import orjson
+from markupsafe import Markup, escape
 
 from sitegen import __version__
 from sitegen.config import SuiteConfig
@@ -34,7 +36,7 @@ from sitegen.history import Run
 from sitegen.loading import FixtureProblem, LoadedTrace
 from sitegen.mdtext import number, percent
 from sitegen.models import Case
-from sitegen.render import Bounded, Highlight, json_for_script, markdown_html
+from sitegen.render import Bounded, Highlight, bounded_value, json_for_script, markdown_html
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.textmatch import found_in
 
@@ -100,6 +102,18 @@ class Badge:
     text: str
     css: str
     title: str = ""
+
+    def __html__(self) -> str:
+        """The badge as HTML: Jinja2 puts an object with `__html__` on the page as it is (markupsafe's protocol)."""
+        return _badge_html(self)
+
+
+# Pages show the same few badges thousands of times; written once each, their fields escaped here.
+@lru_cache(maxsize=4096)
+def _badge_html(badge: Badge) -> str:
+    title = f' title="{escape(bounded_value(badge.title))}"' if badge.title else ""
+    icon, text = escape(bounded_value(badge.icon)), escape(bounded_value(badge.text))
+    return f'<span class="{escape(bounded_value(badge.css))}"{title}><span class="icon" aria-hidden="true">{icon}</span> {text}</span>'
 
 
 @dataclass(frozen=True)
@@ -257,14 +271,26 @@ def pretty(value: Any) -> str:
         stripped = value.strip()
         if stripped[:1] in ("{", "[") and len(stripped) < 50 * 1024 * 1024:
             try:
-                return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False)
+                return _indented(json.loads(stripped))
             except (ValueError, RecursionError):
                 return value
         return value
     try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
+        return _indented(value)
     except (ValueError, RecursionError):
         return repr(value)
+
+
+def _indented(value: Any) -> str:
+    """JSON with two-space indents: orjson where it can (several times faster), else the json module.
+
+    orjson refuses integers beyond 64 bits, lone surrogates and very deep nesting; json writes those.
+    Numbers in exponent form read `1e16` from orjson, `1e+16` from json: the same number either way.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def shorten(text: str, limit: int = 200) -> str:

@@ -128,6 +128,29 @@ def test_highlights_follow_the_rules_matching() -> None:
     assert highlight_segments("", [("a", "k")]) == []
 
 
+_TRICKY = st.sampled_from(["a", "B", "超", "时", "ß", "ẞ", "ﬁ", "Ａ", "e\u0301", "\u0301", "Σ", "İ", " ", "K", "\u212a"])
+
+
+@given(st.lists(_TRICKY, max_size=14).map("".join), st.lists(st.lists(_TRICKY, min_size=1, max_size=3).map("".join), max_size=3))
+def test_highlight_fast_path_agrees_with_mapping_cluster_by_cluster(text: str, phrases: list[str]) -> None:
+    # Text whose positions survive normalisation skips the cluster-by-cluster mapping: both must mark the same.
+    highlights = [(phrase, f"c{n}") for n, phrase in enumerate(phrases)]
+    fast = highlight_segments(text, highlights)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(render, "_positions_are_kept", lambda text, whole: False)
+        assert fast == highlight_segments(text, highlights)
+    assert "".join(piece for piece, _ in fast) == text
+
+
+def test_highlight_fast_path_covers_ordinary_text() -> None:
+    from sitegen.textmatch import normalise
+
+    for text in ("HikariCP 连接池耗尽", "Timeout after 30000ms", "支付接口"):
+        assert render._positions_are_kept(text, normalise(text))
+    for text in ("ﬁle", "Straße", "cafe\u0301", "ＡＢＣ"):
+        assert not render._positions_are_kept(text, normalise(text))
+
+
 def test_highlighting_happens_in_text_nodes_only() -> None:
     html = str(markdown_html("[超时 link](https://x.example/超时) `超时` 超时", [("超时", "hl")]))
     assert html.count('<mark class="hl">') == 2  # link text and plain text; not the URL, not inline code
@@ -154,3 +177,15 @@ def test_chart_pages_allow_only_empty_inline_styles() -> None:
     import hashlib
 
     assert base64.b64encode(hashlib.sha256(b"").digest()).decode() == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="
+
+
+def test_badges_escape_every_field_and_render_as_they_did_from_the_template() -> None:
+    hostile = views.Badge('"><script>', "<b>x</b>", 'a" onclick="y', "it's & <i>")
+    html = render.environment().from_string("{{ b }}").render(b=hostile)
+    assert "<script>" not in html and "<b>" not in html and "<i>" not in html
+    assert html == (
+        '<span class="a&#34; onclick=&#34;y" title="it&#39;s &amp; &lt;i&gt;"><span class="icon" aria-hidden="true">'
+        "&#34;&gt;&lt;script&gt;</span> &lt;b&gt;x&lt;/b&gt;</span>"
+    )
+    plain = render.environment().from_string("{{ b }}").render(b=views.Badge("✓", "ok", "status status-pass"))
+    assert plain == '<span class="status status-pass"><span class="icon" aria-hidden="true">✓</span> ok</span>'
