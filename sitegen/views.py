@@ -321,6 +321,7 @@ def verdict_kind(verdict: str | None, config: SuiteConfig) -> str:
     return "warn" if verdict in config.verdicts else "other"
 
 
+@lru_cache(maxsize=4096)
 def verdict_badge(verdict: str | None, config: SuiteConfig) -> Badge:
     """The badge of a verifier verdict."""
     kind = verdict_kind(verdict, config)
@@ -673,22 +674,20 @@ def _verdict_value(result: CaseResult) -> str:
 def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, on_index: bool = True) -> CaseRow:
     ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
     duration = result.durationMs
+    codes = tuple(result.failed_codes)
     return CaseRow(
         case_id=result.caseId,
         href=f"cases/{slug}.html",
         title=result.title,
         show_title=result.title != result.caseId,
-        # On the index a tag filters its table in place; other pages link to the index filtered.
-        tags=tuple(
-            Link(tag, index_filter_href("", tag=tag).removeprefix("index.html" if on_index else "")) for tag in result.tags
-        ),
+        tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
         status=status_badge(result.status),
         status_value=result.status,
         status_sort=STATUS_ORDER.get(result.status, 3),
         verdict=verdict_badge(result.verdict, config),
         verdict_value=_verdict_value(result),
-        codes=tuple(result.failed_codes),
-        codes_text=", ".join(result.failed_codes),
+        codes=codes,
+        codes_text=", ".join(codes),
         keywords=f"{result.matchedKeywordCount}/{result.requiredKeywordCount}",
         keywords_sort=f"{ratio:.4f}",
         tool_calls=f"{result.toolCallCount:,}",
@@ -698,6 +697,13 @@ def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, o
         flaky=flaky,
         flaky_title="pass/fail flipped at least twice in the last 10 runs" if flaky else "",
     )
+
+
+# A suite has few distinct tags and thousands of rows that link them.
+@lru_cache(maxsize=4096)
+def _tag_filter_link(tag: str, on_index: bool) -> Link:
+    # On the index a tag filters its table in place; other pages link to the index filtered.
+    return Link(tag, index_filter_href("", tag=tag).removeprefix("index.html" if on_index else ""))
 
 
 def build_index_page(
