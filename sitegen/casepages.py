@@ -1,24 +1,28 @@
-"""Case pages: one job per case (read its trace once, evaluate it, render and write its page), spread over
-worker processes for big suites.
+"""Case pages: one task per case (take its page from the previous site when nothing it shows changed, else
+read its trace once, evaluate it, render and write its page), spread over worker processes for big suites.
 
 A page depends only on its job (the case, its file name, its neighbours, its baseline entry) and on the
-shared PageContext, so the pages are the same whichever worker writes them and in whatever order; the
-results come back in case order.
+shared PageContext, so the pages are the same whichever worker writes them and in whatever order. Workers
+get only case indices: everything else is in the PageContext, which forked workers inherit (spawned ones
+get it once each), so no case is pickled on its way to a worker.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from sitegen.buildstatus import BuildStatus
+from sitegen.caselist import CaseList
 from sitegen.config import SuiteConfig
 from sitegen.models import Case
 from sitegen.report import CaseResult
@@ -26,9 +30,13 @@ from sitegen.report import CaseResult
 if TYPE_CHECKING:
     from sitegen.views import Neighbour
 
-# Below this many pages to render, starting worker processes costs more than it saves.
+T = TypeVar("T")
+C = TypeVar("C")
+R = TypeVar("R")
+
+# Below this many cases, starting worker processes costs more than it saves.
 POOL_MIN_JOBS = 300
-# Jobs per task sent to a worker: big enough to amortise the messages, small enough to balance the load.
+# Cases per task sent to a worker: big enough to amortise the messages, small enough to balance the load.
 MAX_CHUNK = 32
 
 
@@ -51,27 +59,98 @@ class CaseJob:
 
 @dataclass(frozen=True)
 class PageContext:
-    """What every case page shares: where traces are, the suite settings, the site's assets, where to write."""
+    """What every case task shares: the suite, where traces are, the settings, the previous build, where to write."""
 
     fixtures: Path
     fixtures_root: Path  # fixtures.resolve(), once for the whole suite
     config: SuiteConfig
     site: Any  # views.SiteInfo (imported lazily: views pulls in Jinja2 and Markdown)
     has_baseline: bool
-    root: Path
+    root: Path  # the staging folder
+    cases: CaseList
+    slugs: Sequence[str]  # each case's file name stem, by index
+    baseline: dict[str, CaseResult]  # baseline entries by case id
+    settings: str  # what every page depends on (BuildStatus.settings)
+    previous: BuildStatus  # the previous build's records (none: every page is rendered)
+    previous_site: Path  # where the previous build's pages are
 
 
 @dataclass(frozen=True)
 class PageDone:
     """A case page written: the case's result (and its report.json text), the digest of the trace bytes it
-    was built from, the page's size."""
+    was built from, the page's key and size."""
 
     index: int
     result: CaseResult
     report_text: str  # report.result_json_text(result)
     markdown_row: str  # report.result_markdown_row(result)
     trace_digest: str
+    key: str
     size: int
+
+
+@dataclass(frozen=True)
+class PageReused:
+    """A case page taken from the previous site: its record there still holds (the same key, page and size)."""
+
+    index: int
+
+
+def case_job(index: int, context: PageContext) -> CaseJob:
+    """The job of case `index` (its case not validated yet)."""
+    ids, slugs = context.cases.ids, context.slugs
+    from sitegen.views import Neighbour
+
+    prev = Neighbour(ids[index - 1], slugs[index - 1]) if index > 0 else None
+    next_ = Neighbour(ids[index + 1], slugs[index + 1]) if index + 1 < len(ids) else None
+    return CaseJob(index, None, slugs[index], prev, next_, context.baseline.get(ids[index]))
+
+
+def page_key(settings: str, definition: str, trace: str, job: CaseJob) -> str:
+    """The hash of everything a case page shows (with `settings`, the same for every page)."""
+    from sitegen.buildstatus import digest
+
+    prev, next_ = job.prev, job.next
+    return digest(
+        settings,
+        definition,
+        trace,
+        "" if job.baseline is None else repr(job.baseline),  # ids are never empty: "" is "no neighbour" below
+        job.slug,
+        prev.case_id if prev else "",
+        prev.slug if prev else "",
+        next_.case_id if next_ else "",
+        next_.slug if next_ else "",
+    )
+
+
+def take_previous_page(previous_site: Path, page: str, size: int, stage: Path) -> bool:
+    """Hard-link (else copy) an unchanged page of the previous site into the new one; False if it is gone or edited."""
+    source, target = os.path.join(previous_site, page), os.path.join(stage, page)
+    try:
+        found = os.lstat(source)
+        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
+            return False
+        try:
+            os.link(source, target)  # the previous site keeps its own link: it stays whole until the swap
+        except OSError:
+            shutil.copyfile(source, target)
+    except OSError:
+        return False
+    return True
+
+
+def build_case(index: int, context: PageContext) -> PageDone | PageReused:
+    """Case `index`'s page: taken from the previous site if its inputs did not change, else rendered."""
+    job = case_job(index, context)
+    cases, case_id = context.cases, context.cases.ids[index]
+    record = context.previous.cases.get(case_id)
+    if record is not None and record.page == job.page:
+        trace = trace_key(context.fixtures, context.fixtures_root, cases.fixture(index))
+        key = page_key(context.settings, cases.definition_key(index), trace, job)
+        if record.key == key and take_previous_page(context.previous_site, job.page, record.size, context.root):
+            return PageReused(index)
+    return write_case_page(replace(job, case=cases.case(index)), context)
 
 
 def trace_key(fixtures: Path, root: Path, name: str) -> str:
@@ -121,17 +200,19 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
     data = page_bytes(render_template("case.html", page_context(page)))
     (context.root / job.page).write_bytes(data)
     texts = result_json_text(result), result_markdown_row(result)  # made here, in parallel, for the reports
-    return PageDone(job.index, result, *texts, trace_digest, len(data))
+    # Keyed by the trace bytes the page was really built from (the file may change during the build).
+    key = page_key(context.settings, context.cases.definition_key(job.index), trace_digest, job)
+    return PageDone(job.index, result, *texts, trace_digest, key, len(data))
 
 
 # --- running the jobs ------------------------------------------------------------------------------------
 
-_worker_context: PageContext | None = None
+_worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # (task, context) of this worker process
 
 
-def _start_worker(context: PageContext) -> None:
-    global _worker_context
-    _worker_context = context
+def _start_worker(task: Callable[[Any, Any], Any], context: Any) -> None:
+    global _worker_task
+    _worker_task = (task, context)
     # Ctrl+C reaches the whole process group: the parent stops the pool, the workers need not each complain.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
@@ -151,9 +232,10 @@ def _die_with_parent() -> None:
         pass
 
 
-def _run_chunk(jobs: Sequence[CaseJob]) -> list[PageDone]:
-    assert _worker_context is not None, "worker not initialised"
-    return [write_case_page(job, _worker_context) for job in jobs]
+def _run_chunk(items: Sequence[Any]) -> list[Any]:
+    assert _worker_task is not None, "worker not initialised"
+    task, context = _worker_task
+    return [task(item, context) for item in items]
 
 
 def usable_cores() -> int:
@@ -164,16 +246,16 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def worker_count(requested: int | None, jobs: int) -> int:
-    """How many processes to render `jobs` pages with: as asked, else one per usable core for big batches."""
+def worker_count(requested: int | None, jobs: int, minimum: int = POOL_MIN_JOBS) -> int:
+    """How many processes to do `jobs` tasks with: as asked, else one per usable core from `minimum` tasks on."""
     if requested is not None:
         return max(1, min(requested, jobs)) if jobs else 1
-    if jobs < POOL_MIN_JOBS:
+    if jobs < minimum:
         return 1
     return max(1, min(usable_cores(), jobs))
 
 
-def _chunks(jobs: Sequence[CaseJob], workers: int) -> list[Sequence[CaseJob]]:
+def _chunks(jobs: Sequence[Any], workers: int) -> list[Sequence[Any]]:
     size = max(1, min(MAX_CHUNK, len(jobs) // (workers * 8)))
     return [jobs[start : start + size] for start in range(0, len(jobs), size)]
 
@@ -192,21 +274,30 @@ def _start_method() -> str | None:
     return "fork"
 
 
-def run_jobs(
-    jobs: Sequence[CaseJob], context: PageContext, workers: int, advance: Callable[[int], None]
-) -> Iterator[PageDone]:
-    """Write every job's page, in this process or in `workers` processes; yield each PageDone as it is done.
+def run_tasks(
+    task: Callable[[T, C], R], items: Sequence[T], context: C, workers: int, advance: Callable[[int], None] = lambda n: None
+) -> Iterator[R]:
+    """`task(item, context)` for every item, in this process or in `workers` processes; yield each outcome.
 
-    `advance(n)` is called as pages are finished (for progress). Pages are yielded in no particular order.
+    Forked workers inherit `context` (spawned ones get it pickled, once each); only items and outcomes travel.
+    `task` is a module-level function. `advance(n)` is called as items are done (for progress). Outcomes are
+    yielded in no particular order.
     """
-    if workers <= 1 or len(jobs) < 2:
-        for job in jobs:
-            done = write_case_page(job, context)
+    if workers <= 1 or len(items) < 2:
+        for item in items:
+            done = task(item, context)
             advance(1)
             yield done
         return
     pool_context = multiprocessing.get_context(_start_method())
-    with pool_context.Pool(workers, initializer=_start_worker, initargs=(context,)) as pool:
-        for batch in pool.imap_unordered(_run_chunk, _chunks(jobs, workers)):
+    with pool_context.Pool(workers, initializer=_start_worker, initargs=(task, context)) as pool:
+        for batch in pool.imap_unordered(_run_chunk, _chunks(items, workers)):
             advance(len(batch))
             yield from batch
+
+
+def run_jobs(
+    indices: Sequence[int], context: PageContext, workers: int, advance: Callable[[int], None]
+) -> Iterator[PageDone | PageReused]:
+    """Build the page of every case in `indices` (build_case), in this process or in `workers` processes."""
+    return run_tasks(build_case, indices, context, workers, advance)

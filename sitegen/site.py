@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sitegen.buildstatus import BuildStatus, CaseRecord, case_file_seal, code_fingerprint, read_status_data
+from sitegen.buildstatus import BuildStatus, CaseRecord, PageRecord, case_file_seal, code_fingerprint, read_status_data
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffReport, compare_reports, diff_json
 from sitegen.errors import BadInput, UsageError
@@ -50,9 +50,6 @@ from sitegen.loading import read_input_text
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
 
-if TYPE_CHECKING:
-    from sitegen.casepages import CaseJob
-    from sitegen.views import Neighbour
 
 DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
 DEFAULT_FIXTURES = Path("eval/fixtures")
@@ -296,88 +293,53 @@ def _baseline_entries(inputs: Inputs) -> dict[str, CaseResult]:
     return {r.caseId: r for r in inputs.baseline.results} if inputs.baseline is not None else {}
 
 
-def _page_key(settings: str, definition: str, trace: str, job: CaseJob) -> str:
-    """The hash of everything a case page shows (with `settings`, the same for every page)."""
-    from sitegen.buildstatus import digest
-
-    prev, next_ = job.prev, job.next
-    return digest(
-        settings,
-        definition,
-        trace,
-        "" if job.baseline is None else repr(job.baseline),  # ids are never empty: "" is "no neighbour" below
-        job.slug,
-        prev.case_id if prev else "",
-        prev.slug if prev else "",
-        next_.case_id if next_ else "",
-        next_.slug if next_ else "",
-    )
-
-
-def _take_previous_page(previous_site: str, page: str, size: int, stage: str) -> bool:
-    """Hard-link (else copy) an unchanged page of the previous site into the new one; False if it is gone or edited."""
-    source, target = os.path.join(previous_site, page), os.path.join(stage, page)
-    try:
-        found = os.lstat(source)
-        if not stat.S_ISREG(found.st_mode) or found.st_size != size:
-            return False
-        try:
-            os.link(source, target)  # the previous site keeps its own link: it stays whole until the swap
-        except OSError:
-            shutil.copyfile(source, target)
-    except OSError:
-        return False
-    return True
-
-
 def _write_case_pages(site: _Site) -> None:
-    from sitegen.casepages import CaseJob, PageContext, run_jobs, trace_key, worker_count
+    from sitegen.casepages import PageContext, PageReused, case_job, run_jobs, worker_count, write_case_page
     from sitegen.slugs import assign_slugs
-    from sitegen.views import Neighbour
 
     inputs, previous, status = site.inputs, site.previous, site.status
     assert previous is not None and status is not None, "_write_assets runs first"
     cases, fixtures = inputs.cases, inputs.options.fixtures
     ids = cases.ids
-    fixtures_root = fixtures.resolve()
-    previous_site, stage = str(inputs.options.out), str(site.writer.root)
     site.slugs = slugs = assign_slugs(ids)
-    baseline = _baseline_entries(inputs)
     total = len(cases)
     (site.writer.root / "cases").mkdir(parents=True, exist_ok=True)
-    results: list[CaseResult | None] = [None] * total
-    jobs: list[CaseJob] = []
-    site.progress.start("case pages", total)
-    for index, case_id in enumerate(ids):
-        prev = Neighbour(ids[index - 1], slugs[ids[index - 1]]) if index > 0 else None
-        next_ = Neighbour(ids[index + 1], slugs[ids[index + 1]]) if index + 1 < total else None
-        # The case itself is validated only if its page is rendered (cases.case), so not here.
-        job = CaseJob(index, None, slugs[case_id], prev, next_, baseline.get(case_id))
-        if previous.cases:
-            trace = trace_key(fixtures, fixtures_root, cases.fixture(index))
-            record = previous.reusable(case_id, _page_key(status.settings, cases.definition_key(index), trace, job))
-            result = _recorded_result(record, case_id) if record is not None and record.page == job.page else None
-            if result is not None and record is not None:
-                if _take_previous_page(previous_site, job.page, record.size, stage):
-                    results[index] = result
-                    status.cases[case_id] = record
-                    site.reused_pages += 1
-                    site.progress.advance(1)
-                    continue
-        jobs.append(replace(job, case=cases.case(index)))
-    context = PageContext(fixtures, fixtures_root, inputs.config, site.info, inputs.baseline is not None, site.writer.root)
-    if jobs:
-        from sitegen.render import environment
+    context = PageContext(
+        fixtures=fixtures,
+        fixtures_root=fixtures.resolve(),
+        config=inputs.config,
+        site=site.info,
+        has_baseline=inputs.baseline is not None,
+        root=site.writer.root,
+        cases=cases,
+        slugs=[slugs[case_id] for case_id in ids],
+        baseline=_baseline_entries(inputs),
+        settings=status.settings,
+        previous=previous,
+        previous_site=inputs.options.out,
+    )
+    from sitegen.render import environment
 
-        environment().get_template("case.html")  # compiled once, before any worker is forked
-    by_index = {job.index: job for job in jobs}
-    for done in run_jobs(jobs, context, worker_count(inputs.options.workers, len(jobs)), site.progress.advance):
-        job = by_index[done.index]
+    environment().get_template("case.html")  # compiled once, before any worker is forked
+    results: list[CaseResult | None] = [None] * total
+    site.progress.start("case pages", total)
+    for done in run_jobs(range(total), context, worker_count(inputs.options.workers, total), site.progress.advance):
+        case_id = ids[done.index]
+        if isinstance(done, PageReused):
+            record = previous.cases[case_id]
+            result = _recorded_result(record, case_id)
+            if result is not None:
+                results[done.index] = result
+                status.cases[case_id] = record
+                site.reused_pages += 1
+                continue
+            # The page was taken but its recorded result is unusable: render it here instead of the link.
+            job = case_job(done.index, context)
+            (site.writer.root / job.page).unlink()
+            done = write_case_page(replace(job, case=cases.case(done.index)), context)
         results[done.index] = done.result
-        # Keyed by the trace bytes the page was really built from (the file may change during the build).
-        key = _page_key(status.settings, cases.definition_key(done.index), done.trace_digest, job)
         texts = done.report_text, done.markdown_row
-        status.cases[ids[done.index]] = CaseRecord(job.page, key, done.size, *texts, done.result.traceLoaded)
+        status.cases[case_id] = CaseRecord(f"cases/{context.slugs[done.index]}.html", done.key, done.size, *texts, done.result.traceLoaded)
     site.progress.finish()
     site.writer.count += total
     site.case_pages = total
@@ -409,40 +371,73 @@ def _write_history_data(site: _Site) -> None:
     site.writer.text("assets/history-data.js", script_assignment("SITEGEN_HISTORY", shared))
 
 
-def _write_index(site: _Site) -> None:
-    from sitegen.render import render_template
-    from sitegen.views import build_index_page, page_context
-
-    data = site.gathered
-    page = build_index_page(site.info, data.report, data.slugs, data.runs, data.flaky, data.diff, data.run)  # type: ignore[arg-type]
-    site.writer.text("index.html", render_template("index.html", page_context(page)))
-    _write_case_list_pages(site)
+# Below this many pages of the case list (the index included), they are written without worker processes.
+LIST_POOL_MIN_PAGES = 4
 
 
-def _write_case_list_pages(site: _Site) -> None:
-    """The static pages 2, 3, … of a long case list; a page whose rows did not change is taken from the previous site."""
+@dataclass(frozen=True)
+class _ListPages:
+    """What the index and the case list's static pages show, for the processes that write them."""
+
+    info: Any  # views.SiteInfo
+    data: Gathered
+    settings: str
+    keys: dict[str, str]  # each case's page key
+    previous: dict[str, PageRecord]  # the previous build's case-list pages
+    previous_site: Path
+    root: Path
+
+
+def _write_list_page(number: int, pages: _ListPages) -> tuple[str, PageRecord | None]:
+    """Page `number` of the case list: 1 is the index (always written); a later page whose rows did not change is
+    taken from the previous site. Returns the page's name and, for a later page, its record."""
     from sitegen import views
     from sitegen.buildstatus import PageRecord, digest
-    from sitegen.render import render_template
+    from sitegen.casepages import take_previous_page
+    from sitegen.render import page_bytes, render_template
+
+    data = pages.data
+    if number == 1:
+        page = views.build_index_page(pages.info, data.report, data.slugs, data.runs, data.flaky, data.diff, data.run)
+        (pages.root / "index.html").write_bytes(page_bytes(render_template("index.html", views.page_context(page))))
+        return "index.html", None
+    results = data.report.results
+    name = views.case_list_href(number)
+    shown = results[(number - 1) * views.INDEX_PAGE_ROWS : number * views.INDEX_PAGE_ROWS]
+    # A row shows its case's result and file name (both in the case page's key) and whether it is flaky.
+    rows = (pages.keys[r.caseId] + ("+flaky" if r.caseId in data.flaky else "") for r in shown)
+    key = digest(pages.settings, name, str(len(results)), *rows)
+    record = pages.previous.get(name)
+    if record is not None and record.key == key and take_previous_page(pages.previous_site, name, record.size, pages.root):
+        return name, record
+    list_page = views.build_case_list_page(pages.info, results, data.slugs, data.flaky, number)
+    data_bytes = page_bytes(render_template("case-list.html", views.page_context(list_page)))
+    (pages.root / name).write_bytes(data_bytes)
+    return name, PageRecord(key, len(data_bytes))
+
+
+def _write_index(site: _Site) -> None:
+    """The index and the static pages 2, 3, … of a long case list, in worker processes when there are several."""
+    from sitegen.casepages import run_tasks, worker_count
+    from sitegen.views import case_list_page_count
 
     data, previous, status = site.gathered, site.previous, site.status
     assert previous is not None and status is not None
-    results = data.report.results
-    per_page = views.INDEX_PAGE_ROWS
-    for number in range(2, views.case_list_page_count(len(results)) + 1):
-        name = views.case_list_href(number)
-        shown = results[(number - 1) * per_page : number * per_page]
-        # A row shows its case's result and file name (both in the case page's key) and whether it is flaky.
-        rows = (status.cases[r.caseId].key + ("+flaky" if r.caseId in data.flaky else "") for r in shown)
-        key = digest(status.settings, name, str(len(results)), *rows)
-        record = previous.pages.get(name)
-        if record is not None and record.key == key:
-            if _take_previous_page(str(site.inputs.options.out), name, record.size, str(site.writer.root)):
-                status.pages[name] = record
-                continue
-        page = views.build_case_list_page(site.info, results, data.slugs, data.flaky, number)  # type: ignore[arg-type]
-        size = site.writer.text(name, render_template("case-list.html", views.page_context(page)))
-        status.pages[name] = PageRecord(key, size)
+    pages = _ListPages(
+        info=site.info,
+        data=data,
+        settings=status.settings,
+        keys={case_id: record.key for case_id, record in status.cases.items()},
+        previous=previous.pages,
+        previous_site=site.inputs.options.out,
+        root=site.writer.root,
+    )
+    numbers = list(range(1, case_list_page_count(len(data.report.results)) + 1))
+    workers = worker_count(site.inputs.options.workers, len(numbers), minimum=LIST_POOL_MIN_PAGES)
+    for name, record in run_tasks(_write_list_page, numbers, pages, workers):
+        site.writer.count += 1
+        if record is not None:
+            status.pages[name] = record
 
 
 def _write_diff(site: _Site) -> None:

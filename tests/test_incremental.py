@@ -4,6 +4,7 @@ byte what a full build from scratch gives, after every kind of change."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -168,6 +169,41 @@ def test_a_damaged_status_file_means_a_full_build(built: Path, damage: Callable[
     status.write_text(damage(status.read_text(encoding="utf-8")), encoding="utf-8")
     result = rebuild_and_compare(built)
     assert result.reused_pages < CASES
+
+
+def test_a_record_whose_result_is_unusable_renders_its_page_without_touching_the_old_one(built: Path) -> None:
+    # The page is taken (its key holds), then its recorded result turns out unreadable: it is rendered instead,
+    # and the link to the previous site's page is replaced, never written through.
+    status = built / "site" / STATUS_FILE
+    head = json.loads(status.read_text(encoding="utf-8"))
+    record = next(item for item in head["cases"] if item["id"] == "db-pool")
+    report = json.loads(record["report"])
+    report["failedChecks"] = 5  # not a list: result_from_json cannot read it
+    text = status.read_text(encoding="utf-8").replace(json.dumps(record["report"]), json.dumps(json.dumps(report)))
+    status.write_text(text, encoding="utf-8")
+    old_page = built / "site" / record["page"]
+    keep = built / "old-page.html"
+    os.link(old_page, keep)
+    before = keep.read_bytes()
+    assert rebuild_and_compare(built).reused_pages == CASES - 1
+    assert keep.read_bytes() == before
+
+
+def test_case_list_pages_whose_rows_did_not_change_are_taken_from_the_previous_site(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitegen import views
+
+    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 2)  # 7 cases: index.html and index-2 … index-4.html
+    build_site(options(built, "site", built / "history.json"))
+    pages = {name: (built / "site" / name).stat().st_ino for name in ("index-2.html", "index-3.html", "index-4.html")}
+    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
+    rebuild_and_compare(built)
+    order = [case["id"] for case in json.loads((built / "cases.json").read_text(encoding="utf-8"))]
+    changed = f"index-{order.index('pay-timeout') // 2 + 1}.html"
+    for name, inode in pages.items():
+        kept = (built / "site" / name).stat().st_ino == inode
+        assert kept == (name != changed), name
 
 
 def test_a_page_edited_in_the_published_site_is_rendered_again(built: Path) -> None:

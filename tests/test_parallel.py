@@ -46,6 +46,29 @@ def test_output_does_not_depend_on_the_number_of_workers(many: Path) -> None:
     assert snapshot(many / "three") == one
 
 
+def test_case_list_pages_written_by_workers_are_the_same(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sitegen import views
+
+    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 7)  # 60 cases: index.html and index-2 … index-9.html
+    seen: list[int] = []
+    real = casepages._chunks
+
+    def chunks(jobs, workers):  # noqa: ANN001, ANN202 - spy on the splits the pools get
+        seen.append(len(jobs))
+        return real(jobs, workers)
+
+    monkeypatch.setattr(casepages, "_chunks", chunks)
+    _build(many, "one", 1)
+    assert seen == []
+    _build(many, "two", 2)
+    assert seen == [60, 9]  # the case pages, then the index and the 8 other pages of the case list
+    one = snapshot(many / "one")
+    assert "index-9.html" in one and "index-10.html" not in one
+    assert snapshot(many / "two") == one
+    _build(many, "two", 2)  # a rebuild: every page of the case list taken from the previous site by the workers
+    assert snapshot(many / "two") == one
+
+
 def test_workers_are_spawned_not_forked_while_other_threads_run(many: Path) -> None:
     import threading
 
