@@ -10,7 +10,9 @@ before and after. Before each measured command the file system is synced and lef
 no output is deleted until the end of the run: deleting thousands of files slows the file creations that
 follow for a long while (on this machine's ext4 mounted with `discard`, the floor took 3.4 s, then 7.9 s
 and 9.6 s after earlier repetitions' sites were deleted), which would land on whichever command comes next. Peak RSS is the largest of one process (the build or any of its workers) and, on Linux,
-also the whole process tree's, sampled.
+also the whole process tree's, sampled: its RSS sum (which counts pages forked workers share with the build
+once in each of them) and its PSS sum (which divides shared pages among the processes sharing them: the
+memory the tree really takes).
 
 Commands run without PYTHONDONTWRITEBYTECODE (as after `pip install`, which writes bytecode), unless
 --no-bytecode is given.
@@ -134,31 +136,45 @@ def generate_suite(root: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
     return cases_path, fixtures
 
 
-def _tree_rss_kib(pid: int) -> int:
-    """Resident memory of a process and all its descendants (Linux /proc), in KiB; 0 where unknown."""
-    total, pending = 0, [pid]
+def _tree_memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process and all its descendants (Linux /proc), in KiB; 0 where unknown.
+
+    RSS counts a page shared by forked processes once in each of them; PSS divides it among them, so the
+    PSS sum is the memory the whole tree really takes.
+    """
+    rss = pss = 0
+    pending = [pid]
     while pending:
         current = pending.pop()
         try:
             with open(f"/proc/{current}/status", encoding="ascii", errors="replace") as status:
-                total += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+                rss += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+            try:
+                with open(f"/proc/{current}/smaps_rollup", encoding="ascii", errors="replace") as rollup:
+                    pss += next((int(line.split()[1]) for line in rollup if line.startswith("Pss:")), 0)
+            except OSError:
+                pass
             with open(f"/proc/{current}/task/{current}/children", encoding="ascii") as children:
                 pending += [int(child) for child in children.read().split()]
         except (OSError, ValueError):
             continue
-    return total
+    return rss, pss
 
 
-def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
-    """Run a command in a fresh process; return (wall s, peak RSS MiB of its largest process, peak tree RSS MiB)."""
+Measured = tuple[float, float, float, float]  # wall s, peak RSS MiB of the largest process, peak tree RSS and PSS MiB
+
+
+def run_measured(argv: list[str], env: dict[str, str] | None = None) -> Measured:
+    """Run a command in a fresh process; return its wall time and memory peaks (see Measured)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    peak_tree = [0]
+    peak_tree = [0, 0]
     done = threading.Event()
 
     def sample() -> None:
         while not done.wait(0.02):
-            peak_tree[0] = max(peak_tree[0], _tree_rss_kib(proc.pid))
+            rss, pss = _tree_memory_kib(proc.pid)
+            peak_tree[0], peak_tree[1] = max(peak_tree[0], rss), max(peak_tree[1], pss)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -170,12 +186,17 @@ def run_measured(argv: list[str], env: dict[str, str] | None = None) -> tuple[fl
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise SystemExit(f"command failed ({code}): {' '.join(argv)}\n{stderr}")
-    return wall, usage.ru_maxrss / 1024, peak_tree[0] / 1024
+    return wall, usage.ru_maxrss / 1024, peak_tree[0] / 1024, peak_tree[1] / 1024
 
 
-def median_of(runs: list[tuple[float, float, float]]) -> tuple[float, float, float]:
-    """Median wall time and the largest peak RSS (one process, whole tree) over repeated runs."""
-    return statistics.median(w for w, _, _ in runs), max(r for _, r, _ in runs), max(t for _, _, t in runs)
+def median_of(runs: list[Measured]) -> Measured:
+    """Median wall time and the largest memory peaks over repeated runs."""
+    return (
+        statistics.median(run[0] for run in runs),
+        max(run[1] for run in runs),
+        max(run[2] for run in runs),
+        max(run[3] for run in runs),
+    )
 
 
 def settle(seconds: float = 1.0) -> None:
@@ -242,11 +263,11 @@ def bench_size(count: int, repeat: int, work: Path, env: dict[str, str]) -> dict
     size, files = site_size(root / f"site-{repeat - 1}")
     index_size = (root / f"site-{repeat - 1}" / "index.html").stat().st_size
     largest_case = max(p.stat().st_size for p in (root / f"site-{repeat - 1}" / "cases").iterdir())
-    floor, floor_rss, _ = median_of(floor_runs)
-    full, full_rss, full_tree = median_of(full_runs)
-    noop, noop_rss, noop_tree = median_of(noop_runs)
-    one, one_rss, one_tree = median_of(one_runs)
-    evaluate, eval_rss, eval_tree = median_of(eval_runs)
+    floor, floor_rss, _, _ = median_of(floor_runs)
+    full, full_rss, full_tree, full_pss = median_of(full_runs)
+    noop, noop_rss, noop_tree, noop_pss = median_of(noop_runs)
+    one, one_rss, one_tree, one_pss = median_of(one_runs)
+    evaluate, eval_rss, eval_tree, eval_pss = median_of(eval_runs)
     return {
         "cases": count,
         "floor_s": floor,
@@ -259,17 +280,18 @@ def bench_size(count: int, repeat: int, work: Path, env: dict[str, str]) -> dict
         "noop_over_full": noop / full,
         "peak_rss_mib": max(full_rss, noop_rss, one_rss, eval_rss),
         "peak_tree_rss_mib": max(full_tree, noop_tree, one_tree, eval_tree),
+        "peak_tree_pss_mib": max(full_pss, noop_pss, one_pss, eval_pss),
         "floor_rss_mib": floor_rss,
         "site_mib": size / 2**20,
         "site_files": files,
         "index_kib": index_size / 1024,
         "largest_case_page_kib": largest_case / 1024,
         "runs_s": {
-            "floor": [round(w, 3) for w, _, _ in floor_runs],
-            "full": [round(w, 3) for w, _, _ in full_runs],
-            "noop": [round(w, 3) for w, _, _ in noop_runs],
-            "one_fixture": [round(w, 3) for w, _, _ in one_runs],
-            "evaluate": [round(w, 3) for w, _, _ in eval_runs],
+            "floor": [round(run[0], 3) for run in floor_runs],
+            "full": [round(run[0], 3) for run in full_runs],
+            "noop": [round(run[0], 3) for run in noop_runs],
+            "one_fixture": [round(run[0], 3) for run in one_runs],
+            "evaluate": [round(run[0], 3) for run in eval_runs],
         },
         "load_before": load_before,
         "load_after": load_average(),
@@ -283,7 +305,7 @@ def bench_shipped(repeat: int, work: Path, env: dict[str, str]) -> list[float]:
         out = work / f"shipped-{attempt}"
         settle(0.5)
         runs.append(run_measured([sys.executable, "-m", "sitegen", "build", "--out", str(out), "--run-id", "bench"], env))
-    return [wall for wall, _, _ in runs]
+    return [run[0] for run in runs]
 
 
 def main() -> None:
@@ -312,7 +334,7 @@ def main() -> None:
         results = []
         header = (
             f"{'cases':>7} {'floor s':>8} {'full s':>8} {'no-op s':>8} {'1-fix s':>8} {'eval s':>8} {'full/floor':>10} "
-            f"{'1-fix/full':>10} {'RSS MiB':>8} {'tree MiB':>8} {'site MiB':>9} {'files':>7}  load before → after"
+            f"{'1-fix/full':>10} {'RSS MiB':>8} {'tree MiB':>8} {'PSS MiB':>8} {'site MiB':>9} {'files':>7}  load before → after"
         )
         print(header, flush=True)
         for count in args.cases:
@@ -321,7 +343,7 @@ def main() -> None:
             print(
                 f"{r['cases']:>7} {r['floor_s']:>8.2f} {r['full_s']:>8.2f} {r['noop_s']:>8.2f} {r['one_fixture_s']:>8.2f} "
                 f"{r['evaluate_s']:>8.2f} {r['full_over_floor']:>10.2f} {r['one_fixture_over_full']:>10.2f} "
-                f"{r['peak_rss_mib']:>8.0f} {r['peak_tree_rss_mib']:>8.0f} {r['site_mib']:>9.1f} {r['site_files']:>7}  "
+                f"{r['peak_rss_mib']:>8.0f} {r['peak_tree_rss_mib']:>8.0f} {r['peak_tree_pss_mib']:>8.0f} {r['site_mib']:>9.1f} {r['site_files']:>7}  "
                 f"{r['load_before']} → {r['load_after']}",
                 flush=True,
             )
