@@ -45,7 +45,7 @@ def test_each_template_gets_exactly_its_documented_context(suite: Path, monkeypa
 
     monkeypatch.setattr(render, "render_template", recording)
     monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 2)  # so the case list also gets its static pages (case-list.html)
-    result = build("--baseline", "baseline.json")
+    result = build("--baseline", "baseline.json", "--jobs", "1")  # every page rendered in this process, where it is recorded
     assert result.exit_code == 0, result.output
     documented = _documented_contexts()
     assert set(seen) == set(TEMPLATE_CONTEXT) == set(documented)
