@@ -9,6 +9,7 @@ get it once each), so no case is pickled on its way to a worker.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import shutil
@@ -289,11 +290,19 @@ def run_tasks(
             advance(1)
             yield done
         return
-    pool_context = multiprocessing.get_context(_start_method())
-    with pool_context.Pool(workers, initializer=_start_worker, initargs=(task, context)) as pool:
-        for batch in pool.imap_unordered(_run_chunk, _chunks(items, workers)):
-            advance(len(batch))
-            yield from batch
+    method = _start_method()
+    # As the gc module's docs advise before forking: objects the workers inherit are left out of their
+    # collections, which would otherwise walk (and so copy, page by page) everything the build holds.
+    if method == "fork":
+        gc.freeze()
+    try:
+        with multiprocessing.get_context(method).Pool(workers, initializer=_start_worker, initargs=(task, context)) as pool:
+            for batch in pool.imap_unordered(_run_chunk, _chunks(items, workers)):
+                advance(len(batch))
+                yield from batch
+    finally:
+        if method == "fork":
+            gc.unfreeze()
 
 
 def run_jobs(
