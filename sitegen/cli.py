@@ -290,7 +290,7 @@ def build(
     junit_out: JunitOpt = None,
     jobs: Annotated[
         Optional[int],
-        typer.Option("--jobs", min=1, help="Processes that render case pages. Default: one per core for big suites."),
+        typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
     ] = None,
 ) -> None:
     """Evaluate, diff against the baseline, record the run and write the static report site.
