@@ -19,6 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from sitegen import __version__
 from sitegen.report import CaseResult, result_from_json
 
@@ -104,8 +106,11 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     """The status file's text (compact: it is read by machines only and has a line per case)."""
 
     def line(value: Any) -> str:
-        # ASCII: a lone surrogate (legal in a JSON string) stays escaped instead of failing to encode.
-        return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")  # compact, sorted keys
+        except (orjson.JSONEncodeError, TypeError):
+            # A lone surrogate (legal in a JSON string) cannot be UTF-8: json writes it escaped.
+            return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
 
     head = {
         "formatVersion": STATUS_FORMAT_VERSION,
@@ -136,9 +141,16 @@ def case_file_seal(text: str, code: str) -> str:
 def read_status_data(site: Path) -> dict[str, Any] | None:
     """The previous build's status file as parsed, when it is one this sitegen can use (else None)."""
     try:
-        data = json.loads((site / STATUS_FILE).read_bytes())
-    except (OSError, ValueError, RecursionError):
+        text = (site / STATUS_FILE).read_bytes()
+    except OSError:
         return None
+    try:
+        data = orjson.loads(text)  # several times quicker on a status file of thousands of cases
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses and json reads: an escaped lone surrogate, deep nesting
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
     if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION:
         return None
     return data if data.get("sitegen") == __version__ else None
