@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Compare full builds of sitegen at another git revision with this tree's, in one run, against the floor.
+
+For each suite size: generate the synthetic suite of bench.py, then repeat — floor, a full build by the
+other revision, a full build by this tree — each in a fresh process into a fresh folder, so that whatever
+else the machine is doing slows all three alike. Prints the medians and each ratio to the floor.
+
+The other revision runs from a temporary `git worktree` (its `templates/` linked in as `sitegen/templates`,
+so an editable install of this tree cannot hand it this tree's templates).
+
+Example: python benchmarks/compare.py --rev 694b279 --cases 2000 10000 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import FLOOR_SCRIPT, ROOT, generate_suite, measured_env, settle
+
+
+def worktree(rev: str, where: Path) -> Path:
+    """A checkout of `rev` under `where`, importable as `sitegen` from its folder."""
+    tree = where / f"rev-{rev}"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), rev], check=True, capture_output=True)
+    if (tree / "templates").is_dir() and not (tree / "sitegen" / "templates").exists():
+        (tree / "sitegen" / "templates").symlink_to(tree / "templates", target_is_directory=True)
+    return tree
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
+    """Wall time of one command in a fresh process (it must succeed: exit 0 or 1)."""
+    settle()
+    start = time.perf_counter()
+    code = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    if code not in (0, 1):
+        raise SystemExit(f"command failed ({code}): {' '.join(argv)} (in {cwd})")
+    return time.perf_counter() - start
+
+
+def compare_size(count: int, repeat: int, rev: str, other: Path, work: Path, env: dict[str, str]) -> dict:
+    """Floor, the other revision's full build and this tree's, `repeat` times interleaved."""
+    root = work / f"n{count}"
+    cases, fixtures = generate_suite(root, count)
+    py = sys.executable
+    subprocess.run([py, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "baseline.json")],
+                   cwd=ROOT, env=env, stdout=subprocess.DEVNULL, check=False)
+    build = [py, "-m", "sitegen", "-q", "build", "--cases", str(cases), "--fixtures", str(fixtures), "--baseline", str(root / "baseline.json"), "--run-id", "bench"]
+    runs: dict[str, list[float]] = {"floor": [], rev: [], "this tree": []}
+    for attempt in range(repeat):
+        runs["floor"].append(timed([py, "-c", FLOOR_SCRIPT, str(cases), str(fixtures), str(root / f"floor-{attempt}")], ROOT, env))
+        runs[rev].append(timed(build + ["--out", str(root / f"other-{attempt}")], other, env))
+        runs["this tree"].append(timed(build + ["--out", str(root / f"this-{attempt}")], ROOT, env))
+    medians = {name: statistics.median(times) for name, times in runs.items()}
+    return {"cases": count, "median_s": medians, "runs_s": {k: [round(t, 3) for t in v] for k, v in runs.items()}}
+
+
+def main() -> None:
+    """Parse arguments, compare, print a table (and JSON if asked)."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rev", required=True, help="the git revision to compare with (e.g. a commit or tag)")
+    parser.add_argument("--cases", type=int, nargs="+", default=[2000], help="suite sizes (default: 2000)")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions; medians are reported")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
+    args = parser.parse_args()
+    env = measured_env(bytecode=True)
+    work = Path(tempfile.mkdtemp(prefix="sitegen-compare-"))
+    other = worktree(args.rev, work)
+    try:
+        results = [compare_size(count, args.repeat, args.rev, other, work, env) for count in args.cases]
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)], check=False, capture_output=True)
+    print(f"{'cases':>7} {'floor s':>8} {args.rev + ' s':>14} {'this tree s':>12} {'theirs/floor':>13} {'ours/floor':>11} {'ours vs theirs':>15}")
+    for r in results:
+        m = r["median_s"]
+        floor, theirs, ours = m["floor"], m[args.rev], m["this tree"]
+        print(f"{r['cases']:>7} {floor:>8.2f} {theirs:>14.2f} {ours:>12.2f} {theirs / floor:>13.2f} {ours / floor:>11.2f} {ours / theirs - 1:>+14.0%}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(f"(suites and sites left in {work}: delete it when done; deleting thousands of files slows this disk for a while)")
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    main()
