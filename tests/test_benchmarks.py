@@ -1,0 +1,62 @@
+"""The benchmark scripts stay usable: their synthetic suite is one sitegen reads and builds, the floor
+writes a page per case, and both scripts answer --help. (They measure nothing here: no timed tests.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sitegen.cli import app
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import bench  # noqa: E402 - a script folder, not a package
+
+
+@pytest.fixture
+def synthetic(tmp_path: Path) -> tuple[Path, Path]:
+    """A synthetic suite of 12 cases as the benchmark makes them."""
+    return bench.generate_suite(tmp_path / "suite", 12)
+
+
+def test_synthetic_traces_are_about_8_kb_with_several_tool_calls(synthetic: tuple[Path, Path]) -> None:
+    _cases, fixtures = synthetic
+    for trace_file in fixtures.iterdir():
+        trace = json.loads(trace_file.read_text(encoding="utf-8"))
+        assert 3 <= len(trace["toolInvocations"]) <= 6
+        assert 4_000 < trace_file.stat().st_size < 16_000
+
+
+def test_synthetic_suite_evaluates_and_builds(synthetic: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = synthetic
+    runner = CliRunner()
+    evaluated = runner.invoke(app, ["evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(tmp_path / "r.json")])
+    assert evaluated.exit_code in (0, 1), evaluated.output  # a few synthetic cases fail on purpose
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["totalCases"] == 12 and report["notRunCases"] == 0
+    assert 0 < report["passedCases"] < 12
+    built = runner.invoke(
+        app, ["-q", "build", "--cases", str(cases), "--fixtures", str(fixtures), "--baseline", str(tmp_path / "r.json"), "--out", str(tmp_path / "site")]
+    )
+    assert built.exit_code in (0, 1), built.output
+    assert len(list((tmp_path / "site" / "cases").glob("*.html"))) == 12
+
+
+def test_floor_writes_one_escaped_page_per_case(synthetic: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = synthetic
+    subprocess.run([sys.executable, "-c", bench.FLOOR_SCRIPT, str(cases), str(fixtures), str(tmp_path / "floor")], check=True)
+    pages = sorted((tmp_path / "floor").glob("*.html"))
+    assert len(pages) == 12
+    assert "&quot;toolInvocations&quot;" in pages[0].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("script", ["bench.py", "compare.py"])
+def test_scripts_answer_help(script: str) -> None:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True, check=True)
+    assert "usage:" in done.stdout
