@@ -37,8 +37,10 @@ R = TypeVar("R")
 
 # Below this many cases, starting worker processes costs more than it saves.
 POOL_MIN_JOBS = 300
-# Cases per task sent to a worker: big enough to amortise the messages, small enough to balance the load.
-MAX_CHUNK = 32
+# Cases per task sent to a worker: big enough to amortise the messages (a rebuild's per-case check is
+# quick), small enough towards the end to balance the load (a page to render is not).
+MAX_CHUNK = 256
+MIN_CHUNK = 4
 
 
 @dataclass(frozen=True)
@@ -257,8 +259,14 @@ def worker_count(requested: int | None, jobs: int, minimum: int = POOL_MIN_JOBS)
 
 
 def _chunks(jobs: Sequence[Any], workers: int) -> list[Sequence[Any]]:
-    size = max(1, min(MAX_CHUNK, len(jobs) // (workers * 8)))
-    return [jobs[start : start + size] for start in range(0, len(jobs), size)]
+    """Consecutive slices of the jobs, large first and smaller towards the end ("guided" scheduling): few
+    messages while there is much left, and no worker left with a long chunk while the others wait."""
+    chunks, start = [], 0
+    while start < len(jobs):
+        size = max(MIN_CHUNK, min(MAX_CHUNK, (len(jobs) - start) // (workers * 4)))
+        chunks.append(jobs[start : start + size])
+        start += size
+    return chunks
 
 
 def _start_method() -> str | None:

@@ -140,3 +140,6 @@ def test_chunks_cover_every_job_once_in_order() -> None:
     chunks = casepages._chunks(jobs, 2)  # type: ignore[arg-type]
     assert [job for chunk in chunks for job in chunk] == jobs
     assert max(len(chunk) for chunk in chunks) <= casepages.MAX_CHUNK
+    sizes = [len(chunk) for chunk in chunks]
+    assert sizes[:-1] == sorted(sizes[:-1], reverse=True)  # large first, smaller towards the end
+    assert sizes[-2] == casepages.MIN_CHUNK  # the end comes in small pieces, so no worker waits on a long one
