@@ -101,9 +101,9 @@ class PageReused:
 
 def case_job(index: int, context: PageContext) -> CaseJob:
     """The job of case `index` (its case not validated yet)."""
-    ids, slugs = context.cases.ids, context.slugs
     from sitegen.views import Neighbour
 
+    ids, slugs = context.cases.ids, context.slugs
     prev = Neighbour(ids[index - 1], slugs[index - 1]) if index > 0 else None
     next_ = Neighbour(ids[index + 1], slugs[index + 1]) if index + 1 < len(ids) else None
     return CaseJob(index, None, slugs[index], prev, next_, context.baseline.get(ids[index]))

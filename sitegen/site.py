@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sitegen.buildstatus import BuildStatus, CaseRecord, PageRecord, case_file_seal, code_fingerprint, read_status_data
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
