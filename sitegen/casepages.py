@@ -143,17 +143,25 @@ def take_previous_page(previous_site: Path, page: str, size: int, stage: Path) -
     return True
 
 
-def build_case(index: int, context: PageContext) -> PageDone | PageReused:
-    """Case `index`'s page: taken from the previous site if its inputs did not change, else rendered."""
+def take_unchanged(index: int, context: PageContext) -> PageReused | None:
+    """Case `index`'s page taken from the previous site when nothing it shows changed; None when it must be rendered."""
     job = case_job(index, context)
-    cases, case_id = context.cases, context.cases.ids[index]
-    record = context.previous.cases.get(case_id)
+    cases = context.cases
+    record = context.previous.cases.get(cases.ids[index])
     if record is not None and record.page == job.page:
         trace = trace_key(context.fixtures, context.fixtures_root, cases.fixture(index))
         key = page_key(context.settings, cases.definition_key(index), trace, job)
         if record.key == key and take_previous_page(context.previous_site, job.page, record.size, context.root):
             return PageReused(index)
-    return write_case_page(replace(job, case=cases.case(index)), context)
+    return None
+
+
+def build_case(index: int, context: PageContext) -> PageDone | PageReused:
+    """Case `index`'s page: taken from the previous site if its inputs did not change, else rendered."""
+    taken = take_unchanged(index, context)
+    if taken is not None:
+        return taken
+    return write_case_page(replace(case_job(index, context), case=context.cases.case(index)), context)
 
 
 def trace_key(fixtures: Path, root: Path, name: str) -> str:
@@ -267,6 +275,11 @@ def _chunks(jobs: Sequence[Any], workers: int) -> list[Sequence[Any]]:
         chunks.append(jobs[start : start + size])
         start += size
     return chunks
+
+
+def workers_fork() -> bool:
+    """Whether worker processes would be forked here (quick to start, inheriting everything) rather than spawned."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 def _start_method() -> str | None:

@@ -19,7 +19,8 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -294,7 +295,17 @@ def _baseline_entries(inputs: Inputs) -> dict[str, CaseResult]:
 
 
 def _write_case_pages(site: _Site) -> None:
-    from sitegen.casepages import PageContext, PageReused, case_job, run_jobs, worker_count, write_case_page
+    from sitegen.casepages import (
+        PageContext,
+        PageDone,
+        PageReused,
+        case_job,
+        run_jobs,
+        take_unchanged,
+        worker_count,
+        workers_fork,
+        write_case_page,
+    )
     from sitegen.slugs import assign_slugs
 
     inputs, previous, status = site.inputs, site.previous, site.status
@@ -323,7 +334,22 @@ def _write_case_pages(site: _Site) -> None:
     environment().get_template("case.html")  # compiled once, before any worker is forked
     results: list[CaseResult | None] = [None] * total
     site.progress.start("case pages", total)
-    for done in run_jobs(range(total), context, worker_count(inputs.options.workers, total), site.progress.advance):
+    outcomes: list[PageDone | PageReused] = []
+    indices: Sequence[int] = range(total)
+    if previous.cases and not workers_fork():
+        # Spawned workers take a while to start and get the whole context pickled: on a rebuild, find the
+        # unchanged pages here first, and start workers only if enough pages are left to render.
+        pending = []
+        for index in indices:
+            taken = take_unchanged(index, context)
+            if taken is None:
+                pending.append(index)
+            else:
+                outcomes.append(taken)
+                site.progress.advance(1)
+        indices = pending
+    workers = worker_count(inputs.options.workers, len(indices))
+    for done in chain(outcomes, run_jobs(indices, context, workers, site.progress.advance)):
         case_id = ids[done.index]
         if isinstance(done, PageReused):
             record = previous.cases[case_id]
@@ -418,7 +444,7 @@ def _write_list_page(number: int, pages: _ListPages) -> tuple[str, PageRecord | 
 
 def _write_index(site: _Site) -> None:
     """The index and the static pages 2, 3, … of a long case list, in worker processes when there are several."""
-    from sitegen.casepages import run_tasks, worker_count
+    from sitegen.casepages import run_tasks, worker_count, workers_fork
     from sitegen.views import case_list_page_count
 
     data, previous, status = site.gathered, site.previous, site.status
@@ -433,7 +459,9 @@ def _write_index(site: _Site) -> None:
         root=site.writer.root,
     )
     numbers = list(range(1, case_list_page_count(len(data.report.results)) + 1))
-    workers = worker_count(site.inputs.options.workers, len(numbers), minimum=LIST_POOL_MIN_PAGES)
+    # Spawned workers start too slowly (and get the run's data pickled) for a few dozen pages at most.
+    minimum = LIST_POOL_MIN_PAGES if workers_fork() else len(numbers) + 1
+    workers = worker_count(site.inputs.options.workers, len(numbers), minimum=minimum)
     for name, record in run_tasks(_write_list_page, numbers, pages, workers):
         site.writer.count += 1
         if record is not None:

@@ -3,6 +3,7 @@ cleanly."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 from pathlib import Path
 
@@ -83,6 +84,35 @@ def test_workers_are_spawned_not_forked_while_other_threads_run(many: Path) -> N
         stop.set()
         server.join()
     assert snapshot(many / "two") == snapshot(many / "one")
+    assert multiprocessing.active_children() == []
+
+
+def test_a_rebuild_with_spawned_workers_checks_unchanged_pages_first(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    _build(many, "site", 2)
+    for index in range(10):  # ten pages to render again: enough to start workers for them
+        (many / "fixtures" / f"c{index:02d}.json").write_text(json.dumps(make_trace(f"the **pool** again {index}")), encoding="utf-8")
+    seen: list[int] = []
+    real = casepages._chunks
+
+    def chunks(jobs, workers):  # noqa: ANN001, ANN202 - spy on what the pool gets
+        seen.append(len(jobs))
+        return real(jobs, workers)
+
+    monkeypatch.setattr(casepages, "_chunks", chunks)
+    stop = threading.Event()
+    server = threading.Thread(target=stop.wait, daemon=True)  # as `sitegen serve --watch` serves from a thread
+    server.start()
+    try:
+        assert not casepages.workers_fork()
+        _build(many, "site", 2)
+    finally:
+        stop.set()
+        server.join()
+    assert seen == [10]  # only the changed cases go to the workers: the others were checked in this process
+    _build(many, "fresh", 1)
+    assert snapshot(many / "site") == snapshot(many / "fresh")
     assert multiprocessing.active_children() == []
 
 
