@@ -96,11 +96,6 @@ class BuildStatus:
     pages: dict[str, PageRecord] = field(default_factory=dict)
     validated_cases: str = ""  # case_file_seal of the case file this build validated (or found validated)
 
-    def reusable(self, case_id: str, key: str) -> CaseRecord | None:
-        """The previous record of a case when its page was built from the same inputs."""
-        record = self.cases.get(case_id)
-        return record if record is not None and record.key == key else None
-
 
 def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     """The status file's text (compact: it is read by machines only and has a line per case)."""

@@ -57,7 +57,12 @@ class CaseJob:
     @property
     def page(self) -> str:
         """The page's path in the site."""
-        return f"cases/{self.slug}.html"
+        return case_page(self.slug)
+
+
+def case_page(slug: str) -> str:
+    """The path in the site of the case page named `slug`."""
+    return f"cases/{slug}.html"
 
 
 @dataclass(frozen=True)
@@ -143,25 +148,28 @@ def take_previous_page(previous_site: Path, page: str, size: int, stage: Path) -
     return True
 
 
-def take_unchanged(index: int, context: PageContext) -> PageReused | None:
-    """Case `index`'s page taken from the previous site when nothing it shows changed; None when it must be rendered."""
-    job = case_job(index, context)
+def take_unchanged(job: CaseJob, context: PageContext) -> PageReused | None:
+    """The job's page taken from the previous site when nothing it shows changed; None when it must be rendered."""
     cases = context.cases
-    record = context.previous.cases.get(cases.ids[index])
+    record = context.previous.cases.get(cases.ids[job.index])
     if record is not None and record.page == job.page:
-        trace = trace_key(context.fixtures, context.fixtures_root, cases.fixture(index))
-        key = page_key(context.settings, cases.definition_key(index), trace, job)
+        trace = trace_key(context.fixtures, context.fixtures_root, cases.fixture(job.index))
+        key = page_key(context.settings, cases.definition_key(job.index), trace, job)
         if record.key == key and take_previous_page(context.previous_site, job.page, record.size, context.root):
-            return PageReused(index)
+            return PageReused(job.index)
     return None
+
+
+def render_case(job: CaseJob, context: PageContext) -> PageDone:
+    """The job's page rendered and written, its case validated now (write_case_page)."""
+    return write_case_page(replace(job, case=context.cases.case(job.index)), context)
 
 
 def build_case(index: int, context: PageContext) -> PageDone | PageReused:
     """Case `index`'s page: taken from the previous site if its inputs did not change, else rendered."""
-    taken = take_unchanged(index, context)
-    if taken is not None:
-        return taken
-    return write_case_page(replace(case_job(index, context), case=context.cases.case(index)), context)
+    job = case_job(index, context)
+    taken = take_unchanged(job, context)
+    return taken if taken is not None else render_case(job, context)
 
 
 def trace_key(fixtures: Path, root: Path, name: str) -> str:

@@ -246,12 +246,8 @@ def _runs(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str | No
     return segments
 
 
-def highlighted_html(text: str, highlights: Sequence[Highlight]) -> Markup:
-    """Escaped text with `<mark class=…>` around the highlighted phrases."""
-    return Markup(_highlighted(text, _needles(highlights)))
-
-
 def _highlighted(text: str, needles: Sequence[tuple[str, str]]) -> str:
+    """Escaped text with `<mark class=…>` around the phrases found (needles as _needles makes them)."""
     out = []
     for piece, css in _segments(text, needles):
         out.append(f'<mark class="{css}">{escape(piece)}</mark>' if css else str(escape(piece)))

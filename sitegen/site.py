@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -300,11 +300,12 @@ def _write_case_pages(site: _Site) -> None:
         PageDone,
         PageReused,
         case_job,
+        case_page,
+        render_case,
         run_jobs,
         take_unchanged,
         worker_count,
         workers_fork,
-        write_case_page,
     )
     from sitegen.slugs import assign_slugs
 
@@ -341,7 +342,7 @@ def _write_case_pages(site: _Site) -> None:
         # unchanged pages here first, and start workers only if enough pages are left to render.
         pending = []
         for index in indices:
-            taken = take_unchanged(index, context)
+            taken = take_unchanged(case_job(index, context), context)
             if taken is None:
                 pending.append(index)
             else:
@@ -362,10 +363,10 @@ def _write_case_pages(site: _Site) -> None:
             # The page was taken but its recorded result is unusable: render it here instead of the link.
             job = case_job(done.index, context)
             (site.writer.root / job.page).unlink()
-            done = write_case_page(replace(job, case=cases.case(done.index)), context)
+            done = render_case(job, context)
         results[done.index] = done.result
         texts = done.report_text, done.markdown_row
-        status.cases[case_id] = CaseRecord(f"cases/{context.slugs[done.index]}.html", done.key, done.size, *texts, done.result.traceLoaded)
+        status.cases[case_id] = CaseRecord(case_page(context.slugs[done.index]), done.key, done.size, *texts, done.result.traceLoaded)
     site.progress.finish()
     site.writer.count += total
     site.case_pages = total
