@@ -14,6 +14,7 @@ from sitegen.errors import BadInput
 from sitegen.evaluation import evaluate_case
 from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, parse_json_text, validate_trace
 from sitegen.models import Case
+from sitegen.report import CaseResult
 from sitegen.rules import ALL_CODES
 
 text = st.text(max_size=20)
@@ -135,3 +136,69 @@ def test_arbitrary_fixture_names_stay_inside(tmp_path: Path, name: str) -> None:
     assert isinstance(outcome, (LoadedTrace, FixtureProblem))
     if isinstance(outcome, FixtureProblem):
         assert outcome.code in {"fixture_missing", "fixture_invalid", "fixture_path_invalid"}
+
+
+# Results shaped like report.json's, each field also drawn from values of the wrong type.
+result_like = st.fixed_dictionaries(
+    {
+        "caseId": st.text(min_size=1, max_size=5) | json_values,
+        "title": text | json_values,
+        "status": st.sampled_from(["passed", "failed", "not_run", "other"]) | json_values,
+        "passed": st.booleans() | json_values,
+        "failedChecks": st.lists(text, max_size=3) | json_values,
+        "verdict": st.none() | st.sampled_from(["PASS", ""]) | json_values,
+        "matchedKeywordCount": st.integers() | json_values,
+        "requiredKeywordCount": st.integers() | json_values,
+        "evidenceCoverage": st.dictionaries(text, st.booleans(), max_size=3) | json_values,
+        "toolCallCount": st.integers() | json_values,
+        "durationMs": st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | json_values,
+        "tags": st.lists(text, max_size=3) | json_values,
+    },
+    optional={"caseDigest": text | json_values, "extra": json_values},
+)
+
+
+@given(result_like)
+def test_sitegen_results_are_read_as_any_result_would_be(data: dict[str, Any]) -> None:
+    from sitegen.report import _any_result, _sitegen_result
+
+    fast = _sitegen_result(data)
+    if fast is not None:
+        assert fast == _any_result(data)
+        assert json.loads(json.dumps(fast.to_json())) == data  # only what to_json writes takes the quick way
+
+
+def test_sitegen_results_take_the_quick_way() -> None:
+    from sitegen.report import CaseResult, _sitegen_result
+
+    result = CaseResult("c", "t", "failed", False, ["x: y"], None, 1, 2, {"a": True}, 3, 1.5, ["t"], "sha256:1")
+    assert _sitegen_result(json.loads(json.dumps(result.to_json()))) == result
+
+
+json_text = st.text(max_size=12) | st.sampled_from(["\ud800", "\u2028", "\x00\x1f\x7f", "é中😀"])
+numbers = st.integers(min_value=-(2**70), max_value=2**70)
+
+
+@given(
+    st.builds(
+        CaseResult,
+        json_text,
+        json_text,
+        st.sampled_from(["passed", "failed", "not_run"]),
+        st.booleans(),
+        st.lists(json_text, max_size=3),
+        st.none() | json_text,
+        numbers,
+        numbers,
+        st.dictionaries(json_text, st.booleans(), max_size=3),
+        numbers,
+        st.none() | numbers | st.floats(allow_nan=False, allow_infinity=False),
+        st.lists(json_text, max_size=3),
+        st.none() | json_text,
+    )
+)
+def test_result_json_text_is_what_json_writes(result: CaseResult) -> None:
+    from sitegen.report import result_json_text
+
+    expected = "    " + json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n    ")
+    assert result_json_text(result) == expected
