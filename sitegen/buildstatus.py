@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from sitegen import __version__
+from sitegen.loading import parse_json_quickly
 from sitegen.report import CaseResult, result_from_json
 
 STATUS_FILE = ".sitegen-status.json"
@@ -31,11 +32,20 @@ _CODE_PACKAGES = ("sitegen", "sitegen.templates")
 
 def digest(*parts: str | bytes) -> str:
     """A SHA-256 hex digest of the parts, each length-prefixed so that no two part lists collide."""
-    pieces = []
+    hasher = hashlib.sha256()
     for part in parts:
         data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
-        pieces += (b"%d:" % len(data), data)
-    return hashlib.sha256(b"".join(pieces)).hexdigest()
+        hasher.update(b"%d:" % len(data))
+        hasher.update(data)  # a trace's bytes hashed where they are, not copied into one string first
+    return hasher.hexdigest()
+
+
+def identity(value: Any) -> bytes:
+    """Bytes that differ whenever the value (parsed JSON, or a dataclass of it; no NaN) does: for page keys."""
+    try:
+        return orjson.dumps(value)  # a few times quicker than repr
+    except TypeError:  # what orjson cannot write (an integer beyond 64 bits, a lone surrogate)
+        return b"repr:" + repr(value).encode("utf-8", "surrogatepass")
 
 
 def code_fingerprint() -> str:
@@ -95,6 +105,7 @@ class BuildStatus:
     cases: dict[str, CaseRecord] = field(default_factory=dict)
     pages: dict[str, PageRecord] = field(default_factory=dict)
     validated_cases: str = ""  # case_file_seal of the case file this build validated (or found validated)
+    validated_baseline: str = ""  # baseline_seal of the baseline report this build read in full, if any
 
 
 def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
@@ -112,6 +123,7 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
         "sitegen": __version__,
         "settings": status.settings,
         "validatedCases": status.validated_cases,
+        "validatedBaseline": status.validated_baseline,
     }
     lines = [line(head)[:-1] + ',"cases":[']
     entries = []
@@ -133,6 +145,11 @@ def case_file_seal(text: str, code: str) -> str:
     return digest(code, text)
 
 
+def baseline_seal(text: str, code: str) -> str:
+    """What the status keeps of a baseline report read with every check: a digest of its text and of the code."""
+    return digest(code, "baseline", text)
+
+
 def read_status_data(site: Path) -> dict[str, Any] | None:
     """The previous build's status file as parsed, when it is one this sitegen can use (else None)."""
     try:
@@ -140,12 +157,9 @@ def read_status_data(site: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        data = orjson.loads(text)  # several times quicker on a status file of thousands of cases
-    except orjson.JSONDecodeError:
-        try:  # what orjson refuses and json reads: an escaped lone surrogate, deep nesting
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            return None
+        data = parse_json_quickly(text)
+    except (ValueError, RecursionError):
+        return None
     if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION:
         return None
     return data if data.get("sitegen") == __version__ else None
@@ -165,7 +179,7 @@ def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
     try:
         items = data["cases"]
         # Every result's report.json text parsed at once (one parse of it all is far quicker than one each).
-        parsed = json.loads("[" + ",".join(_text(item["report"]) for item in items) + "]")
+        parsed = parse_json_quickly("[" + ",".join(_text(item["report"]) for item in items) + "]")
         if len(parsed) != len(items):
             return empty
         for item, result in zip(items, parsed):

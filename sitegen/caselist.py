@@ -8,13 +8,13 @@ would cost more than everything else that stayed the same.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sitegen.loading import load_cases
+from sitegen.buildstatus import identity
+from sitegen.loading import load_cases, parse_json_quickly
 from sitegen.models import Case
 
 
@@ -37,9 +37,9 @@ class CaseList:
         """The case's traceFixture."""
         return self.raw[index]["traceFixture"]
 
-    def definition_key(self, index: int) -> str:
-        """Text that changes whenever the case's definition does (as parsed, so a reordered file counts as changed)."""
-        return repr(self.raw[index])
+    def definition_key(self, index: int) -> bytes:
+        """Bytes that change whenever the case's definition does (as parsed, so a reordered file counts as changed)."""
+        return identity(self.raw[index])
 
     def case(self, index: int) -> Case:
         """The validated case (validated now if the file was trusted)."""
@@ -52,6 +52,6 @@ class CaseList:
 def read_case_list(path: Path, text: str, trusted: bool) -> CaseList:
     """The case list of the case file's `text`; validated unless `trusted` (validated before, unchanged since)."""
     if trusted:
-        return CaseList(json.loads(text))
+        return CaseList(parse_json_quickly(text))
     cases: Sequence[Case] = load_cases(path, text)
-    return CaseList(json.loads(text), list(cases))
+    return CaseList(parse_json_quickly(text), list(cases))  # well-formed: load_cases read it with every check

@@ -111,6 +111,18 @@ def decode_utf8(data: bytes) -> str | TextProblem:
         return TextProblem(_line_col(before, len(before)), f"not UTF-8 (byte 0x{data[exc.start]:02x}): expected UTF-8 text")
 
 
+def parse_json_quickly(text: str | bytes) -> Any:
+    """JSON known to be well-formed (sitegen wrote it, or read it before with every check), parsed by orjson:
+    several times quicker on thousands of cases. What orjson refuses (a lone surrogate, deep nesting, an
+    integer beyond 64 bits) goes to the json module; ValueError or RecursionError if neither reads it."""
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def parse_json_text(text: str, *, strict_keys: bool = False) -> Any | TextProblem:
     """Parse strict JSON (no NaN/Infinity); a failure comes back as a TextProblem."""
     try:

@@ -27,11 +27,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sitegen.buildstatus import BuildStatus, CaseRecord, PageRecord, case_file_seal, code_fingerprint, read_status_data
+from sitegen.buildstatus import (
+    BuildStatus,
+    CaseRecord,
+    PageRecord,
+    baseline_seal,
+    case_file_seal,
+    code_fingerprint,
+    read_status_data,
+)
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffReport, compare_reports, diff_json
 from sitegen.errors import BadInput, UsageError
 from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder, write_text_atomic
+from sitegen.gcpolicy import cycle_collection_paused
 from sitegen.history import (
     DEFAULT_HISTORY_LIMIT,
     Run,
@@ -113,6 +122,7 @@ class Inputs:
     commit: str | None
     previous_status: dict[str, Any] | None = None  # the previous site's build status file, as parsed
     case_file_seal: str = ""  # buildstatus.case_file_seal of the case file
+    baseline_seal: str = ""  # buildstatus.baseline_seal of the baseline report ("" without one)
     code: str = ""  # buildstatus.code_fingerprint of the sitegen that builds
 
 
@@ -169,7 +179,13 @@ def read_inputs(options: BuildOptions) -> Inputs:
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
-    baseline = read_report(baseline_path) if baseline_path is not None else None
+    baseline, sealed_baseline = None, ""
+    if baseline_path is not None:
+        baseline_text = read_input_text(baseline_path, "report")
+        sealed_baseline = baseline_seal(baseline_text, code)
+        # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
+        known = previous_status is not None and previous_status.get("validatedBaseline") == sealed_baseline
+        baseline = read_report(baseline_path, baseline_text, checked=known)
     history_path = options.history or options.out / HISTORY_FILE
     history = read_history(history_path)
     return Inputs(
@@ -183,6 +199,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
         commit=git_commit(options.cwd),
         previous_status=previous_status,
         case_file_seal=seal,
+        baseline_seal=sealed_baseline,
         code=code,
     )
 
@@ -287,7 +304,7 @@ def _write_assets(site: _Site) -> None:
     # Everything every page depends on besides its own inputs; another value means every page is rendered.
     settings = digest(site.inputs.code, repr(info), site.inputs.config.fingerprint(), str(options.fixtures))
     site.previous = status_from_data(site.inputs.previous_status, settings)
-    site.status = BuildStatus(settings, validated_cases=site.inputs.case_file_seal)
+    site.status = BuildStatus(settings, validated_cases=site.inputs.case_file_seal, validated_baseline=site.inputs.baseline_seal)
 
 
 def _baseline_entries(inputs: Inputs) -> dict[str, CaseResult]:
@@ -598,12 +615,13 @@ def swap_in(stage: Path, out: Path) -> None:
 
 def build_site(options: BuildOptions, progress: Progress | None = None) -> BuildResult:
     """Run the whole build; raises BadInput/UsageError (nothing written) on bad input."""
-    recover_moved_site(options.out)
-    inputs = read_inputs(options)
-    with staging_folder(options.out) as stage:
-        site = _Site(inputs, _Writer(stage), progress or Progress())
-        for step in WRITE_STEPS:
-            step(site)
+    with cycle_collection_paused():
+        recover_moved_site(options.out)
+        inputs = read_inputs(options)
+        with staging_folder(options.out) as stage:
+            site = _Site(inputs, _Writer(stage), progress or Progress())
+            for step in WRITE_STEPS:
+                step(site)
     data = site.gathered
     if options.history is not None and options.history.absolute() != (options.out / HISTORY_FILE).absolute():
         # --history names the history to continue: write the extended one back there as well.

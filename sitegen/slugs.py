@@ -53,12 +53,12 @@ def assign_slugs(case_ids: Iterable[str]) -> dict[str, str]:
     length = HASH_HEX
     slugs = {case_id: case_slug(case_id) for case_id in ids}
     while True:
+        if len({slug.casefold() for slug in slugs.values()}) == len(slugs):
+            return slugs
         groups: dict[str, list[str]] = defaultdict(list)
         for case_id, slug in slugs.items():
             groups[slug.casefold()].append(case_id)
         clashing = [case_id for group in groups.values() if len(group) > 1 for case_id in group]
-        if not clashing:
-            return slugs
         if length >= 64:  # distinct ids cannot share a whole SHA-256
             raise AssertionError(f"slug collision that hashing cannot resolve: {clashing!r}")
         length += 6
