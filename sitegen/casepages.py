@@ -18,9 +18,9 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from sitegen.buildstatus import BuildStatus
 from sitegen.caselist import CaseList
@@ -43,8 +43,7 @@ MAX_CHUNK = 256
 MIN_CHUNK = 4
 
 
-@dataclass(frozen=True)
-class CaseJob:
+class CaseJob(NamedTuple):
     """Everything one case page depends on besides the PageContext."""
 
     index: int
@@ -83,8 +82,7 @@ class PageContext:
     previous_site: Path  # where the previous build's pages are
 
 
-@dataclass(frozen=True)
-class PageDone:
+class PageDone(NamedTuple):
     """A case page written: the case's result (and its report.json text), the digest of the trace bytes it
     was built from, the page's key and size."""
 
@@ -97,8 +95,7 @@ class PageDone:
     size: int
 
 
-@dataclass(frozen=True)
-class PageReused:
+class PageReused(NamedTuple):
     """A case page taken from the previous site: its record there still holds (the same key, page and size)."""
 
     index: int
@@ -114,16 +111,16 @@ def case_job(index: int, context: PageContext) -> CaseJob:
     return CaseJob(index, None, slugs[index], prev, next_, context.baseline.get(ids[index]))
 
 
-def page_key(settings: str, definition: str, trace: str, job: CaseJob) -> str:
+def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
     """The hash of everything a case page shows (with `settings`, the same for every page)."""
-    from sitegen.buildstatus import digest
+    from sitegen.buildstatus import digest, identity
 
     prev, next_ = job.prev, job.next
     return digest(
         settings,
         definition,
         trace,
-        "" if job.baseline is None else repr(job.baseline),  # ids are never empty: "" is "no neighbour" below
+        b"" if job.baseline is None else identity(job.baseline),  # ids are never empty: "" is "no neighbour" below
         job.slug,
         prev.case_id if prev else "",
         prev.slug if prev else "",
@@ -162,7 +159,7 @@ def take_unchanged(job: CaseJob, context: PageContext) -> PageReused | None:
 
 def render_case(job: CaseJob, context: PageContext) -> PageDone:
     """The job's page rendered and written, its case validated now (write_case_page)."""
-    return write_case_page(replace(job, case=context.cases.case(job.index)), context)
+    return write_case_page(job._replace(case=context.cases.case(job.index)), context)
 
 
 def build_case(index: int, context: PageContext) -> PageDone | PageReused:
@@ -232,6 +229,7 @@ _worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # (task, cont
 def _start_worker(task: Callable[[Any, Any], Any], context: Any) -> None:
     global _worker_task
     _worker_task = (task, context)
+    gc.disable()  # as in the build process (gcpolicy.py); a forked worker inherits that, a spawned one does not
     # Ctrl+C reaches the whole process group: the parent stops the pool, the workers need not each complain.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()

@@ -151,10 +151,12 @@ def evaluate(
     Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
     """
     from sitegen.evaluation import evaluate_suite
+    from sitegen.gcpolicy import cycle_collection_paused
     from sitegen.loading import load_cases
     from sitegen.report import report_json, report_markdown
 
-    report = evaluate_suite(load_cases(cases), fixtures, _config(config))
+    with cycle_collection_paused():
+        report = evaluate_suite(load_cases(cases), fixtures, _config(config))
     if json_out is not None:
         _write_output(json_out, report_json(report))
     if markdown_out is not None:
@@ -258,10 +260,12 @@ def baseline(
     Example: sitegen baseline --dir eval/baseline
     """
     from sitegen.evaluation import evaluate_suite
+    from sitegen.gcpolicy import cycle_collection_paused
     from sitegen.loading import load_cases
     from sitegen.report import report_json, report_markdown
 
-    report = evaluate_suite(load_cases(cases), fixtures, _config(config))
+    with cycle_collection_paused():
+        report = evaluate_suite(load_cases(cases), fixtures, _config(config))
     json_text, md_text = report_json(report), report_markdown(report, title="Diagnosis eval baseline")
     _write_output(out_dir / "report.json", json_text)
     _write_output(out_dir / "report.md", md_text)

@@ -12,7 +12,9 @@ import errno
 import os
 import sys
 import tempfile
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 try:
     import fcntl
@@ -65,15 +67,24 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+@lru_cache(maxsize=1)
+def _renameat2() -> Any:
+    """libc's renameat2, looked up once (each lookup makes ctypes objects that only the cycle collector frees)."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # a libc without the wrapper (glibc < 2.28, some musl builds)
+        return None
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return renameat2
+
+
 def exchange(first: Path, second: Path) -> bool:
     """Swap two existing paths in one atomic step (Linux renameat2 RENAME_EXCHANGE); False where impossible."""
     if not sys.platform.startswith("linux"):
         return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):  # a libc without the wrapper (glibc < 2.28, some musl builds)
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     if renameat2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
         return True
     code = ctypes.get_errno()
