@@ -32,12 +32,11 @@ _CODE_PACKAGES = ("sitegen", "sitegen.templates")
 
 def digest(*parts: str | bytes) -> str:
     """A SHA-256 hex digest of the parts, each length-prefixed so that no two part lists collide."""
-    hasher = hashlib.sha256()
+    pieces = []
     for part in parts:
         data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
-        hasher.update(b"%d:" % len(data))
-        hasher.update(data)  # a trace's bytes hashed where they are, not copied into one string first
-    return hasher.hexdigest()
+        pieces += (b"%d:" % len(data), data)
+    return hashlib.sha256(b"".join(pieces)).hexdigest()
 
 
 def identity(value: Any) -> bytes:
@@ -126,12 +125,21 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
         "validatedBaseline": status.validated_baseline,
     }
     lines = [line(head)[:-1] + ',"cases":[']
-    entries = []
-    for case_id in case_order:
-        record = status.cases[case_id]
-        fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
-        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.trace_loaded}
-        entries.append(line(fields | texts))
+    cases = status.cases
+    entries = [
+        line(
+            {  # in sorted key order already
+                "id": case_id,
+                "key": (record := cases[case_id]).key,
+                "markdown": record.markdown,
+                "page": record.page,
+                "report": record.report,
+                "size": record.size,
+                "traceLoaded": record.trace_loaded,
+            }
+        )
+        for case_id in case_order
+    ]
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
     lines.append('],"pages":[')
