@@ -231,6 +231,7 @@ def bench_size(count: int, repeat: int, work: Path, env: dict[str, str]) -> dict
     """All measurements for one suite size."""
     root = work / f"n{count}"
     cases, fixtures = generate_suite(root, count)
+    env = dict(env, SITEGEN_CACHE_DIR=str(root / "trace-cache"))  # what rebuilds remember: here, not in ~/.cache
     # A baseline of the suite as generated, so every build also diffs and renders diff pages.
     run_measured([sys.executable, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "baseline.json")], env)
     load_before = load_average()
@@ -301,6 +302,7 @@ def bench_size(count: int, repeat: int, work: Path, env: dict[str, str]) -> dict
 def bench_shipped(repeat: int, work: Path, env: dict[str, str]) -> list[float]:
     """Cold-start build times of the shipped suite (each a fresh process and a fresh output folder)."""
     runs = []
+    env = dict(env, SITEGEN_CACHE_DIR=str(work / "trace-cache"))
     for attempt in range(max(repeat, 5)):
         out = work / f"shipped-{attempt}"
         settle(0.5)

@@ -49,6 +49,7 @@ def compare_size(count: int, repeat: int, rev: str, other: Path, work: Path, env
     """Floor, the other revision's full build and this tree's, `repeat` times interleaved."""
     root = work / f"n{count}"
     cases, fixtures = generate_suite(root, count)
+    env = dict(env, SITEGEN_CACHE_DIR=str(root / "trace-cache"))  # what builds remember: here, not in ~/.cache
     py = sys.executable
     subprocess.run([py, "-m", "sitegen", "evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(root / "baseline.json")],
                    cwd=ROOT, env=env, stdout=subprocess.DEVNULL, check=False)

@@ -17,7 +17,7 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -27,6 +27,7 @@ from sitegen.caselist import CaseList
 from sitegen.config import SuiteConfig
 from sitegen.models import Case
 from sitegen.report import CaseResult
+from sitegen.tracecache import Remembered, remembered_digest, to_remember
 
 if TYPE_CHECKING:
     from sitegen.views import Neighbour
@@ -80,11 +81,12 @@ class PageContext:
     settings: str  # what every page depends on (BuildStatus.settings)
     previous: BuildStatus  # the previous build's records (none: every page is rendered)
     previous_site: Path  # where the previous build's pages are
+    remembered: Mapping[str, Remembered]  # trace digests this machine remembers, by traceFixture (tracecache.py)
 
 
 class PageDone(NamedTuple):
     """A case page written: the case's result (and its report.json text), the digest of the trace bytes it
-    was built from, the page's key and size."""
+    was built from, the page's key and size, and what to remember of the trace file."""
 
     index: int
     result: CaseResult
@@ -93,12 +95,14 @@ class PageDone(NamedTuple):
     trace_digest: str
     key: str
     size: int
+    remember: Remembered | None = None
 
 
 class PageReused(NamedTuple):
     """A case page taken from the previous site: its record there still holds (the same key, page and size)."""
 
     index: int
+    remember: Remembered | None = None  # what to remember of the trace file
 
 
 def case_job(index: int, context: PageContext) -> CaseJob:
@@ -150,10 +154,10 @@ def take_unchanged(job: CaseJob, context: PageContext) -> PageReused | None:
     cases = context.cases
     record = context.previous.cases.get(cases.ids[job.index])
     if record is not None and record.page == job.page:
-        trace = trace_key(context.fixtures, context.fixtures_root, cases.fixture(job.index))
+        trace, remember = trace_key(context.fixtures, context.fixtures_root, cases.fixture(job.index), context.remembered)
         key = page_key(context.settings, cases.definition_key(job.index), trace, job)
         if record.key == key and take_previous_page(context.previous_site, job.page, record.size, context.root):
-            return PageReused(job.index)
+            return PageReused(job.index, remember)
     return None
 
 
@@ -169,26 +173,38 @@ def build_case(index: int, context: PageContext) -> PageDone | PageReused:
     return taken if taken is not None else render_case(job, context)
 
 
-def trace_key(fixtures: Path, root: Path, name: str) -> str:
-    """A digest of the trace `name` as a page would read it: its bytes, or the problem reading it."""
+def trace_key(
+    fixtures: Path, root: Path, name: str, remembered: Mapping[str, Remembered]
+) -> tuple[str, Remembered | None]:
+    """A digest of the trace `name` as a page would read it (its bytes, or the problem reading it), taken from
+    what this machine remembers while the file is the same one; and what to remember of it now."""
     from sitegen.buildstatus import digest
     from sitegen.loading import FixtureProblem, read_fixture
 
-    plain = name and "/" not in name and "\\" not in name and ":" not in name and "\x00" not in name and name not in (".", "..")
-    if plain:
+    path = _plain_fixture_path(root, name)
+    if path is not None:
         # The common case without pathlib: a regular file right in the folder (what read_fixture would read).
-        path = os.path.join(root, name)
         try:
             found = os.lstat(path)
             if stat.S_ISREG(found.st_mode):
+                known = remembered_digest(remembered, name, found)
+                if known is not None:
+                    return known[5], known
                 with open(path, "rb") as handle:
-                    return digest("bytes", handle.read())
+                    trace = digest("bytes", handle.read())
+                    return trace, to_remember(found, os.fstat(handle.fileno()), trace)
         except OSError:
             pass
     read = read_fixture(fixtures, name, root)
     if isinstance(read, FixtureProblem):
-        return digest("problem", read.code, read.message)
-    return digest("bytes", read.data)
+        return digest("problem", read.code, read.message), None
+    return digest("bytes", read.data), None
+
+
+def _plain_fixture_path(root: Path, name: str) -> str | None:
+    """The path of trace `name` when it names a file right in the fixtures folder, else None."""
+    plain = name and "/" not in name and "\\" not in name and ":" not in name and "\x00" not in name and name not in (".", "..")
+    return os.path.join(root, name) if plain else None
 
 
 def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
@@ -203,13 +219,19 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
 
     case = job.case
     assert case is not None, "a job to render carries its case"
+    path = _plain_fixture_path(context.fixtures_root, case.traceFixture)
+    found = _lstat(path)
     read = read_fixture(context.fixtures, case.traceFixture, context.fixtures_root)
+    remember = None
     if isinstance(read, FixtureProblem):
         outcome: Any = read
         trace_digest = digest("problem", read.code, read.message)
     else:
         outcome = parse_fixture(context.fixtures, case.traceFixture, read)
         trace_digest = digest("bytes", read.data)
+        after = _lstat(path)
+        if found is not None and after is not None and stat.S_ISREG(found.st_mode):
+            remember = to_remember(found, after, trace_digest)
     result = evaluate_case(case, outcome, context.config)
     items = case_items(case.id, job.baseline, result) if context.has_baseline else None
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next)
@@ -218,7 +240,16 @@ def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
     texts = result_json_text(result), result_markdown_row(result)  # made here, in parallel, for the reports
     # Keyed by the trace bytes the page was really built from (the file may change during the build).
     key = page_key(context.settings, context.cases.definition_key(job.index), trace_digest, job)
-    return PageDone(job.index, result, *texts, trace_digest, key, len(data))
+    return PageDone(job.index, result, *texts, trace_digest, key, len(data), remember)
+
+
+def _lstat(path: str | None) -> os.stat_result | None:
+    if path is None:
+        return None
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
 
 
 # --- running the jobs ------------------------------------------------------------------------------------

@@ -325,6 +325,7 @@ def _write_case_pages(site: _Site) -> None:
         workers_fork,
     )
     from sitegen.slugs import assign_slugs
+    from sitegen.tracecache import Remembered, load_remembered, save_remembered
 
     inputs, previous, status = site.inputs, site.previous, site.status
     assert previous is not None and status is not None, "_write_assets runs first"
@@ -333,9 +334,11 @@ def _write_case_pages(site: _Site) -> None:
     site.slugs = slugs = assign_slugs(ids)
     total = len(cases)
     (site.writer.root / "cases").mkdir(parents=True, exist_ok=True)
+    fixtures_root = fixtures.resolve()
+    remembered = load_remembered(fixtures_root) if previous.cases else {}  # only a rebuild looks digests up
     context = PageContext(
         fixtures=fixtures,
-        fixtures_root=fixtures.resolve(),
+        fixtures_root=fixtures_root,
         config=inputs.config,
         site=site.info,
         has_baseline=inputs.baseline is not None,
@@ -346,6 +349,7 @@ def _write_case_pages(site: _Site) -> None:
         settings=status.settings,
         previous=previous,
         previous_site=inputs.options.out,
+        remembered=remembered,
     )
     from sitegen.render import environment
 
@@ -367,8 +371,11 @@ def _write_case_pages(site: _Site) -> None:
                 site.progress.advance(1)
         indices = pending
     workers = worker_count(inputs.options.workers, len(indices))
+    remember: dict[str, Remembered] = {}
     for done in chain(outcomes, run_jobs(indices, context, workers, site.progress.advance)):
         case_id = ids[done.index]
+        if done.remember is not None:
+            remember[cases.fixture(done.index)] = done.remember
         if isinstance(done, PageReused):
             record = previous.cases[case_id]
             result = _recorded_result(record, case_id)
@@ -385,6 +392,8 @@ def _write_case_pages(site: _Site) -> None:
         texts = done.report_text, done.markdown_row
         status.cases[case_id] = CaseRecord(case_page(context.slugs[done.index]), done.key, done.size, *texts, done.result.traceLoaded)
     site.progress.finish()
+    if remember != remembered:
+        save_remembered(fixtures_root, remember)
     site.writer.count += total
     site.case_pages = total
     site.results = [result for result in results if result is not None]

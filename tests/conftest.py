@@ -14,6 +14,12 @@ ROOT = Path(__file__).resolve().parent.parent
 REGEN = os.environ.get("SITEGEN_REGEN_GOLDEN") == "1"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _trace_cache_of_the_tests(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Builds in tests remember trace digests in a folder of their own, never the user's cache (tracecache.py)."""
+    os.environ["SITEGEN_CACHE_DIR"] = str(tmp_path_factory.mktemp("sitegen-cache"))
+
+
 def make_case(**fields: Any) -> dict[str, Any]:
     """A minimal valid case definition with the given fields overriding the defaults."""
     case: dict[str, Any] = {"id": "c1", "traceFixture": "c1.json"}

@@ -1,0 +1,102 @@
+"""What the machine remembers of trace files (tracecache.py): a rebuild takes an unchanged trace's digest
+without reading it, and any change to a trace file, even one that restores its size and times, is noticed."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import sitegen.casepages as casepages
+from sitegen import tracecache
+from sitegen.site import build_site
+from test_incremental import CASES, _append_answer, _edit_json, built, options, rebuild_and_compare  # noqa: F401
+from test_site import suite  # noqa: F401 - a fixture
+
+
+@pytest.fixture
+def remembering(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A cache folder of this test's own, and files remembered however recently they changed."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(folder))
+    monkeypatch.setattr(tracecache, "SETTLE_NS", 0)
+    return folder
+
+
+def _remembered(suite: Path) -> dict[str, tracecache.Remembered]:
+    return tracecache.load_remembered((suite / "fixtures").resolve())
+
+
+def _traces_opened(monkeypatch: pytest.MonkeyPatch, suite: Path) -> list[str]:
+    """The trace files the rebuild's page checks open (casepages.trace_key), by name."""
+    opened: list[str] = []
+
+    def counting_open(path: str, *args: object, **kwargs: object):  # noqa: ANN202
+        if str(path).startswith(str((suite / "fixtures").resolve())):
+            opened.append(os.path.basename(path))
+        return open(path, *args, **kwargs)  # noqa: SIM115
+
+    monkeypatch.setattr(casepages, "open", counting_open, raising=False)
+    return opened
+
+
+def test_a_full_build_remembers_every_trace(remembering: Path, built: Path) -> None:
+    fixtures = sorted(p.name for p in (built / "fixtures").iterdir())
+    remembered = _remembered(built)
+    assert sorted(remembered) == fixtures
+    name = fixtures[0]
+    assert remembered[name][:5] == tracecache.file_identity(os.lstat(built / "fixtures" / name))
+
+
+def test_a_rebuild_reads_only_the_changed_trace(remembering: Path, built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
+    opened = _traces_opened(monkeypatch, built)
+    assert rebuild_and_compare(built).reused_pages == CASES - 1
+    assert opened == ["pay-timeout.json"], "unchanged traces were read again"
+
+
+def test_a_trace_rewritten_with_its_size_and_times_restored_is_read_again(remembering: Path, built: Path) -> None:
+    path = built / "fixtures" / "pay-timeout.json"
+    before = os.stat(path)
+    text = path.read_text(encoding="utf-8")
+    changed = text.replace("s-pay-1", "s-pay-9", 1)
+    assert changed != text and len(changed.encode()) == len(text.encode())
+    path.write_text(changed, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the change time cannot be set back
+    assert rebuild_and_compare(built).reused_pages == CASES - 1
+
+
+def test_a_trace_changed_lately_is_not_remembered(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, built: Path) -> None:
+    monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    for trace in (built / "fixtures").iterdir():
+        trace.write_bytes(trace.read_bytes())  # changed just now
+    (built / "site").rename(built / "first")  # a new full build, with the default settle time
+    build_site(options(built, "site", built / "history.json"))
+    assert _remembered(built) == {}, "traces written a moment ago were remembered"
+
+
+@pytest.mark.parametrize("cache", ["", "not-a-folder", "broken"])
+def test_no_cache_or_a_broken_one_changes_nothing(
+    remembering: Path, built: Path, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    if cache == "":
+        monkeypatch.setenv("SITEGEN_CACHE_DIR", "")
+    elif cache == "not-a-folder":
+        remembering.parent.joinpath("file").write_text("x", encoding="utf-8")
+        monkeypatch.setenv("SITEGEN_CACHE_DIR", str(remembering.parent / "file"))
+    else:
+        for path in remembering.iterdir():
+            path.write_text(json.dumps({"formatVersion": 1, "root": 5, "traces": []}), encoding="utf-8")
+    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
+    assert rebuild_and_compare(built).reused_pages == CASES - 1
+
+
+def test_a_remembered_digest_is_used_only_for_the_same_file(remembering: Path, built: Path) -> None:
+    # Remembered under a name, but the file there now is another one (another inode): read again.
+    path = built / "fixtures" / "pay-timeout.json"
+    replacement = path.with_name("replacement.json")
+    replacement.write_bytes(path.read_bytes().replace(b"s-pay-1", b"s-pay-9", 1))
+    os.replace(replacement, path)
+    assert rebuild_and_compare(built).reused_pages == CASES - 1
