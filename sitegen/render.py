@@ -19,6 +19,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import jinja2
+import orjson
 from markupsafe import Markup, escape
 
 from sitegen.textmatch import normalise
@@ -133,8 +134,13 @@ def page_bytes(html: str) -> bytes:
 
 def json_for_script(data: Any) -> Markup:
     """Compact, key-sorted JSON safe inside `<script type="application/json">` or a classic script."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    text = _LONE_SURROGATE.sub("\ufffd", text)
+    try:
+        # Several times quicker on the index's data of thousands of cases. It writes what json does, but for
+        # a float's exponent (1e-5, json 1e-05): the same number to any JSON reader.
+        text = orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except TypeError:  # a lone surrogate, an integer beyond 64 bits, a key that is not a string
+        text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        text = _LONE_SURROGATE.sub("\ufffd", text)
     return Markup(_SCRIPT_UNSAFE.sub(lambda match: _SCRIPT_ESCAPES[match.group(0)], text))
 
 

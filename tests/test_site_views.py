@@ -80,11 +80,24 @@ def test_clip_cuts_on_a_character_boundary() -> None:
     assert clip("short", 100).note is None
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
+scalars = st.none() | st.booleans() | st.integers() | st.integers(min_value=2**64) | st.text()
+numbers = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@given(st.recursive(scalars | numbers, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
 def test_json_for_script_round_trips_and_cannot_end_a_script(value: Any) -> None:
     text = str(json_for_script(value))
     assert not re.search("[<>&\u2028\u2029]", text)
     assert json.loads(text) == value
+
+
+@given(st.recursive(scalars, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
+def test_json_for_script_writes_what_json_writes(value: Any) -> None:
+    # Compact, keys sorted; only a float's exponent may be written otherwise (1e-5 for json's 1e-05).
+    from sitegen.render import _SCRIPT_ESCAPES, _SCRIPT_UNSAFE
+
+    expected = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    assert json_for_script(value) == _SCRIPT_UNSAFE.sub(lambda match: _SCRIPT_ESCAPES[match.group(0)], expected)
 
 
 def test_script_assignment_only_for_safe_names() -> None:
