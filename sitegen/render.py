@@ -209,28 +209,25 @@ def _segments(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, 
     needles = [(needle, css) for needle, css in needles if needle in whole]
     if not needles:  # the common case: decide on the whole text before mapping it character by character
         return [(text, None)]
-    if _positions_are_kept(text, whole):
-        # Positions in the text are positions in its normal form: paint the matches, then cut at their edges.
-        labels: list[str | None] = [None] * len(text)
-        edges = {0, len(text)}
-        for needle, css in needles:
-            position = whole.find(needle)
-            while position != -1:
-                end = position + len(needle)
-                labels[position:end] = [css] * len(needle)
-                edges.update((position, end))
-                position = whole.find(needle, position + 1)
-        cuts = sorted(edges)
-        return _runs(text, list(zip(cuts, cuts[1:])), [labels[start] for start in cuts[:-1]])
-    normal_parts: list[str] = []
-    owner: list[int] = []  # normalised char index -> original cluster index
+    if whole == text or _positions_are_kept(text, whole):
+        return _painted(text, whole, needles)
+    if not any(map(unicodedata.combining, text)):
+        parts = list(map(_normalise_cluster, text))  # every character a cluster of its own
+        if all(len(part) == 1 for part in parts):
+            # Each character normalises to one (fullwidth punctuation, say): positions are kept after all.
+            return _painted(text, "".join(parts), needles)
+    return _segments_by_cluster(text, needles)
+
+
+def _segments_by_cluster(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
+    """_segments the long way, for any text: each cluster normalised on its own, matches mapped back to them."""
     spans = _clusters(text)
-    for cluster_index, (start, end) in enumerate(spans):
-        piece = _normalise_cluster(text[start:end])
-        normal_parts.append(piece)
+    normal_parts = [_normalise_cluster(text[start:end]) for start, end in spans]
+    owner: list[int] = []  # normalised char index -> original cluster index
+    for cluster_index, piece in enumerate(normal_parts):
         owner.extend([cluster_index] * len(piece))
     normal = "".join(normal_parts)
-    labels = [None] * len(spans)
+    labels: list[str | None] = [None] * len(spans)
     for needle, css in needles:
         position = normal.find(needle)
         while position != -1:
@@ -238,6 +235,45 @@ def _segments(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, 
                 labels[cluster_index] = css
             position = normal.find(needle, position + 1)
     return _runs(text, spans, labels)
+
+
+def _painted(text: str, normal: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
+    """The segments of `text` when character i of `text` is character i of `normal`."""
+    marks = []
+    for needle, css in needles:
+        position = normal.find(needle)
+        while position != -1:
+            marks.append((position, position + len(needle), css))
+            position = normal.find(needle, position + 1)
+    marks.sort()
+    if all(before[1] <= after[0] for before, after in zip(marks, marks[1:])):
+        # No two matches overlap (the common case): cut the text around them.
+        segments: list[tuple[str, str | None]] = []
+        at = 0
+        for start, end, css in marks:
+            if start > at:
+                segments.append((text[at:start], None))
+            elif segments and segments[-1][1] == css:  # adjacent matches of one kind make one mark
+                segments[-1] = (segments[-1][0] + text[start:end], css)
+                at = end
+                continue
+            segments.append((text[start:end], css))
+            at = end
+        if at < len(text):
+            segments.append((text[at:], None))
+        return segments
+    # Overlapping matches: paint them in order (the later highlight wins), then cut at their edges.
+    labels: list[str | None] = [None] * len(text)
+    edges = {0, len(text)}
+    for needle, css in needles:
+        position = normal.find(needle)
+        while position != -1:
+            end = position + len(needle)
+            labels[position:end] = [css] * len(needle)
+            edges.update((position, end))
+            position = normal.find(needle, position + 1)
+    cuts = sorted(edges)
+    return _runs(text, list(zip(cuts, cuts[1:])), [labels[start] for start in cuts[:-1]])
 
 
 def _runs(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str | None]) -> list[tuple[str, str | None]]:
@@ -254,10 +290,10 @@ def _runs(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str | No
 
 def _highlighted(text: str, needles: Sequence[tuple[str, str]]) -> str:
     """Escaped text with `<mark class=…>` around the phrases found (needles as _needles makes them)."""
-    out = []
-    for piece, css in _segments(text, needles):
-        out.append(f'<mark class="{css}">{escape(piece)}</mark>' if css else str(escape(piece)))
-    return "".join(out)
+    segments = _segments(text, needles)
+    if len(segments) == 1 and segments[0][1] is None:  # most text has none of the phrases
+        return str(escape(text))
+    return "".join(f'<mark class="{css}">{escape(piece)}</mark>' if css else str(escape(piece)) for piece, css in segments)
 
 
 def _render_text(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sitegen.render as render
@@ -139,19 +139,27 @@ def test_highlights_follow_the_rules_matching() -> None:
     # the later highlight wins where phrases overlap
     assert highlight_segments("abcd", [("abc", "k"), ("cd", "f")]) == [("ab", "k"), ("cd", "f")]
     assert highlight_segments("", [("a", "k")]) == []
+    assert highlight_segments("超时超时", [("超时", "k")]) == [("超时超时", "k")]  # adjacent matches: one mark
+    assert highlight_segments("aaa", [("aa", "k")]) == [("aaa", "k")]  # overlapping matches
+    assert highlight_segments("（ａｂ）", [("ab", "k")]) == [("（", None), ("ａｂ", "k"), ("）", None)]
 
 
-_TRICKY = st.sampled_from(["a", "B", "超", "时", "ß", "ẞ", "ﬁ", "Ａ", "e\u0301", "\u0301", "Σ", "İ", " ", "K", "\u212a"])
+_TRICKY = st.sampled_from(
+    ["a", "B", "超", "时", "ß", "ẞ", "ﬁ", "Ａ", "e\u0301", "\u0301", "Σ", "İ", " ", "K", "\u212a", "（", "：", "ａ", "Ｂ"]
+)
 
 
+@settings(max_examples=500)
 @given(st.lists(_TRICKY, max_size=14).map("".join), st.lists(st.lists(_TRICKY, min_size=1, max_size=3).map("".join), max_size=3))
-def test_highlight_fast_path_agrees_with_mapping_cluster_by_cluster(text: str, phrases: list[str]) -> None:
-    # Text whose positions survive normalisation skips the cluster-by-cluster mapping: both must mark the same.
+def test_highlight_shortcuts_agree_with_mapping_cluster_by_cluster(text: str, phrases: list[str]) -> None:
+    # Text whose positions survive normalisation, and matches that do not overlap, take shortcuts: they must
+    # mark what mapping every cluster back does.
+    from sitegen.textmatch import normalise
+
     highlights = [(phrase, f"c{n}") for n, phrase in enumerate(phrases)]
     fast = highlight_segments(text, highlights)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(render, "_positions_are_kept", lambda text, whole: False)
-        assert fast == highlight_segments(text, highlights)
+    needles = [(needle, css) for needle, css in render._needles(highlights) if needle in normalise(text)]
+    assert fast == (render._segments_by_cluster(text, needles) if needles else ([(text, None)] if text else []))
     assert "".join(piece for piece, _ in fast) == text
 
 
