@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from sitegen.buildstatus import BuildStatus
 from sitegen.caselist import CaseList
@@ -320,51 +320,82 @@ def workers_fork() -> bool:
 
 
 def _start_method() -> str | None:
-    """fork where there is one: workers start in milliseconds with the templates already compiled. Not when
+    """fork where there is one: workers start in milliseconds with what the build loaded and compiled. Not when
     other threads run (`sitegen serve --watch` serves from one), as a forked child would inherit any lock
     they hold: then spawn."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return None
     if threading.active_count() > 1:
         return "spawn"
-    from sitegen.render import markdown_parser
-
-    markdown_parser()  # made once here, inherited by every worker
     return "fork"
+
+
+class Tasks(Generic[R]):
+    """Tasks under way: in worker processes, which start on them at once (the build can do other work
+    meanwhile), or in this process as the outcomes are asked for. Iterating gives the outcomes, in no
+    particular order; close() stops the workers, done or not."""
+
+    def __init__(self, outcomes: Iterator[R], pool: Any = None, frozen: bool = False) -> None:
+        self._outcomes = outcomes
+        self._pool: Any = pool
+        self._frozen = frozen
+
+    def __iter__(self) -> Iterator[R]:
+        try:
+            yield from self._outcomes
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the work (workers at once, if they are not done; they are waited for)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+            if self._frozen:
+                gc.unfreeze()
 
 
 def run_tasks(
     task: Callable[[T, C], R], items: Sequence[T], context: C, workers: int, advance: Callable[[int], None] = lambda n: None
-) -> Iterator[R]:
-    """`task(item, context)` for every item, in this process or in `workers` processes; yield each outcome.
+) -> Tasks[R]:
+    """`task(item, context)` for every item, in this process or in `workers` processes started now.
 
     Forked workers inherit `context` (spawned ones get it pickled, once each); only items and outcomes travel.
-    `task` is a module-level function. `advance(n)` is called as items are done (for progress). Outcomes are
-    yielded in no particular order.
+    `task` is a module-level function. `advance(n)` is called as items are done (for progress).
     """
     if workers <= 1 or len(items) < 2:
-        for item in items:
-            done = task(item, context)
-            advance(1)
-            yield done
-        return
+        return Tasks(_here(task, items, context, advance))
     method = _start_method()
     # As the gc module's docs advise before forking: objects the workers inherit are left out of their
     # collections, which would otherwise walk (and so copy, page by page) everything the build holds.
     if method == "fork":
         gc.freeze()
     try:
-        with multiprocessing.get_context(method).Pool(workers, initializer=_start_worker, initargs=(task, context)) as pool:
-            for batch in pool.imap_unordered(_run_chunk, _chunks(items, workers)):
-                advance(len(batch))
-                yield from batch
-    finally:
+        pool = multiprocessing.get_context(method).Pool(workers, initializer=_start_worker, initargs=(task, context))
+    except BaseException:
         if method == "fork":
             gc.unfreeze()
+        raise
+    batches = pool.imap_unordered(_run_chunk, _chunks(items, workers))
+    return Tasks(_flattened(batches, advance), pool, frozen=method == "fork")
+
+
+def _here(task: Callable[[T, C], R], items: Sequence[T], context: C, advance: Callable[[int], None]) -> Iterator[R]:
+    for item in items:
+        done = task(item, context)
+        advance(1)
+        yield done
+
+
+def _flattened(batches: Iterator[list[R]], advance: Callable[[int], None]) -> Iterator[R]:
+    for batch in batches:
+        advance(len(batch))
+        yield from batch
 
 
 def run_jobs(
     indices: Sequence[int], context: PageContext, workers: int, advance: Callable[[int], None]
-) -> Iterator[PageDone | PageReused]:
+) -> Tasks[PageDone | PageReused]:
     """Build the page of every case in `indices` (build_case), in this process or in `workers` processes."""
     return run_tasks(build_case, indices, context, workers, advance)

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.buildstatus import (
     BuildStatus,
@@ -59,6 +59,9 @@ from sitegen.caselist import CaseList, read_case_list
 from sitegen.loading import read_input_text
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+
+if TYPE_CHECKING:  # casepages is imported when the case pages are built
+    from sitegen.casepages import Tasks
 
 
 DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
@@ -249,6 +252,21 @@ class _Writer:
         self.count += 1
         return len(data)
 
+    def bytes_or_link(self, relative: str, data: bytes, previous_site: Path) -> int:
+        """Like bytes(), but a file the previous site has with these very bytes is linked from there."""
+        previous = previous_site / relative
+        try:
+            same = previous.is_file() and not previous.is_symlink() and previous.stat().st_size == len(data) and previous.read_bytes() == data
+            if same:
+                target = self.root / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(previous, target)  # 4.8 MB of plotly.js not written again on every rebuild
+                self.count += 1
+                return len(data)
+        except OSError:
+            pass
+        return self.bytes(relative, data)
+
     def text(self, relative: str, text: str) -> int:
         from sitegen.render import page_bytes
 
@@ -270,6 +288,8 @@ class _Site:
     data: Gathered | None = None  # set by _gather
     case_pages: int = 0
     reused_pages: int = 0
+    list_pages: Tasks[tuple[str, PageRecord | None]] | None = None  # set by _start_index
+    running: list[Tasks[Any]] = field(default_factory=list)  # work in worker processes, stopped if the build fails
 
     @property
     def gathered(self) -> Gathered:
@@ -287,11 +307,9 @@ def _write_assets(site: _Site) -> None:
     icon_name = content_hashed_name("favicon.svg", icon)
     version, plotly = plotly_bundle()
     plotly_name = f"plotly-{version}.min.js"
-    site.writer.bytes(f"assets/{css_name}", css)
-    site.writer.bytes(f"assets/{js_name}", js)
-    site.writer.bytes(f"assets/{icon_name}", icon)
-    site.writer.bytes(f"assets/{plotly_name}", plotly)
     options = site.inputs.options
+    for name, data in ((css_name, css), (js_name, js), (icon_name, icon), (plotly_name, plotly)):
+        site.writer.bytes_or_link(f"assets/{name}", data, options.out)
     site.info = info = SiteInfo(
         stylesheet=css_name,
         script=js_name,
@@ -351,9 +369,13 @@ def _write_case_pages(site: _Site) -> None:
         previous_site=inputs.options.out,
         remembered=remembered,
     )
-    from sitegen.render import environment
+    from sitegen.render import environment, markdown_parser
 
     environment().get_template("case.html")  # compiled once, before any worker is forked
+    if not previous.cases:
+        # Made once here, inherited by every worker. Not for a rebuild, which may render no page at all: there
+        # only a worker that renders one makes it (markdown-it takes a few dozen milliseconds to import).
+        markdown_parser()
     results: list[CaseResult | None] = [None] * total
     site.progress.start("case pages", total)
     outcomes: list[PageDone | PageReused] = []
@@ -372,7 +394,8 @@ def _write_case_pages(site: _Site) -> None:
         indices = pending
     workers = worker_count(inputs.options.workers, len(indices))
     remember: dict[str, Remembered] = {}
-    for done in chain(outcomes, run_jobs(indices, context, workers, site.progress.advance)):
+    site.running.append(jobs := run_jobs(indices, context, workers, site.progress.advance))
+    for done in chain(outcomes, jobs):
         case_id = ids[done.index]
         if done.remember is not None:
             remember[cases.fixture(done.index)] = done.remember
@@ -469,8 +492,9 @@ def _write_list_page(number: int, pages: _ListPages) -> tuple[str, PageRecord | 
     return name, PageRecord(key, len(data_bytes))
 
 
-def _write_index(site: _Site) -> None:
-    """The index and the static pages 2, 3, … of a long case list, in worker processes when there are several."""
+def _start_index(site: _Site) -> None:
+    """Start on the index and the static pages 2, 3, … of a long case list: in worker processes when there are
+    several, which write them while this process writes the diff, the history and the reports."""
     from sitegen.casepages import run_tasks, worker_count, workers_fork
     from sitegen.views import case_list_page_count
 
@@ -489,10 +513,17 @@ def _write_index(site: _Site) -> None:
     # Spawned workers start too slowly (and get the run's data pickled) for a few dozen pages at most.
     minimum = LIST_POOL_MIN_PAGES if workers_fork() else len(numbers) + 1
     workers = worker_count(site.inputs.options.workers, len(numbers), minimum=minimum)
-    for name, record in run_tasks(_write_list_page, numbers, pages, workers):
+    site.list_pages = run_tasks(_write_list_page, numbers, pages, workers)
+    site.running.append(site.list_pages)
+
+
+def _finish_index(site: _Site) -> None:
+    """Wait for the case list's pages (_start_index) and record the ones a later build may take as they are."""
+    assert site.list_pages is not None and site.status is not None, "_start_index runs first"
+    for name, record in site.list_pages:
         site.writer.count += 1
         if record is not None:
-            status.pages[name] = record
+            site.status.pages[name] = record
 
 
 def _write_diff(site: _Site) -> None:
@@ -539,10 +570,11 @@ WRITE_STEPS: tuple[Callable[[_Site], None], ...] = (
     _write_case_pages,
     _gather,
     _write_history_data,
-    _write_index,
+    _start_index,
     _write_diff,
     _write_history,
     _write_reports,
+    _finish_index,
     _write_status,
 )
 
@@ -629,8 +661,12 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         inputs = read_inputs(options)
         with staging_folder(options.out) as stage:
             site = _Site(inputs, _Writer(stage), progress or Progress())
-            for step in WRITE_STEPS:
-                step(site)
+            try:
+                for step in WRITE_STEPS:
+                    step(site)
+            finally:
+                for work in site.running:
+                    work.close()  # no worker may still be writing when a failed build removes the folder
     data = site.gathered
     if options.history is not None and options.history.absolute() != (options.out / HISTORY_FILE).absolute():
         # --history names the history to continue: write the extended one back there as well.

@@ -314,3 +314,15 @@ def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) ->
     read = status_from_data(read_status_data(tmp_path), "settings")
     assert read.cases["odd"].report == report
     assert read.cases["odd"].case_result().title == "bad \ud800 title"
+
+
+def test_rebuild_links_unchanged_assets_and_rewrites_edited_ones(built: Path) -> None:
+    assets = built / "site" / "assets"
+    plotly = next(assets.glob("plotly-*.js"))
+    inode = plotly.stat().st_ino
+    css = next(assets.glob("site-*.css"))
+    text = css.read_text(encoding="utf-8")
+    css.write_text(text.replace("{", "}", 1), encoding="utf-8")  # edited by hand, same size
+    rebuild_and_compare(built)
+    assert (built / "site" / "assets" / plotly.name).stat().st_ino == inode, "unchanged plotly.js not linked"
+    assert (built / "site" / "assets" / css.name).read_text(encoding="utf-8") == text

@@ -153,6 +153,47 @@ def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, mo
     assert multiprocessing.active_children() == []
 
 
+def test_case_list_pages_are_written_while_the_build_goes_on(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Workers write the case list's pages while the build process writes the diff, history and reports.
+    import sitegen.site as site_module
+    from sitegen import views
+
+    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 7)
+    monkeypatch.setattr(casepages, "_start_method", lambda: "fork")
+    seen: list[tuple[str, int]] = []  # each step, and how many worker processes were running when it began
+    for name in ("_start_index", "_write_diff", "_finish_index"):
+        real = getattr(site_module, name)
+        monkeypatch.setattr(
+            site_module, name, lambda site, real=real, name=name: seen.append((name, len(multiprocessing.active_children()))) or real(site)
+        )
+    monkeypatch.setattr(site_module, "WRITE_STEPS", tuple(getattr(site_module, step.__name__) for step in site_module.WRITE_STEPS))
+    _build(many, "site", 2)
+    assert seen == [("_start_index", 0), ("_write_diff", 2), ("_finish_index", 2)]
+    assert {p.name for p in (many / "site").glob("index*.html")} == {"index.html"} | {f"index-{n}.html" for n in range(2, 10)}
+    assert multiprocessing.active_children() == []
+
+
+def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sitegen.site as site_module
+    from sitegen import views
+
+    _build(many, "site", 1)
+    before = snapshot(many / "site")
+    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 7)
+    monkeypatch.setattr(casepages, "_start_method", lambda: "fork")
+    monkeypatch.setattr("sitegen.site.code_fingerprint", lambda: "force every page to render")
+
+    def failing(site: object) -> None:
+        raise RuntimeError("diff page crashed")
+
+    monkeypatch.setattr(site_module, "WRITE_STEPS", tuple(failing if s.__name__ == "_write_diff" else s for s in site_module.WRITE_STEPS))
+    with pytest.raises(RuntimeError, match="diff page crashed"):
+        _build(many, "site", 2)
+    assert multiprocessing.active_children() == []
+    assert snapshot(many / "site") == before
+    assert [p.name for p in many.iterdir() if p.name.startswith(".site")] == []
+
+
 @pytest.mark.parametrize(
     ("requested", "jobs", "expected"),
     [(None, 10, 1), (None, casepages.POOL_MIN_JOBS - 1, 1), (1, 5000, 1), (2, 1, 1), (4, 3, 3), (2, 0, 1)],
