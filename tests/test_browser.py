@@ -242,6 +242,28 @@ def test_status_verdict_tag_filters_and_sorting(watched: Watched, site: Path) ->
     watched.assert_clean()
 
 
+@pytest.mark.parametrize("width", [1280, 760])
+def test_verdict_badges_keep_their_words_whole(browser: Any, site: Path, width: int) -> None:
+    # A verdict like LOW_CONFID stays on one line in the case table; only a verdict longer than its cell
+    # (the hostile test case's) breaks, and it stays inside the cell.
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto((site / "index.html").as_uri())
+    badges = page.evaluate(
+        """() => [...document.querySelectorAll('#case-table tbody td .verdict')].map(b => {
+            const cell = b.closest('td').getBoundingClientRect(), box = b.getBoundingClientRect();
+            return {text: b.textContent.trim(), lines: Math.round(box.height / parseFloat(getComputedStyle(b).lineHeight)),
+                    inside: box.left >= cell.left - 0.5 && box.right <= cell.right + 0.5};
+        })"""
+    )
+    context.close()
+    assert any("LOW_CONFID" in badge["text"] for badge in badges)
+    for badge in badges:
+        assert badge["inside"], badge
+        if len(badge["text"]) <= 20:
+            assert badge["lines"] == 1, badge
+
+
 def test_tag_links_filter_the_index(watched: Watched, site: Path) -> None:
     page = watched.open(_case_page(site, "reject-safety"))
     page.click("a.tag:has-text('domain:order')")
