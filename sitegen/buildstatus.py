@@ -148,14 +148,14 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def case_file_seal(text: str, code: str) -> str:
-    """What the status keeps of a validated case file: a digest of its text and of the code (code_fingerprint)."""
-    return digest(code, text)
+def case_file_seal(data: bytes, code: str) -> str:
+    """What the status keeps of a validated case file: a digest of its bytes and of the code (code_fingerprint)."""
+    return digest(code, data)
 
 
-def baseline_seal(text: str, code: str) -> str:
-    """What the status keeps of a baseline report read with every check: a digest of its text and of the code."""
-    return digest(code, "baseline", text)
+def baseline_seal(data: bytes, code: str) -> str:
+    """What the status keeps of a baseline report read with every check: a digest of its bytes and of the code."""
+    return digest(code, "baseline", data)
 
 
 def read_status_data(site: Path) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.buildstatus import identity
-from sitegen.loading import load_cases, parse_json_quickly
+from sitegen.loading import InputFile, load_cases, parse_json_quickly
 from sitegen.models import Case
 
 
@@ -49,9 +49,9 @@ class CaseList:
         return case
 
 
-def read_case_list(path: Path, text: str, trusted: bool) -> CaseList:
-    """The case list of the case file's `text`; validated unless `trusted` (validated before, unchanged since)."""
+def read_case_list(path: Path, file: InputFile, trusted: bool) -> CaseList:
+    """The case list of the case file as read; validated unless `trusted` (validated before, unchanged since)."""
     if trusted:
-        return CaseList(parse_json_quickly(text))
-    cases: Sequence[Case] = load_cases(path, text)
-    return CaseList(parse_json_quickly(text), list(cases))  # well-formed: load_cases read it with every check
+        return CaseList(parse_json_quickly(file.data))
+    cases: Sequence[Case] = load_cases(path, file.text)
+    return CaseList(parse_json_quickly(file.data), list(cases))  # well-formed: load_cases read it with every check

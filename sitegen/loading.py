@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -174,8 +174,20 @@ def describe_error(error: dict[str, Any]) -> str:
     return f"expected {expected}, got {got}"
 
 
+class InputFile(NamedTuple):
+    """A required input file as read: its bytes, and the text they are."""
+
+    data: bytes
+    text: str
+
+
 def read_input_text(path: Path, what: str) -> str:
     """Read a required UTF-8 input file or raise BadInput naming it."""
+    return read_input(path, what).text
+
+
+def read_input(path: Path, what: str) -> InputFile:
+    """Read a required UTF-8 input file, bytes and text, or raise BadInput naming it."""
     if not path.exists():
         raise BadInput(path, f"{what} not found")
     if path.is_dir():
@@ -187,7 +199,7 @@ def read_input_text(path: Path, what: str) -> str:
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
         raise BadInput(path, text.problem, where=text.where)
-    return text
+    return InputFile(data, text)
 
 
 def load_json_file(path: Path, what: str, text: str | None = None) -> Any:

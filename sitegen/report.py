@@ -312,15 +312,19 @@ def _any_result(data: dict[str, Any]) -> CaseResult:
     )
 
 
-def read_report(path: Path, text: str | None = None, checked: bool = False) -> Report:
+def read_report(path: Path, text: str | bytes | None = None, checked: bool = False) -> Report:
     """Load a report JSON written by sitegen or by the Java harness; bad input names the file.
 
-    `text`: the file's text, already read. `checked`: this text was read before with every check of its JSON
-    (duplicate keys, number limits), so it is parsed the quick way.
+    `text`: the file's text (or bytes, when `checked`), already read. `checked`: the file was read before
+    with every check of its JSON (duplicate keys, number limits), so it is parsed the quick way.
     """
     from sitegen.loading import load_json_file, parse_json_quickly
 
-    data = parse_json_quickly(text) if checked and text is not None else load_json_file(path, "report", text)
+    if checked and text is not None:
+        data = parse_json_quickly(text)
+    else:
+        assert not isinstance(text, bytes), "bytes are for a file read before with every check"
+        data = load_json_file(path, "report", text)
     if not isinstance(data, dict):
         raise BadInput(path, "expected a report JSON object with a 'results' array")
     version = data.get("formatVersion", REPORT_FORMAT_VERSION)

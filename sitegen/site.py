@@ -56,7 +56,7 @@ from sitegen.history import (
     record_run,
 )
 from sitegen.caselist import CaseList, read_case_list
-from sitegen.loading import read_input_text
+from sitegen.loading import read_input
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
 
@@ -174,21 +174,21 @@ def read_inputs(options: BuildOptions) -> Inputs:
     _check_out_folder(options.out)
     config = load_config(options.config, explicit=True) if options.config else load_config(DEFAULT_CONFIG_PATH)
     previous_status = read_status_data(options.out)
-    case_text = read_input_text(options.cases, "case file")
+    case_file = read_input(options.cases, "case file")
     code = code_fingerprint()
-    seal = case_file_seal(case_text, code)
+    seal = case_file_seal(case_file.data, code)
     trusted = previous_status is not None and previous_status.get("validatedCases") == seal
-    cases = read_case_list(options.cases, case_text, trusted)
+    cases = read_case_list(options.cases, case_file, trusted)
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
     baseline, sealed_baseline = None, ""
     if baseline_path is not None:
-        baseline_text = read_input_text(baseline_path, "report")
-        sealed_baseline = baseline_seal(baseline_text, code)
+        baseline_file = read_input(baseline_path, "report")
+        sealed_baseline = baseline_seal(baseline_file.data, code)
         # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
         known = previous_status is not None and previous_status.get("validatedBaseline") == sealed_baseline
-        baseline = read_report(baseline_path, baseline_text, checked=known)
+        baseline = read_report(baseline_path, baseline_file.data if known else baseline_file.text, checked=known)
     history_path = options.history or options.out / HISTORY_FILE
     history = read_history(history_path)
     return Inputs(
