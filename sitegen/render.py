@@ -209,10 +209,10 @@ def _segments(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, 
     needles = [(needle, css) for needle, css in needles if needle in whole]
     if not needles:  # the common case: decide on the whole text before mapping it character by character
         return [(text, None)]
-    if whole == text or _positions_are_kept(text, whole):
-        return _painted(text, whole, needles)
-    if not any(map(unicodedata.combining, text)):
-        parts = list(map(_normalise_cluster, text))  # every character a cluster of its own
+    if not any(map(unicodedata.combining, text)):  # every character a cluster of its own
+        if whole == text or _positions_are_kept(text, whole):
+            return _painted(text, whole, needles)
+        parts = list(map(_normalise_cluster, text))
         if all(len(part) == 1 for part in parts):
             # Each character normalises to one (fullwidth punctuation, say): positions are kept after all.
             return _painted(text, "".join(parts), needles)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import sitegen.render as render
@@ -142,6 +142,7 @@ def test_highlights_follow_the_rules_matching() -> None:
     assert highlight_segments("超时超时", [("超时", "k")]) == [("超时超时", "k")]  # adjacent matches: one mark
     assert highlight_segments("aaa", [("aa", "k")]) == [("aaa", "k")]  # overlapping matches
     assert highlight_segments("（ａｂ）", [("ab", "k")]) == [("（", None), ("ａｂ", "k"), ("）", None)]
+    assert highlight_segments("超\u0301", [("超", "k")]) == [("超\u0301", "k")]  # a mark stays with its character
 
 
 _TRICKY = st.sampled_from(
@@ -149,7 +150,9 @@ _TRICKY = st.sampled_from(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=1000)
+@example("超\u0301超", ["超"])
+@example("Ａｂ（ａｂ）ab", ["ab", "b"])
 @given(st.lists(_TRICKY, max_size=14).map("".join), st.lists(st.lists(_TRICKY, min_size=1, max_size=3).map("".join), max_size=3))
 def test_highlight_shortcuts_agree_with_mapping_cluster_by_cluster(text: str, phrases: list[str]) -> None:
     # Text whose positions survive normalisation, and matches that do not overlap, take shortcuts: they must
