@@ -415,8 +415,8 @@ def _write_case_pages(site: _Site) -> None:
         texts = done.report_text, done.markdown_row
         status.cases[case_id] = CaseRecord(case_page(context.slugs[done.index]), done.key, done.size, *texts, done.result.traceLoaded)
     site.progress.finish()
-    if remember != remembered:
-        save_remembered(fixtures_root, remember)
+    if any(remembered.get(name) != entry for name, entry in remember.items()):
+        save_remembered(fixtures_root, remember)  # not merely to forget a trace just changed: it is hashed anyway
     site.writer.count += total
     site.case_pages = total
     site.results = [result for result in results if result is not None]

@@ -27,7 +27,10 @@ _RESERVED = frozenset(
 
 def slug_stem(case_id: str) -> str:
     """The readable part of a slug: ASCII, lowercase, `-` separated, at most MAX_STEM characters."""
-    ascii_text = unicodedata.normalize("NFKD", case_id).encode("ascii", "ignore").decode("ascii")
+    if case_id.isascii():  # most ids: nothing to decompose or drop
+        ascii_text = case_id
+    else:
+        ascii_text = unicodedata.normalize("NFKD", case_id).encode("ascii", "ignore").decode("ascii")
     stem = _UNSAFE.sub("-", ascii_text.lower()).strip("-")[:MAX_STEM].rstrip("-")
     if not stem:
         return "case"

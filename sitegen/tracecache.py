@@ -92,13 +92,11 @@ def load_remembered(fixtures_root: Path) -> dict[str, Remembered]:
     return {name: tuple(entry) for name, entry in data["traces"].items() if _is_entry(entry)}  # type: ignore[misc]
 
 
+_ENTRY_TYPES = [int, int, int, int, int, str]
+
+
 def _is_entry(entry: Any) -> bool:
-    return (
-        isinstance(entry, list)
-        and len(entry) == 6
-        and all(type(value) is int for value in entry[:5])
-        and isinstance(entry[5], str)
-    )
+    return type(entry) is list and list(map(type, entry)) == _ENTRY_TYPES
 
 
 def save_remembered(fixtures_root: Path, entries: Mapping[str, Remembered]) -> None:
