@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 from sitegen.buildstatus import BuildStatus
 from sitegen.caselist import CaseList
 from sitegen.config import SuiteConfig
+from sitegen.loading import plain_fixture_name
 from sitegen.models import Case
 from sitegen.report import CaseResult
 from sitegen.tracecache import Remembered, remembered_digest, to_remember
@@ -194,8 +195,7 @@ def trace_key(
 
 def _plain_fixture_path(root: Path, name: str) -> str | None:
     """The path of trace `name` when it names a file right in the fixtures folder, else None."""
-    plain = name and "/" not in name and "\\" not in name and ":" not in name and "\x00" not in name and name not in (".", "..")
-    return f"{root}{os.sep}{name}" if plain else None  # os.path.join, quicker
+    return f"{root}{os.sep}{name}" if plain_fixture_name(name) else None  # os.path.join, quicker
 
 
 def write_case_page(job: CaseJob, context: PageContext) -> PageDone:
