@@ -254,17 +254,18 @@ class _Writer:
 
     def bytes_or_link(self, relative: str, data: bytes, previous_site: Path) -> int:
         """Like bytes(), but a file the previous site has with these very bytes is linked from there."""
+        from sitegen.casepages import take_previous_page
+
         previous = previous_site / relative
         try:
-            same = previous.is_file() and not previous.is_symlink() and previous.stat().st_size == len(data) and previous.read_bytes() == data
-            if same:
-                target = self.root / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.link(previous, target)  # 4.8 MB of plotly.js not written again on every rebuild
-                self.count += 1
-                return len(data)
+            same = previous.stat().st_size == len(data) and previous.read_bytes() == data
         except OSError:
-            pass
+            same = False
+        (self.root / relative).parent.mkdir(parents=True, exist_ok=True)
+        # 4.8 MB of plotly.js not written again on every rebuild (take_previous_page refuses a link or an edit).
+        if same and take_previous_page(previous_site, relative, len(data), self.root):
+            self.count += 1
+            return len(data)
         return self.bytes(relative, data)
 
     def text(self, relative: str, text: str) -> int:
