@@ -125,21 +125,12 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
         "validatedBaseline": status.validated_baseline,
     }
     lines = [line(head)[:-1] + ',"cases":[']
-    cases = status.cases
-    entries = [
-        line(
-            {  # in sorted key order already
-                "id": case_id,
-                "key": (record := cases[case_id]).key,
-                "markdown": record.markdown,
-                "page": record.page,
-                "report": record.report,
-                "size": record.size,
-                "traceLoaded": record.trace_loaded,
-            }
-        )
-        for case_id in case_order
-    ]
+    entries = []
+    for case_id in case_order:
+        record = status.cases[case_id]
+        fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
+        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.trace_loaded}
+        entries.append(line(fields | texts))
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
     lines.append('],"pages":[')
