@@ -68,6 +68,16 @@ class _Verbosity:
     level = 0
 
 
+def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN202 - a Report, imported lazily
+    """The report of every case of the case file, evaluated with the cycle collector paused (gcpolicy.py)."""
+    from sitegen.evaluation import evaluate_suite
+    from sitegen.gcpolicy import cycle_collection_paused
+    from sitegen.loading import load_cases
+
+    with cycle_collection_paused():
+        return evaluate_suite(load_cases(cases), fixtures, _config(config))
+
+
 def _say(message: str) -> None:
     """Normal progress output (silenced by --quiet)."""
     if _Verbosity.level >= 0:
@@ -150,13 +160,9 @@ def evaluate(
 
     Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
     """
-    from sitegen.evaluation import evaluate_suite
-    from sitegen.gcpolicy import cycle_collection_paused
-    from sitegen.loading import load_cases
     from sitegen.report import report_json, report_markdown
 
-    with cycle_collection_paused():
-        report = evaluate_suite(load_cases(cases), fixtures, _config(config))
+    report = _evaluated(cases, fixtures, config)
     if json_out is not None:
         _write_output(json_out, report_json(report))
     if markdown_out is not None:
@@ -259,13 +265,9 @@ def baseline(
 
     Example: sitegen baseline --dir eval/baseline
     """
-    from sitegen.evaluation import evaluate_suite
-    from sitegen.gcpolicy import cycle_collection_paused
-    from sitegen.loading import load_cases
     from sitegen.report import report_json, report_markdown
 
-    with cycle_collection_paused():
-        report = evaluate_suite(load_cases(cases), fixtures, _config(config))
+    report = _evaluated(cases, fixtures, config)
     json_text, md_text = report_json(report), report_markdown(report, title="Diagnosis eval baseline")
     _write_output(out_dir / "report.json", json_text)
     _write_output(out_dir / "report.md", md_text)
