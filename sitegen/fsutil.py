@@ -41,8 +41,8 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary sibling and an atomic rename."""
+def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write `data` to `path` through a temporary sibling and an atomic rename (`durable`: synced to disk first)."""
     if path.exists() and not path.is_file() and not path.is_dir():
         # A device or a pipe (/dev/null, /dev/stdout, a FIFO): renaming over it would replace it.
         with open(path, "wb") as handle:
@@ -53,8 +53,9 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:

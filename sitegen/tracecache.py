@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from sitegen.fsutil import write_bytes_atomic
 
 CACHE_FORMAT_VERSION = 1
 # A file changed this recently may change again without its times changing (file system clocks tick in
@@ -107,15 +108,8 @@ def save_remembered(fixtures_root: Path, entries: Mapping[str, Remembered]) -> N
     writable = {name: entry for name, entry in entries.items() if _utf8(name)}
     data = {"formatVersion": CACHE_FORMAT_VERSION, "root": os.fsdecode(fixtures_root), "traces": writable}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(orjson.dumps(data))
-            os.replace(temporary, path)  # no fsync: a cache lost in a crash is only hashing again
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        # Not synced to disk: a cache lost in a crash only means hashing again.
+        write_bytes_atomic(path, orjson.dumps(data), durable=False)
     except (OSError, TypeError):  # TypeError: a fixtures path that is not UTF-8
         return
 
