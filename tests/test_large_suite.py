@@ -4,6 +4,7 @@ plain HTML), compact data for the index's script, which filters, sorts and pages
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -103,30 +104,39 @@ def test_a_small_suite_keeps_every_row_on_the_index(tmp_path: Path) -> None:
 
 @pytest.mark.browser
 def test_the_index_script_pages_filters_and_sorts_every_case(watched: Watched, site: Path) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
     page = watched.open(site / "index.html")
-    page.wait_for_selector("#case-table.is-ready")
-    assert page.locator("#case-pages").is_hidden()  # the script pages through everything itself
-    assert page.locator("#case-count").text_content() == "Showing 1–25 of 25 cases."
+    expect(page.locator("#case-table")).to_have_class(re.compile(r"\bis-ready\b"))
+    expect(page.locator("#case-pages")).to_be_hidden()  # the script pages through everything itself
+    count = page.locator("#case-count")
+    expect(count).to_have_text("Showing 1–25 of 25 cases.")
     page.fill("#filter-q", "case-23")
     rows = page.locator("#case-table tbody tr")
-    assert rows.count() == 1 and rows.locator("a.case-link").text_content() == "case-23"
-    assert rows.locator("a.case-link").get_attribute("href").startswith("cases/case-23-")
+    expect(rows).to_have_count(1)
+    expect(rows.locator("a.case-link")).to_have_text("case-23")
+    expect(rows.locator("a.case-link")).to_have_attribute("href", re.compile(r"^cases/case-23-"))
     page.click("#filter-reset")
     page.select_option("#filter-status", "failed")
-    assert page.locator("#case-count").text_content() == "Showing 1–9 of 9 matching cases (25 in all)."
+    expect(count).to_have_text("Showing 1–9 of 9 matching cases (25 in all).")
     page.click("#filter-reset")
+    expect(count).to_have_text("Showing 1–25 of 25 cases.")
     page.click("th[data-key=case] button")
+    expect(page.locator("th[data-key=case]")).to_have_attribute("aria-sort", "ascending")
     page.click("th[data-key=case] button")
-    assert page.locator("#case-table tbody tr a.case-link").first.text_content() == "case-24"
+    expect(page.locator("#case-table tbody tr a.case-link").first).to_have_text("case-24")
     page.locator("#case-table tbody tr a.tag").first.click()
-    assert "tag=team%3A0" in page.url
-    assert page.locator("#case-count").text_content() == "Showing 1–7 of 7 matching cases (25 in all)."
+    expect(page).to_have_url(re.compile(r"tag=team%3A0"))
+    # The script re-filters on hashchange, which fires after the click returns: wait for what it shows.
+    expect(count).to_have_text("Showing 1–7 of 7 matching cases (25 in all).")
     watched.assert_clean()
 
 
 @pytest.mark.browser
 def test_a_case_page_shows_its_position_from_the_shared_data(watched: Watched, site: Path) -> None:  # noqa: F811
     target: Any = next((site / "cases").glob("case-23-*.html"))
+    from playwright.sync_api import expect
+
     page = watched.open(target)
-    assert page.locator("[data-case-position]").text_content() == "case 24 of 25"
+    expect(page.locator("[data-case-position]")).to_have_text("case 24 of 25")
     watched.assert_clean()
