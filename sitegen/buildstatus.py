@@ -19,10 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sitegen import __version__
-from sitegen.loading import parse_json_quickly
+from sitegen.jsontext import compact_sorted_exact, identity, loads
 from sitegen.report import CaseResult, result_from_json
 
 STATUS_FILE = ".sitegen-status.json"
@@ -37,14 +35,6 @@ def digest(*parts: str | bytes) -> str:
         data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
         pieces += (b"%d:" % len(data), data)
     return hashlib.sha256(b"".join(pieces)).hexdigest()
-
-
-def identity(value: Any) -> bytes:
-    """Bytes that differ whenever the value (parsed JSON, or a dataclass of it; no NaN) does: for page keys."""
-    try:
-        return orjson.dumps(value)  # a few times quicker than repr
-    except TypeError:  # what orjson cannot write (an integer beyond 64 bits, a lone surrogate)
-        return b"repr:" + repr(value).encode("utf-8", "surrogatepass")
 
 
 def code_fingerprint() -> str:
@@ -110,12 +100,7 @@ class BuildStatus:
 def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     """The status file's text (compact: it is read by machines only and has a line per case)."""
 
-    def line(value: Any) -> str:
-        try:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")  # compact, sorted keys
-        except (orjson.JSONEncodeError, TypeError):
-            # A lone surrogate (legal in a JSON string) cannot be UTF-8: json writes it escaped.
-            return json.dumps(value, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+    line = compact_sorted_exact  # a lone surrogate (legal in a JSON string) is kept, escaped
 
     head = {
         "formatVersion": STATUS_FORMAT_VERSION,
@@ -156,7 +141,7 @@ def read_status_data(site: Path) -> dict[str, Any] | None:
     except OSError:
         return None
     try:
-        data = parse_json_quickly(text)
+        data = loads(text)
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION:
@@ -178,7 +163,7 @@ def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
     try:
         items = data["cases"]
         # Every result's report.json text parsed at once (one parse of it all is far quicker than one each).
-        parsed = parse_json_quickly("[" + ",".join(_text(item["report"]) for item in items) + "]")
+        parsed = loads("[" + ",".join(_text(item["report"]) for item in items) + "]")
         if len(parsed) != len(items):
             return empty
         for item, result in zip(items, parsed):

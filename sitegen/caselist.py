@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sitegen.buildstatus import identity
-from sitegen.loading import InputFile, load_cases, parse_json_quickly
+from sitegen.jsontext import identity, loads
+from sitegen.loading import InputFile, load_cases
 from sitegen.models import Case
 
 
@@ -52,6 +52,6 @@ class CaseList:
 def read_case_list(path: Path, file: InputFile, trusted: bool) -> CaseList:
     """The case list of the case file as read; validated unless `trusted` (validated before, unchanged since)."""
     if trusted:
-        return CaseList(parse_json_quickly(file.data))
+        return CaseList(loads(file.data))
     cases: Sequence[Case] = load_cases(path, file.text)
-    return CaseList(parse_json_quickly(file.data), list(cases))  # well-formed: load_cases read it with every check
+    return CaseList(loads(file.data), list(cases))  # well-formed: load_cases read it with every check

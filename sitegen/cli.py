@@ -183,7 +183,7 @@ _MAX_LISTED_FAILURES = 20
 
 
 def _one_line_summary(report) -> str:  # noqa: ANN001 - Report, imported lazily
-    from sitegen.mdtext import percent
+    from sitegen.formatting import percent
 
     lines = [
         f"{report.totalCases} cases: {report.passedCases} passed, {report.failedCases} failed, "
@@ -227,7 +227,7 @@ def diff(
     """
     from sitegen.diff import compare_reports, diff_json
     from sitegen.diffmarkdown import diff_markdown
-    from sitegen.mdtext import percent
+    from sitegen.formatting import percent
     from sitegen.report import read_report
 
     result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=cost_tolerance)
@@ -303,7 +303,7 @@ def build(
 
     Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
-    from sitegen.mdtext import percent
+    from sitegen.formatting import percent
     from sitegen.progress import progress_for
     from sitegen.site import BuildOptions, build_site
     from sitegen.summary import append_step_summary, build_summary_markdown

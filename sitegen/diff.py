@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sitegen.errors import UsageError
-from sitegen.mdtext import number, percent
-from sitegen.report import CaseResult, Report, dumps_json
+from sitegen.formatting import number, percent
+from sitegen.jsontext import dumps_json
+from sitegen.report import CaseResult, Report
 
 DIFF_FORMAT_VERSION = 1
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport, describe_delta, describe_value
-from sitegen.mdtext import escape_cell, escape_inline, percent, table
+from sitegen.formatting import percent
+from sitegen.mdtext import escape_cell, escape_inline, table
 
 FOLD_AFTER = 10
 NOT_COMPARABLE = "case changed — not comparable"

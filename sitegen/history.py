@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.errors import BadInput, UsageError
-from sitegen.report import Report, dumps_json
+from sitegen.jsontext import dumps_json
+from sitegen.report import Report
 
 HISTORY_FORMAT_VERSION = 1
 DEFAULT_HISTORY_LIMIT = 200

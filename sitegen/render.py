@@ -8,21 +8,19 @@ JSON placed in a page or script is escaped so no `</script>`, `<!--` or line sep
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import sys
-import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import jinja2
-import orjson
 from markupsafe import Markup, escape
 
-from sitegen.textmatch import normalise
+from sitegen.highlight import Highlight, marked_html, needles
+from sitegen.jsontext import compact_sorted
 
 if TYPE_CHECKING:  # markdown-it is imported when the first Markdown is rendered (a rebuild may render none)
     from markdown_it import MarkdownIt
@@ -134,14 +132,7 @@ def page_bytes(html: str) -> bytes:
 
 def json_for_script(data: Any) -> Markup:
     """Compact, key-sorted JSON safe inside `<script type="application/json">` or a classic script."""
-    try:
-        # Several times quicker on the index's data of thousands of cases. It writes what json does, but for
-        # a float's exponent (1e-5, json 1e-05): the same number to any JSON reader.
-        text = orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode("utf-8")
-    except TypeError:  # a lone surrogate, an integer beyond 64 bits, a key that is not a string
-        text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        text = _LONE_SURROGATE.sub("\ufffd", text)
-    return Markup(_SCRIPT_UNSAFE.sub(lambda match: _SCRIPT_ESCAPES[match.group(0)], text))
+    return Markup(_SCRIPT_UNSAFE.sub(lambda match: _SCRIPT_ESCAPES[match.group(0)], compact_sorted(data)))
 
 
 def script_assignment(name: str, data: Any) -> str:
@@ -153,154 +144,16 @@ def script_assignment(name: str, data: Any) -> str:
 
 # --- Markdown -------------------------------------------------------------------------------------------
 
-Highlight = tuple[str, str]  # (phrase as written, CSS class)
-
-
 def _validate_link(url: str) -> bool:
     # Only absolute web and mail links: relative links would point into the site, other schemes can run code.
     return url.strip().lower().startswith(_SAFE_SCHEMES)
 
 
-def _clusters(text: str) -> list[tuple[int, int]]:
-    """Spans of a base character plus its combining marks (normalised together, as whole-text NFKC would)."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for index in range(1, len(text) + 1):
-        if index == len(text) or not unicodedata.combining(text[index]):
-            spans.append((start, index))
-            start = index
-    return spans if text else []
-
-
-_normalise_cluster = lru_cache(maxsize=1 << 16)(normalise)
-
-
-def _needles(highlights: Sequence[Highlight]) -> tuple[tuple[str, str], ...]:
-    """Each highlight's phrase in normal form with its CSS class; phrases that normalise to nothing dropped."""
-    return tuple((normal, css) for phrase, css in highlights if (normal := normalise(phrase)))
-
-
-def _positions_are_kept(text: str, whole: str) -> bool:
-    """True when character i of `text` is character i of its normal form `whole`, for every i.
-
-    So when the text is already NFKC, has no combining marks, and case folding maps each character to
-    exactly one (folding is per character, and never maps one to none, so equal lengths mean one each).
-    """
-    return (
-        len(whole) == len(text)
-        and unicodedata.is_normalized("NFKC", text)
-        and whole == text.casefold()
-        and not any(map(unicodedata.combining, text))
-    )
-
-
-def highlight_segments(text: str, highlights: Sequence[Highlight]) -> list[tuple[str, str | None]]:
-    """Split text into (piece, CSS class or None), marking every normalised occurrence of each phrase.
-
-    Matching is the rules' matching (NFKC + casefold); later highlights win where phrases overlap.
-    """
-    return _segments(text, _needles(highlights))
-
-
-def _segments(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
-    if not text:
-        return []
-    whole = normalise(text)
-    needles = [(needle, css) for needle, css in needles if needle in whole]
-    if not needles:  # the common case: decide on the whole text before mapping it character by character
-        return [(text, None)]
-    if not any(map(unicodedata.combining, text)):  # every character a cluster of its own
-        if whole == text or _positions_are_kept(text, whole):
-            return _painted(text, whole, needles)
-        parts = list(map(_normalise_cluster, text))
-        if all(len(part) == 1 for part in parts):
-            # Each character normalises to one (fullwidth punctuation, say): positions are kept after all.
-            return _painted(text, "".join(parts), needles)
-    return _segments_by_cluster(text, needles)
-
-
-def _segments_by_cluster(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
-    """_segments the long way, for any text: each cluster normalised on its own, matches mapped back to them."""
-    spans = _clusters(text)
-    normal_parts = [_normalise_cluster(text[start:end]) for start, end in spans]
-    owner: list[int] = []  # normalised char index -> original cluster index
-    for cluster_index, piece in enumerate(normal_parts):
-        owner.extend([cluster_index] * len(piece))
-    normal = "".join(normal_parts)
-    labels: list[str | None] = [None] * len(spans)
-    for needle, css in needles:
-        position = normal.find(needle)
-        while position != -1:
-            for cluster_index in range(owner[position], owner[position + len(needle) - 1] + 1):
-                labels[cluster_index] = css
-            position = normal.find(needle, position + 1)
-    return _runs(text, spans, labels)
-
-
-def _painted(text: str, normal: str, needles: Sequence[tuple[str, str]]) -> list[tuple[str, str | None]]:
-    """The segments of `text` when character i of `text` is character i of `normal`."""
-    marks = []
-    for needle, css in needles:
-        position = normal.find(needle)
-        while position != -1:
-            marks.append((position, position + len(needle), css))
-            position = normal.find(needle, position + 1)
-    marks.sort()
-    if all(before[1] <= after[0] for before, after in zip(marks, marks[1:])):
-        # No two matches overlap (the common case): cut the text around them.
-        segments: list[tuple[str, str | None]] = []
-        at = 0
-        for start, end, css in marks:
-            if start > at:
-                segments.append((text[at:start], None))
-            elif segments and segments[-1][1] == css:  # adjacent matches of one kind make one mark
-                segments[-1] = (segments[-1][0] + text[start:end], css)
-                at = end
-                continue
-            segments.append((text[start:end], css))
-            at = end
-        if at < len(text):
-            segments.append((text[at:], None))
-        return segments
-    # Overlapping matches: paint them in order (the later highlight wins), then cut at their edges.
-    labels: list[str | None] = [None] * len(text)
-    edges = {0, len(text)}
-    for needle, css in needles:
-        position = normal.find(needle)
-        while position != -1:
-            end = position + len(needle)
-            labels[position:end] = [css] * len(needle)
-            edges.update((position, end))
-            position = normal.find(needle, position + 1)
-    cuts = sorted(edges)
-    return _runs(text, list(zip(cuts, cuts[1:])), [labels[start] for start in cuts[:-1]])
-
-
-def _runs(text: str, spans: Sequence[tuple[int, int]], labels: Sequence[str | None]) -> list[tuple[str, str | None]]:
-    """Adjacent spans with the same label joined into one (piece, label)."""
-    segments: list[tuple[str, str | None]] = []
-    run_start, run_label = 0, labels[0]
-    for (start, _end), label in zip(spans, labels):
-        if label != run_label:
-            segments.append((text[run_start:start], run_label))
-            run_start, run_label = start, label
-    segments.append((text[run_start:], run_label))
-    return segments
-
-
-def _highlighted(text: str, needles: Sequence[tuple[str, str]]) -> str:
-    """Escaped text with `<mark class=…>` around the phrases found (needles as _needles makes them)."""
-    segments = _segments(text, needles)
-    if len(segments) == 1 and segments[0][1] is None:  # most text has none of the phrases
-        return str(escape(text))
-    return "".join(f'<mark class="{css}">{escape(piece)}</mark>' if css else str(escape(piece)) for piece, css in segments)
-
-
 def _render_text(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
-    needles = env.get("needles", ())
-    if not needles:
+    found = env.get("needles", ())
+    if not found:
         return str(escape(tokens[idx].content))
-    return _highlighted(tokens[idx].content, needles)
+    return marked_html(tokens[idx].content, found)
 
 
 def _render_image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
@@ -343,7 +196,7 @@ def markdown_parser() -> MarkdownIt:
 
 def markdown_html(text: str, highlights: Sequence[Highlight] = ()) -> Markup:
     """Render untrusted Markdown to safe HTML, marking the highlighted phrases in its text."""
-    return Markup(markdown_parser().render(text, {"needles": _needles(highlights)}))
+    return Markup(markdown_parser().render(text, {"needles": needles(highlights)}))
 
 
 # --- Packaged assets -------------------------------------------------------------------------------------

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from sitegen.errors import BadInput
-from sitegen.mdtext import escape_cell, escape_inline, number, percent, table
+from sitegen.formatting import number, percent
+from sitegen.jsontext import dumps_json, indented, loads
+from sitegen.mdtext import escape_cell, escape_inline, table
 
 REPORT_FORMAT_VERSION = 1
 MISSING_VERDICT = "MISSING"
@@ -124,29 +123,10 @@ def build_report(results: list[CaseResult]) -> Report:
     )
 
 
-def dumps_json(data: Any) -> str:
-    """The one JSON style of every file sitegen writes: 2-space indent, UTF-8, trailing newline."""
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
 def result_json_text(result: CaseResult) -> str:
     """One result's text as it stands in report.json's results array (a build reuses it for unchanged cases)."""
     # dumps_json's layout one level down: what json.dumps(indent=2) writes for an object inside "results".
-    return "    " + _indented(result.to_json(), has_floats=type(result.durationMs) is float).replace("\n", "\n    ")
-
-
-def _indented(data: Any, has_floats: bool) -> str:
-    """json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False), quicker for JSON without floats.
-
-    orjson writes such JSON byte for byte as json does (not floats: 1e-05 is 1e-5 there); it is many times
-    quicker, and json's indenting encoder leaves a reference cycle behind on every call (gcpolicy.py).
-    """
-    if not has_floats:
-        try:
-            return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8")
-        except TypeError:  # an integer beyond 64 bits, a lone surrogate: json writes them
-            pass
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    return "    " + indented(result.to_json(), has_floats=type(result.durationMs) is float).replace("\n", "\n    ")
 
 
 def report_json(report: Report, result_texts: Sequence[str] | None = None) -> str:
@@ -318,10 +298,10 @@ def read_report(path: Path, text: str | bytes | None = None, checked: bool = Fal
     `text`: the file's text (or bytes, when `checked`), already read. `checked`: the file was read before
     with every check of its JSON (duplicate keys, number limits), so it is parsed the quick way.
     """
-    from sitegen.loading import load_json_file, parse_json_quickly
+    from sitegen.loading import load_json_file
 
     if checked and text is not None:
-        data = parse_json_quickly(text)
+        data = loads(text)
     else:
         assert not isinstance(text, bytes), "bytes are for a file read before with every check"
         data = load_json_file(path, "report", text)

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from sitegen.models import Case, ComposerOutput, GatekeeperResult, SelfEvaluation, Session, ToolInvocation, ToolTraceEntry, Trace
 from sitegen.models import VerifierEvaluation
-from sitegen.report import dumps_json
+from sitegen.jsontext import dumps_json
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 CASES_SCHEMA_ID = "urn:sitegen:schema:cases:1"

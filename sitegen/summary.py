@@ -6,7 +6,8 @@ import os
 from typing import TYPE_CHECKING
 
 from sitegen.errors import BadInput
-from sitegen.mdtext import escape_cell, escape_inline, percent, table
+from sitegen.formatting import percent
+from sitegen.mdtext import escape_cell, escape_inline, table
 
 if TYPE_CHECKING:
     from sitegen.diff import DiffReport

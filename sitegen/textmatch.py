@@ -1,4 +1,4 @@
-"""Text matching as the contract defines it: substring search after NFKC + casefold."""
+"""Text matching as eval/README.md ("How text is matched") defines it: substring search after NFKC + casefold."""
 
 from __future__ import annotations
 
@@ -13,11 +13,6 @@ def normalise(text: str) -> str:
     """Return `text` in the form every comparison uses: NFKC, then case-folded."""
     # casefold can produce characters that NFKC would rewrite again (e.g. U+1E9E); normalise twice.
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-
-
-def contains(haystack: str, needle: str) -> bool:
-    """True when `needle` occurs in `haystack` after normalising both."""
-    return normalise(needle) in normalise(haystack)
 
 
 def found_in(haystack: str, needles: Iterable[str]) -> list[str]:

@@ -1,0 +1,84 @@
+"""Values for people, the same on every page and in every Markdown file: percentages, points, numbers, counts,
+durations, sizes, times, yes/no.
+
+A new kind of value gets its function here, so the HTML views (sitegen/views/) and the Markdown writers
+(report.py, diffmarkdown.py, summary.py) show it alike.
+"""
+
+from __future__ import annotations
+
+UNKNOWN = "—"  # a value a page has no figure for
+
+
+def percent(ratio: float | None) -> str:
+    """A ratio as a percentage with one decimal, e.g. 0.8333 → 83.3%; None as n/a."""
+    return "n/a" if ratio is None else f"{ratio * 100:.1f}%"
+
+
+def points(delta: float) -> str:
+    """A change of a ratio in percentage points, signed: 0.05 → `+5.0 pts`."""
+    return f"{delta * 100:+.1f} pts"
+
+
+def number(value: float | int | None, digits: int = 1) -> str:
+    """A number for people: integers as is (with thousands separators), others rounded; None as n/a."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.{digits}f}"
+
+
+def count(value: int | float | None, digits: int = 1) -> str:
+    """A number with thousands separators; `—` when unknown."""
+    return UNKNOWN if value is None else number(value, digits)
+
+
+def signed(delta: int | float) -> str:
+    """A difference with its sign: `+3`, `-1,200`, `+0.25` (trailing zeros of a float dropped)."""
+    return f"{delta:+,.2f}".rstrip("0").rstrip(".") if isinstance(delta, float) else f"{delta:+,}"
+
+
+def duration(ms: int | float | None) -> str:
+    """Milliseconds for people: `850 ms`, `12.3 s`, `4.2 min`; `—` when unknown."""
+    if ms is None:
+        return UNKNOWN
+    if ms < 1000:
+        return f"{number(ms, 0)} ms"
+    if ms < 120_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms / 60_000:.1f} min"
+
+
+def byte_size(size: int) -> str:
+    """A byte count with binary units: `512 B`, `64 KiB`, `20.0 MiB`."""
+    if size < 1024:
+        return f"{size} B"
+    value = float(size)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            return f"{int(value)} {unit}" if value.is_integer() and unit == "KiB" else f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def timestamp(iso: str) -> str:
+    """`2026-01-02T03:04:05Z` as `2026-01-02 03:04 UTC` (other text shortened, empty as `—`)."""
+    if len(iso) == 20 and iso.endswith("Z") and iso[10] == "T":
+        return f"{iso[:10]} {iso[11:16]} UTC"
+    return shorten(iso) if iso else UNKNOWN
+
+
+def yes_no(value: bool) -> str:
+    """`yes` or `no`."""
+    return "yes" if value else "no"
+
+
+def plural(amount: int, word: str, many: str | None = None) -> str:
+    """`1 case`, `2 cases`, `1,000 cases`."""
+    return f"{amount:,} {word if amount == 1 else (many or word + 's')}"
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """A name or label cut to `limit` characters (a trace can put megabytes anywhere)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
