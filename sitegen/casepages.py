@@ -29,6 +29,7 @@ from sitegen.loading import plain_fixture_name
 from sitegen.models import Case
 from sitegen.report import CaseResult
 from sitegen.tracecache import Remembered, remembered_digest, to_remember
+from sitegen.urls import case_page
 
 if TYPE_CHECKING:
     from sitegen.views import Neighbour
@@ -59,11 +60,6 @@ class CaseJob(NamedTuple):
     def page(self) -> str:
         """The page's path in the site."""
         return case_page(self.slug)
-
-
-def case_page(slug: str) -> str:
-    """The path in the site of the case page named `slug`."""
-    return f"cases/{slug}.html"
 
 
 @dataclass(frozen=True)

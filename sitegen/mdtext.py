@@ -42,17 +42,3 @@ def table(header: list[str], rows: list[list[str]], align: list[str] | None = No
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def percent(ratio: float | None) -> str:
-    """A ratio as a percentage with one decimal, e.g. 0.8333 → 83.3%."""
-    return "n/a" if ratio is None else f"{ratio * 100:.1f}%"
-
-
-def number(value: float | int | None, digits: int = 1) -> str:
-    """A number for people: integers as is, others rounded; None as n/a."""
-    if value is None:
-        return "n/a"
-    if isinstance(value, int) or float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.{digits}f}"

@@ -7,6 +7,7 @@ import json
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 
@@ -88,12 +89,29 @@ class _TraceObject(BaseModel):
         return _drop_nulls(data)
 
 
+_INVOCATION_FIELDS = ("toolName", "success", "durationMs")
+_START_FIELDS = ("startedAt", "startTime", "start", "timestamp")  # what traces name a call's start time
+
+
 class ToolInvocation(_TraceObject):
     """One call the agent made to a tool."""
 
     toolName: str = ""
     success: bool | None = None
     durationMs: int | float | None = None
+    # For the case page, not the rules; not trace fields of their own, so not in the trace's JSON schema.
+    start_time: SkipJsonSchema[str | None] = None  # the first of _START_FIELDS whose value is text
+    recorded: SkipJsonSchema[tuple[tuple[str, Any], ...]] = ()  # every other field, as recorded and in order
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = {key: data[key] for key in _INVOCATION_FIELDS if data.get(key) is not None}
+        start = next((data[key] for key in _START_FIELDS if isinstance(data.get(key), str)), None)
+        recorded = tuple((key, value) for key, value in data.items() if key not in _INVOCATION_FIELDS)
+        return known | {"start_time": start, "recorded": recorded}
 
 
 class ToolTraceEntry(_TraceObject):

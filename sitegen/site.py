@@ -59,6 +59,7 @@ from sitegen.caselist import CaseList, read_case_list
 from sitegen.loading import read_input
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+from sitegen import urls
 
 if TYPE_CHECKING:  # casepages is imported when the case pages are built
     from sitegen.casepages import Tasks
@@ -68,7 +69,7 @@ DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
 DEFAULT_FIXTURES = Path("eval/fixtures")
 DEFAULT_BASELINE = Path("eval/baseline/report.json")
 DEFAULT_OUT = Path("site")
-HISTORY_FILE = "history.json"
+HISTORY_FILE = urls.HISTORY_JSON
 # A folder is taken for a previous site (and may be replaced) only if it has all of these.
 _SITE_MARKERS = (".nojekyll", "index.html", "report.json")
 
@@ -89,6 +90,7 @@ class BuildOptions:
     fail_on_regression: bool = False
     cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
     workers: int | None = None  # processes for case pages (default: one per core for big suites)
+    index_page_rows: int = urls.INDEX_PAGE_ROWS  # rows per static page of the case list
 
 
 @dataclass
@@ -310,7 +312,7 @@ def _write_assets(site: _Site) -> None:
     plotly_name = f"plotly-{version}.min.js"
     options = site.inputs.options
     for name, data in ((css_name, css), (js_name, js), (icon_name, icon), (plotly_name, plotly)):
-        site.writer.bytes_or_link(f"assets/{name}", data, options.out)
+        site.writer.bytes_or_link(urls.asset(name), data, options.out)
     site.info = info = SiteInfo(
         stylesheet=css_name,
         script=js_name,
@@ -319,6 +321,7 @@ def _write_assets(site: _Site) -> None:
         style_guards=plotly_style_guards(plotly),
         has_baseline=site.inputs.baseline is not None,
         config=site.inputs.config,
+        index_page_rows=options.index_page_rows,
     )
     # Everything every page depends on besides its own inputs; another value means every page is rendered.
     settings = digest(site.inputs.code, repr(info), site.inputs.config.fingerprint(), str(options.fixtures))
@@ -352,7 +355,7 @@ def _write_case_pages(site: _Site) -> None:
     ids = cases.ids
     site.slugs = slugs = assign_slugs(ids)
     total = len(cases)
-    (site.writer.root / "cases").mkdir(parents=True, exist_ok=True)
+    (site.writer.root / urls.CASES_FOLDER).mkdir(parents=True, exist_ok=True)
     fixtures_root = fixtures.resolve()
     remembered = load_remembered(fixtures_root) if previous.cases else {}  # only a rebuild looks digests up
     context = PageContext(
@@ -445,7 +448,7 @@ def _write_history_data(site: _Site) -> None:
 
     data = site.gathered
     shared = history_data(data.runs, data.report, data.strips, data.flaky)
-    site.writer.text("assets/history-data.js", script_assignment("SITEGEN_HISTORY", shared))
+    site.writer.text(urls.HISTORY_DATA, script_assignment("SITEGEN_HISTORY", shared))
 
 
 # Below this many pages of the case list (the index included), they are written without worker processes.
@@ -476,11 +479,11 @@ def _write_list_page(number: int, pages: _ListPages) -> tuple[str, PageRecord | 
     data = pages.data
     if number == 1:
         page = views.build_index_page(pages.info, data.report, data.slugs, data.runs, data.flaky, data.diff, data.run)
-        (pages.root / "index.html").write_bytes(page_bytes(render_template("index.html", views.page_context(page))))
-        return "index.html", None
+        (pages.root / urls.INDEX).write_bytes(page_bytes(render_template("index.html", views.page_context(page))))
+        return urls.INDEX, None
     results = data.report.results
-    name = views.case_list_href(number)
-    shown = results[(number - 1) * views.INDEX_PAGE_ROWS : number * views.INDEX_PAGE_ROWS]
+    name = urls.case_list_page(number)
+    shown = views.case_list_rows(results, number, pages.info.index_page_rows)
     # A row shows its case's result and file name (both in the case page's key) and whether it is flaky.
     rows = (pages.keys[r.caseId] + ("+flaky" if r.caseId in data.flaky else "") for r in shown)
     key = digest(pages.settings, name, str(len(results)), *rows)
@@ -497,7 +500,6 @@ def _start_index(site: _Site) -> None:
     """Start on the index and the static pages 2, 3, … of a long case list: in worker processes when there are
     several, which write them while this process writes the diff, the history and the reports."""
     from sitegen.casepages import run_tasks, worker_count, workers_fork
-    from sitegen.views import case_list_page_count
 
     data, previous, status = site.gathered, site.previous, site.status
     assert previous is not None and status is not None
@@ -510,7 +512,7 @@ def _start_index(site: _Site) -> None:
         previous_site=site.inputs.options.out,
         root=site.writer.root,
     )
-    numbers = list(range(1, case_list_page_count(len(data.report.results)) + 1))
+    numbers = list(range(1, urls.case_list_page_count(len(data.report.results), site.inputs.options.index_page_rows) + 1))
     # Spawned workers start too slowly (and get the run's data pickled) for a few dozen pages at most.
     minimum = LIST_POOL_MIN_PAGES if workers_fork() else len(numbers) + 1
     workers = worker_count(site.inputs.options.workers, len(numbers), minimum=minimum)
@@ -536,9 +538,9 @@ def _write_diff(site: _Site) -> None:
     if data.diff is None or site.inputs.baseline is None:
         return
     page = build_diff_page(site.info, data.diff, site.inputs.baseline, data.report, data.slugs)  # type: ignore[arg-type]
-    site.writer.text("diff.html", render_template("diff.html", page_context(page)))
-    site.writer.text("diff.json", diff_json(data.diff))
-    site.writer.text("diff.md", diff_markdown(data.diff))
+    site.writer.text(urls.DIFF, render_template("diff.html", page_context(page)))
+    site.writer.text(urls.DIFF_JSON, diff_json(data.diff))
+    site.writer.text(urls.DIFF_MD, diff_markdown(data.diff))
 
 
 def _write_history(site: _Site) -> None:
@@ -547,15 +549,15 @@ def _write_history(site: _Site) -> None:
 
     data = site.gathered
     page = build_history_page(site.info, data.runs, data.run.runId, site.inputs.options.history_limit)  # type: ignore[arg-type]
-    site.writer.text("history.html", render_template("history.html", page_context(page)))
+    site.writer.text(urls.HISTORY, render_template("history.html", page_context(page)))
     site.writer.text(HISTORY_FILE, history_json(data.runs))
 
 
 def _write_reports(site: _Site) -> None:
-    site.writer.text("report.json", site.gathered.report_text)
+    site.writer.text(urls.REPORT_JSON, site.gathered.report_text)
     assert site.status is not None
     rows = [site.status.cases[case_id].markdown for case_id in site.inputs.cases.ids]
-    site.writer.text("report.md", report_markdown(site.gathered.report, rows=rows))
+    site.writer.text(urls.REPORT_MD, report_markdown(site.gathered.report, rows=rows))
     site.writer.bytes(".nojekyll", b"")
 
 

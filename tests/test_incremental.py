@@ -189,16 +189,12 @@ def test_a_record_whose_result_is_unusable_renders_its_page_without_touching_the
     assert keep.read_bytes() == before
 
 
-def test_case_list_pages_whose_rows_did_not_change_are_taken_from_the_previous_site(
-    built: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from sitegen import views
-
-    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 2)  # 7 cases: index.html and index-2 … index-4.html
-    build_site(options(built, "site", built / "history.json"))
+def test_case_list_pages_whose_rows_did_not_change_are_taken_from_the_previous_site(built: Path) -> None:
+    rows = 2  # 7 cases: index.html and index-2 … index-4.html
+    build_site(options(built, "site", built / "history.json", index_page_rows=rows))
     pages = {name: (built / "site" / name).stat().st_ino for name in ("index-2.html", "index-3.html", "index-4.html")}
     _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
-    rebuild_and_compare(built)
+    rebuild_and_compare(built, index_page_rows=rows)
     order = [case["id"] for case in json.loads((built / "cases.json").read_text(encoding="utf-8"))]
     changed = f"index-{order.index('pay-timeout') // 2 + 1}.html"
     for name, inode in pages.items():

@@ -1,4 +1,4 @@
-"""A long case list: static pages of INDEX_PAGE_ROWS rows linked from the index (every case page reachable in
+"""A long case list: static pages of BuildOptions.index_page_rows rows linked from the index (every case page reachable in
 plain HTML), compact data for the index's script, which filters, sorts and pages every case in a browser."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-import sitegen.views as views
 from conftest import make_case, make_trace, write_suite
 from sitegen.site import BuildOptions, build_site
 from test_browser import Watched, browser, watched  # noqa: F401 - fixtures
@@ -35,9 +34,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     traces = {f"c{i}.json": make_trace("the pool is exhausted" if i % 3 else "no idea", tools=["query_logs"]) for i in range(COUNT)}
     write_suite(root, cases, traces)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(views, "INDEX_PAGE_ROWS", ROWS)
         patch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-        build_site(BuildOptions(cases=root / "cases.json", fixtures=root / "fixtures", out=root / "site", cwd=root, run_id="r1"))
+        build_site(
+            BuildOptions(
+                cases=root / "cases.json", fixtures=root / "fixtures", out=root / "site", cwd=root, run_id="r1", index_page_rows=ROWS
+            )
+        )
     return root / "site"
 
 

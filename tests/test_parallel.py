@@ -12,6 +12,7 @@ import pytest
 import sitegen.casepages as casepages
 from conftest import make_case, make_trace, write_suite
 from sitegen.site import BuildOptions, build_site
+from sitegen.urls import INDEX_PAGE_ROWS
 from test_site import snapshot
 
 
@@ -31,9 +32,12 @@ def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _build(root: Path, out: str, workers: int | None) -> None:
+def _build(root: Path, out: str, workers: int | None, rows: int = INDEX_PAGE_ROWS) -> None:
     build_site(
-        BuildOptions(cases=root / "cases.json", fixtures=root / "fixtures", out=root / out, run_id="same", cwd=root, workers=workers)
+        BuildOptions(
+            cases=root / "cases.json", fixtures=root / "fixtures", out=root / out, run_id="same", cwd=root, workers=workers,
+            index_page_rows=rows,
+        )
     )
 
 
@@ -48,9 +52,7 @@ def test_output_does_not_depend_on_the_number_of_workers(many: Path) -> None:
 
 
 def test_case_list_pages_written_by_workers_are_the_same(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sitegen import views
-
-    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 7)  # 60 cases: index.html and index-2 … index-9.html
+    rows = 7  # 60 cases: index.html and index-2 … index-9.html
     seen: list[int] = []
     real = casepages._chunks
 
@@ -59,14 +61,14 @@ def test_case_list_pages_written_by_workers_are_the_same(many: Path, monkeypatch
         return real(jobs, workers)
 
     monkeypatch.setattr(casepages, "_chunks", chunks)
-    _build(many, "one", 1)
+    _build(many, "one", 1, rows)
     assert seen == []
-    _build(many, "two", 2)
+    _build(many, "two", 2, rows)
     assert seen == [60, 9]  # the case pages, then the index and the 8 other pages of the case list
     one = snapshot(many / "one")
     assert "index-9.html" in one and "index-10.html" not in one
     assert snapshot(many / "two") == one
-    _build(many, "two", 2)  # a rebuild: every page of the case list taken from the previous site by the workers
+    _build(many, "two", 2, rows)  # a rebuild: every page of the case list taken from the previous site by the workers
     assert snapshot(many / "two") == one
 
 
@@ -156,9 +158,7 @@ def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, mo
 def test_case_list_pages_are_written_while_the_build_goes_on(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Workers write the case list's pages while the build process writes the diff, history and reports.
     import sitegen.site as site_module
-    from sitegen import views
 
-    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 7)
     monkeypatch.setattr(casepages, "_start_method", lambda: "fork")
     seen: list[tuple[str, int]] = []  # each step, and how many worker processes were running when it began
     for name in ("_start_index", "_write_diff", "_finish_index"):
@@ -167,7 +167,7 @@ def test_case_list_pages_are_written_while_the_build_goes_on(many: Path, monkeyp
             site_module, name, lambda site, real=real, name=name: seen.append((name, len(multiprocessing.active_children()))) or real(site)
         )
     monkeypatch.setattr(site_module, "WRITE_STEPS", tuple(getattr(site_module, step.__name__) for step in site_module.WRITE_STEPS))
-    _build(many, "site", 2)
+    _build(many, "site", 2, rows=7)
     assert seen == [("_start_index", 0), ("_write_diff", 2), ("_finish_index", 2)]
     assert {p.name for p in (many / "site").glob("index*.html")} == {"index.html"} | {f"index-{n}.html" for n in range(2, 10)}
     assert multiprocessing.active_children() == []
@@ -175,11 +175,9 @@ def test_case_list_pages_are_written_while_the_build_goes_on(many: Path, monkeyp
 
 def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import sitegen.site as site_module
-    from sitegen import views
 
     _build(many, "site", 1)
     before = snapshot(many / "site")
-    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 7)
     monkeypatch.setattr(casepages, "_start_method", lambda: "fork")
     monkeypatch.setattr("sitegen.site.code_fingerprint", lambda: "force every page to render")
 
@@ -188,7 +186,7 @@ def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkey
 
     monkeypatch.setattr(site_module, "WRITE_STEPS", tuple(failing if s.__name__ == "_write_diff" else s for s in site_module.WRITE_STEPS))
     with pytest.raises(RuntimeError, match="diff page crashed"):
-        _build(many, "site", 2)
+        _build(many, "site", 2, rows=7)
     assert multiprocessing.active_children() == []
     assert snapshot(many / "site") == before
     assert [p.name for p in many.iterdir() if p.name.startswith(".site")] == []

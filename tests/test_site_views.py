@@ -13,13 +13,21 @@ from hypothesis import strategies as st
 
 import sitegen.render as render
 import sitegen.views as views
-from sitegen.render import highlight_segments, json_for_script, markdown_html, plotly_bundle, plotly_style_guards, script_assignment
-from sitegen.views import TEMPLATE_CONTEXT, chart_text, clip, fmt_bytes, fmt_duration
-from test_site import build, suite  # noqa: F401 - suite is a fixture
+from sitegen.formatting import byte_size, duration
+from sitegen.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
+from sitegen.render import json_for_script, markdown_html, plotly_bundle, plotly_style_guards, script_assignment
+from sitegen.site import BuildOptions, build_site
+from sitegen.textmatch import normalise
+from sitegen.views import TEMPLATE_CONTEXT
+from sitegen.views.badges import Badge
+from sitegen.views.charts import chart_text
+from sitegen.views.common import csp
+from sitegen.views.text import clip
+from test_site import suite  # noqa: F401 - suite is a fixture
 
 
 def _documented_contexts() -> dict[str, set[str]]:
-    """The template → keys list in views.py's module docstring."""
+    """The template → keys list in the views package's docstring."""
     documented: dict[str, set[str]] = {}
     current = None
     for line in (views.__doc__ or "").splitlines():
@@ -44,14 +52,19 @@ def test_each_template_gets_exactly_its_documented_context(suite: Path, monkeypa
         return real(name, context)
 
     monkeypatch.setattr(render, "render_template", recording)
-    monkeypatch.setattr(views, "INDEX_PAGE_ROWS", 2)  # so the case list also gets its static pages (case-list.html)
-    result = build("--baseline", "baseline.json", "--jobs", "1")  # every page rendered in this process, where it is recorded
-    assert result.exit_code == 0, result.output
+    # One worker: every page rendered in this process, where it is recorded. Two rows a page: the case list
+    # also gets its static pages (case-list.html).
+    build_site(
+        BuildOptions(
+            cases=suite / "cases.json", fixtures=suite / "fixtures", baseline=suite / "baseline.json", out=suite / "site",
+            workers=1, index_page_rows=2,
+        )
+    )
     documented = _documented_contexts()
     assert set(seen) == set(TEMPLATE_CONTEXT) == set(documented)
     for name, contexts in seen.items():
         assert contexts == {frozenset(TEMPLATE_CONTEXT[name])}, name
-        assert set(TEMPLATE_CONTEXT[name]) == documented[name], f"views.py's docstring is out of date for {name}"
+        assert set(TEMPLATE_CONTEXT[name]) == documented[name], f"the views package's docstring is out of date for {name}"
 
 
 def test_templates_fail_on_a_missing_key() -> None:
@@ -65,13 +78,13 @@ def test_templates_fail_on_a_missing_key() -> None:
     ("size", "text"),
     [(0, "0 B"), (1023, "1023 B"), (1024, "1 KiB"), (64 * 1024, "64 KiB"), (1536, "1.5 KiB"), (20 * 1024 * 1024, "20.0 MiB"), (3 * 1024**3, "3.0 GiB")],
 )
-def test_fmt_bytes(size: int, text: str) -> None:
-    assert fmt_bytes(size) == text
+def test_byte_size(size: int, text: str) -> None:
+    assert byte_size(size) == text
 
 
 @pytest.mark.parametrize(("ms", "text"), [(None, "—"), (0, "0 ms"), (850, "850 ms"), (12_345, "12.3 s"), (300_000, "5.0 min")])
-def test_fmt_duration(ms: float | None, text: str) -> None:
-    assert fmt_duration(ms) == text
+def test_duration(ms: float | None, text: str) -> None:
+    assert duration(ms) == text
 
 
 def test_clip_cuts_on_a_character_boundary() -> None:
@@ -94,10 +107,9 @@ def test_json_for_script_round_trips_and_cannot_end_a_script(value: Any) -> None
 @given(st.recursive(scalars, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
 def test_json_for_script_writes_what_json_writes(value: Any) -> None:
     # Compact, keys sorted; only a float's exponent may be written otherwise (1e-5 for json's 1e-05).
-    from sitegen.render import _SCRIPT_ESCAPES, _SCRIPT_UNSAFE
-
     expected = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    assert json_for_script(value) == _SCRIPT_UNSAFE.sub(lambda match: _SCRIPT_ESCAPES[match.group(0)], expected)
+    escaped = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+    assert json_for_script(value) == re.sub("[<>&\u2028\u2029]", lambda match: escaped[match.group(0)], expected)
 
 
 def test_script_assignment_only_for_safe_names() -> None:
@@ -133,16 +145,27 @@ def test_markdown_images_become_links_and_links_get_rel() -> None:
     assert '<a href="https://x.example/d" rel="noopener noreferrer nofollow">doc</a>' in html
 
 
+def _marked(text: str, highlights: list[tuple[str, str]]) -> list[tuple[str, str | None]]:
+    return segments(text, needles(highlights))
+
+
 def test_highlights_follow_the_rules_matching() -> None:
-    assert highlight_segments("The CAFÉ and cafe\u0301", [("café", "k")]) == [("The ", None), ("CAFÉ", "k"), (" and ", None), ("cafe\u0301", "k")]
-    assert highlight_segments("ﬁle ＡＢＣ", [("file", "k"), ("abc", "k")]) == [("ﬁle", "k"), (" ", None), ("ＡＢＣ", "k")]
+    assert _marked("The CAFÉ and cafe\u0301", [("café", "k")]) == [("The ", None), ("CAFÉ", "k"), (" and ", None), ("cafe\u0301", "k")]
+    assert _marked("ﬁle ＡＢＣ", [("file", "k"), ("abc", "k")]) == [("ﬁle", "k"), (" ", None), ("ＡＢＣ", "k")]
     # the later highlight wins where phrases overlap
-    assert highlight_segments("abcd", [("abc", "k"), ("cd", "f")]) == [("ab", "k"), ("cd", "f")]
-    assert highlight_segments("", [("a", "k")]) == []
-    assert highlight_segments("超时超时", [("超时", "k")]) == [("超时超时", "k")]  # adjacent matches: one mark
-    assert highlight_segments("aaa", [("aa", "k")]) == [("aaa", "k")]  # overlapping matches
-    assert highlight_segments("（ａｂ）", [("ab", "k")]) == [("（", None), ("ａｂ", "k"), ("）", None)]
-    assert highlight_segments("超\u0301", [("超", "k")]) == [("超\u0301", "k")]  # a mark stays with its character
+    assert _marked("abcd", [("abc", "k"), ("cd", "f")]) == [("ab", "k"), ("cd", "f")]
+    assert _marked("", [("a", "k")]) == []
+    assert _marked("超时超时", [("超时", "k")]) == [("超时超时", "k")]  # adjacent matches: one mark
+    assert _marked("aaa", [("aa", "k")]) == [("aaa", "k")]  # overlapping matches
+    assert _marked("（ａｂ）", [("ab", "k")]) == [("（", None), ("ａｂ", "k"), ("）", None)]
+    assert _marked("超\u0301", [("超", "k")]) == [("超\u0301", "k")]  # a mark stays with its character
+
+
+def test_marked_html_escapes_every_piece() -> None:
+    assert marked_html("<b>超时</b> & 超时", needles([("超时", "hl")])) == (
+        '&lt;b&gt;<mark class="hl">超时</mark>&lt;/b&gt; &amp; <mark class="hl">超时</mark>'
+    )
+    assert marked_html("<i>none</i>", needles([("超时", "hl")])) == "&lt;i&gt;none&lt;/i&gt;"
 
 
 _TRICKY = st.sampled_from(
@@ -157,22 +180,18 @@ _TRICKY = st.sampled_from(
 def test_highlight_shortcuts_agree_with_mapping_cluster_by_cluster(text: str, phrases: list[str]) -> None:
     # Text whose positions survive normalisation, and matches that do not overlap, take shortcuts: they must
     # mark what mapping every cluster back does.
-    from sitegen.textmatch import normalise
-
-    highlights = [(phrase, f"c{n}") for n, phrase in enumerate(phrases)]
-    fast = highlight_segments(text, highlights)
-    needles = [(needle, css) for needle, css in render._needles(highlights) if needle in normalise(text)]
-    assert fast == (render._segments_by_cluster(text, needles) if needles else ([(text, None)] if text else []))
+    found = needles([(phrase, f"c{n}") for n, phrase in enumerate(phrases)])
+    fast = segments(text, found)
+    present = [(needle, css) for needle, css in found if needle in normalise(text)]
+    assert fast == (segments_by_cluster(text, present) if present else ([(text, None)] if text else []))
     assert "".join(piece for piece, _ in fast) == text
 
 
 def test_highlight_fast_path_covers_ordinary_text() -> None:
-    from sitegen.textmatch import normalise
-
     for text in ("HikariCP 连接池耗尽", "Timeout after 30000ms", "支付接口"):
-        assert render._positions_are_kept(text, normalise(text))
+        assert positions_are_kept(text, normalise(text))
     for text in ("ﬁle", "Straße", "cafe\u0301", "ＡＢＣ"):
-        assert not render._positions_are_kept(text, normalise(text))
+        assert not positions_are_kept(text, normalise(text))
 
 
 def test_highlighting_happens_in_text_nodes_only() -> None:
@@ -194,8 +213,8 @@ def test_plotly_style_guards_come_from_the_bundle() -> None:
 
 
 def test_chart_pages_allow_only_empty_inline_styles() -> None:
-    assert "style-src 'self';" in views.csp(charts=False)
-    strict = views.csp(charts=True)
+    assert "style-src 'self';" in csp(charts=False)
+    strict = csp(charts=True)
     assert "style-src 'self' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=';" in strict
     import base64
     import hashlib
@@ -204,12 +223,12 @@ def test_chart_pages_allow_only_empty_inline_styles() -> None:
 
 
 def test_badges_escape_every_field_and_render_as_they_did_from_the_template() -> None:
-    hostile = views.Badge('"><script>', "<b>x</b>", 'a" onclick="y', "it's & <i>")
+    hostile = Badge('"><script>', "<b>x</b>", 'a" onclick="y', "it's & <i>")
     html = render.environment().from_string("{{ b }}").render(b=hostile)
     assert "<script>" not in html and "<b>" not in html and "<i>" not in html
     assert html == (
         '<span class="a&#34; onclick=&#34;y" title="it&#39;s &amp; &lt;i&gt;"><span class="icon" aria-hidden="true">'
         "&#34;&gt;&lt;script&gt;</span> &lt;b&gt;x&lt;/b&gt;</span>"
     )
-    plain = render.environment().from_string("{{ b }}").render(b=views.Badge("✓", "ok", "status status-pass"))
+    plain = render.environment().from_string("{{ b }}").render(b=Badge("✓", "ok", "status status-pass"))
     assert plain == '<span class="status status-pass"><span class="icon" aria-hidden="true">✓</span> ok</span>'

@@ -1,0 +1,213 @@
+"""The plotly charts of the index and history pages, each with its data as a table.
+
+A chart's figure goes into the page as escaped JSON inside `<script type="application/json">`; the site's
+script hands it to plotly. Every label from a trace or a run is escaped for plotly, which reads tags in labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from markupsafe import Markup
+
+from sitegen import formatting as fmt
+from sitegen.config import SuiteConfig
+from sitegen.history import Run
+from sitegen.render import json_for_script
+from sitegen.report import Report
+from sitegen.views.badges import ordered_verdicts, verdict_kind
+
+CHART_LABEL_MAX = 24
+_OTHER_VERDICT_COLOURS = ("#4c78a8", "#8e6ac8", "#3aa6a6", "#c0648d", "#7f7f3f")
+_VERDICT_COLOURS = {"pass": "#2e9d5b", "warn": "#d99a1e", "reject": "#d64545", "missing": "#8a8f98"}
+
+
+class DataTable(NamedTuple):
+    """A chart's data as a table (for screen readers, for copying, and when script is off)."""
+
+    caption: str
+    headers: tuple[str, ...]
+    header_css: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+class Chart(NamedTuple):
+    """A plotly chart: its figure as escaped JSON for `<script type="application/json">` plus its data table."""
+
+    dom_id: str
+    data_id: str
+    title: str
+    summary: str
+    figure: Markup
+    table: DataTable
+
+
+def chart_text(text: str, limit: int | None = CHART_LABEL_MAX) -> str:
+    """Untrusted text for a plotly label: plotly reads tags like <a>/<b> in labels, so escape; cut long text."""
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def verdict_colours(verdicts: Sequence[str], config: SuiteConfig) -> dict[str, str]:
+    """A chart colour per verdict: fixed for the known kinds, a palette for the others."""
+    colours: dict[str, str] = {}
+    others = 0
+    for verdict in verdicts:
+        kind = verdict_kind(verdict, config)
+        if kind == "other":
+            colours[verdict] = _OTHER_VERDICT_COLOURS[others % len(_OTHER_VERDICT_COLOURS)]
+            others += 1
+        else:
+            colours[verdict] = _VERDICT_COLOURS[kind]
+    return colours
+
+
+def _chart(dom_id: str, title: str, summary: str, figure: dict[str, Any], table: DataTable) -> Chart:
+    return Chart(dom_id, f"{dom_id}-data", title, summary, json_for_script(figure), table)
+
+
+def _run_axis(runs: Sequence[Run]) -> dict[str, Any]:
+    axis: dict[str, Any] = {"title": {"text": "Run"}, "tickformat": "d"}
+    if len(runs) <= 20:  # one tick per run; with more, plotly picks whole-number ticks itself
+        axis["dtick"] = 1
+    return axis
+
+
+def _run_hover(runs: Sequence[Run]) -> list[str]:
+    return [f"#{i} {chart_text(run.label or run.runId, 40)}<br>{fmt.timestamp(run.createdAt)}" for i, run in enumerate(runs, 1)]
+
+
+def line_chart(
+    dom_id: str,
+    title: str,
+    runs: Sequence[Run],
+    metric: str,
+    axis: str,
+    *,
+    as_percent: bool = False,
+    show: Callable[[Any], str] = fmt.count,
+) -> Chart:
+    """One run figure (`metric`) over the runs, a point per run that has it."""
+    xs, ys, rows = [], [], []
+    for index, run in enumerate(runs, 1):
+        value = run.figure(metric)
+        shown = fmt.UNKNOWN if value is None else (fmt.percent(value) if as_percent else show(value))
+        rows.append((str(index), run.label or run.runId, fmt.timestamp(run.createdAt), shown))
+        if value is not None:
+            xs.append(index)
+            ys.append(round(value * 100, 2) if as_percent else round(value, 3))
+    hover = [text for text, run in zip(_run_hover(runs), runs) if run.figure(metric) is not None]
+    figure = {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "x": xs,
+                "y": ys,
+                "text": hover,
+                "hovertemplate": "%{text}<br>%{y}" + ("%" if as_percent else "") + "<extra></extra>",
+                "line": {"color": "#3b82c4", "width": 2},
+                "marker": {"size": 7},
+            }
+        ],
+        "layout": {
+            "xaxis": _run_axis(runs),
+            "yaxis": {"title": {"text": axis}, "rangemode": "tozero", **({"range": [0, 105]} if as_percent else {})},
+            "showlegend": False,
+        },
+    }
+    latest = rows[-1][3] if rows else fmt.UNKNOWN
+    summary = f"{title}: {fmt.plural(len(runs), 'run')}, latest {latest}."
+    table = DataTable(title, ("Run", "Label", "Time", axis), ("num", "", "", "num"), tuple(rows))
+    return _chart(dom_id, title, summary, figure, table)
+
+
+def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate") -> Chart:
+    """Pass rate per run."""
+    return line_chart(dom_id, "Pass rate", runs, "passRate", "Pass rate (%)", as_percent=True)
+
+
+def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
+    """This run's verdict distribution as a bar per verdict."""
+    verdicts = ordered_verdicts(list(report.verdictDistribution), config)
+    colours = verdict_colours(verdicts, config)
+    counts = [report.verdictDistribution[v] for v in verdicts]
+    names = [fmt.shorten(v) for v in verdicts]  # a verdict is trace text: any length
+    figure = {
+        "data": [
+            {
+                "type": "bar",
+                "x": [chart_text(v, None) for v in names],
+                "y": counts,
+                "marker": {"color": [colours[v] for v in verdicts]},
+                "hovertemplate": "%{x}: %{y} cases<extra></extra>",
+                "text": [str(c) for c in counts],
+                "textposition": "outside",
+                "cliponaxis": False,
+            }
+        ],
+        "layout": {
+            "xaxis": {
+                "type": "category",
+                "tickmode": "array",
+                "tickvals": [chart_text(v, None) for v in names],
+                "ticktext": [chart_text(v) for v in names],
+            },
+            "yaxis": {"title": {"text": "Cases"}, "rangemode": "tozero"},
+            "showlegend": False,
+        },
+    }
+    total = report.totalCases
+    rows = tuple(
+        (n, f"{report.verdictDistribution[v]:,}", fmt.percent(report.verdictDistribution[v] / total if total else 0))
+        for v, n in zip(verdicts, names)
+    )
+    summary = "Verdicts this run: " + ", ".join(f"{n} {report.verdictDistribution[v]}" for v, n in zip(verdicts, names)) + "."
+    table = DataTable("Verdict distribution, this run", ("Verdict", "Cases", "Share"), ("", "num", "num"), rows)
+    return _chart("chart-verdicts", "Verdicts this run", summary, figure, table)
+
+
+def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
+    """The verdict distribution of every run, stacked."""
+    seen: list[str] = []
+    for run in runs:
+        seen += list((run.figure("verdictDistribution") or {}).keys())
+    verdicts = ordered_verdicts(seen, config)
+    colours = verdict_colours(verdicts, config)
+    xs = list(range(1, len(runs) + 1))
+    hover = _run_hover(runs)
+    data = [
+        {
+            "type": "bar",
+            "name": chart_text(verdict),
+            "x": xs,
+            "y": [(run.figure("verdictDistribution") or {}).get(verdict, 0) for run in runs],
+            "text": hover,
+            "hovertemplate": "%{text}<br>%{fullData.name}: %{y}<extra></extra>",
+            "textposition": "none",
+            "marker": {"color": colours[verdict]},
+        }
+        for verdict in verdicts
+    ]
+    figure = {
+        "data": data,
+        "layout": {
+            "barmode": "stack",
+            "xaxis": _run_axis(runs),
+            "yaxis": {"title": {"text": "Cases"}, "rangemode": "tozero"},
+            "showlegend": True,
+            "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "traceorder": "normal"},
+            "margin": {"t": 34},
+        },
+    }
+    rows = tuple(
+        (str(i), run.label or run.runId, *[str((run.figure("verdictDistribution") or {}).get(v, 0)) for v in verdicts])
+        for i, run in enumerate(runs, 1)
+    )
+    table = DataTable(
+        "Verdicts per run", ("Run", "Label", *map(fmt.shorten, verdicts)), ("num", "", *["num"] * len(verdicts)), rows
+    )
+    summary = f"Verdict distribution over {fmt.plural(len(runs), 'run')}, stacked per run."
+    return _chart("chart-verdict-history", "Verdicts over time", summary, figure, table)
