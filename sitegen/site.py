@@ -171,6 +171,8 @@ def read_inputs(options: BuildOptions) -> Inputs:
     """Read and validate cases, config, baseline and history; raise BadInput/UsageError before any write."""
     if options.history_limit < 1:
         raise UsageError(f"--history-limit must be at least 1, got {options.history_limit}")
+    if options.index_page_rows < 1:
+        raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     _check_out_folder(options.out)

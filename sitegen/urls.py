@@ -36,7 +36,10 @@ def asset(name: str) -> str:
 
 
 def case_page(slug: str) -> str:
-    """The path of a case's page (slug from slugs.assign_slugs)."""
+    """The path of a case's page (slug from slugs.assign_slugs).
+
+    The index's script makes the same path from a row's slug (templates/assets/site.js, case_table_data).
+    """
     return f"{CASES_FOLDER}/{slug}.html"
 
 

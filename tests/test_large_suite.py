@@ -12,6 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import make_case, make_trace, write_suite
+from sitegen.errors import UsageError
 from sitegen.site import BuildOptions, build_site
 from test_browser import Watched, browser, watched  # noqa: F401 - fixtures
 from test_site import assert_inert, check_links
@@ -41,6 +42,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             )
         )
     return root / "site"
+
+
+def test_rows_per_page_must_be_positive(tmp_path: Path) -> None:
+    write_suite(tmp_path, [make_case(id="c", traceFixture="c.json")], {"c.json": make_trace("answer")})
+    options = BuildOptions(cases=tmp_path / "cases.json", fixtures=tmp_path / "fixtures", out=tmp_path / "site", index_page_rows=0)
+    with pytest.raises(UsageError, match="index_page_rows must be at least 1, got 0"):
+        build_site(options)
+    assert not (tmp_path / "site").exists()
 
 
 def _list_pages(site: Path) -> list[str]:

@@ -40,6 +40,7 @@ class Layout(NamedTuple):
     plotly: str | None
     style_guards: tuple[str, ...]
     history_data: str | None
+    history_page: str
     nav: tuple[NavLink, ...]
     footer_links: tuple[Link, ...]
     generator: str
@@ -128,6 +129,7 @@ def make_layout(
         plotly=urls.href(urls.asset(site.plotly), depth) if charts else None,
         style_guards=site.style_guards if charts else (),
         history_data=urls.href(urls.HISTORY_DATA, depth) if history_data else None,
+        history_page=urls.href(urls.HISTORY, depth),
         nav=nav,
         footer_links=tuple(Link(name, urls.href(name, depth)) for name in files),
         generator=f"sitegen {__version__}",
