@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.jsontext import compact_sorted_exact, identity, loads
+from sitegen.jsontext import compact_sorted_exact, loads
 from sitegen.report import CaseResult, result_from_json
 
 STATUS_FILE = ".sitegen-status.json"

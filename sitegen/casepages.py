@@ -114,7 +114,8 @@ def case_job(index: int, context: PageContext) -> CaseJob:
 
 def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
     """The hash of everything a case page shows (with `settings`, the same for every page)."""
-    from sitegen.buildstatus import digest, identity
+    from sitegen.buildstatus import digest
+    from sitegen.jsontext import identity
 
     prev, next_ = job.prev, job.next
     names = [job.slug, *(prev or (None, None)), *(next_ or (None, None))]  # null: no neighbour

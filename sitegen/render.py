@@ -1,5 +1,7 @@
 """Turning view models into bytes: the Jinja2 environment, Markdown, JSON inside pages, packaged assets.
 
+Phrases are marked in Markdown's text by highlight.py; JSON text comes from jsontext.py.
+
 Everything from a trace is hostile text. Jinja2 escapes every value (autoescape, StrictUndefined);
 Markdown runs with raw HTML off, only http(s)/mailto links, images shown as links (never fetched);
 JSON placed in a page or script is escaped so no `</script>`, `<!--` or line separator can end it.
