@@ -256,19 +256,21 @@ def _moment(created_at: str) -> datetime | None:
 def record_run(history: Sequence[Run], run: Run, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Run]:
     """Record `run` in createdAt order, replacing a run with the same runId, and keep the last `limit` runs.
 
-    The run goes after every run that is not later than it, so a re-run of an old commit (whose createdAt is
-    that commit's time) lands in its place and a new run at the end; the order of the others is kept as read.
+    The run goes before the runs that are later than it, so a re-run of an old commit (whose createdAt is
+    that commit's time) lands in its place and a new run at the end; the others keep their order as read,
+    and a run without a readable time stays where it is.
     """
     check_history_limit(limit)
     runs = [existing for existing in history if existing.runId != run.runId]
     moment = _moment(run.createdAt)
-    place = len(runs)
-    if moment is not None:
-        while place > 0:
-            before = _moment(runs[place - 1].createdAt)
-            if before is None or before <= moment:
+    place = index = len(runs)
+    while moment is not None and index > 0:
+        before = _moment(runs[index - 1].createdAt)
+        if before is not None:
+            if before <= moment:
                 break
-            place -= 1
+            place = index - 1  # before this later run (and any undated ones after it)
+        index -= 1
     runs.insert(place, run)
     return runs[-limit:]
 
