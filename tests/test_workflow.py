@@ -516,3 +516,32 @@ def test_the_summary_wrapper_passes_success_and_regressions_through(forge: Forge
                           env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 2
     assert "<pre>&lt;b&gt;&amp;&lt;/b&gt;: y</pre>" in summary.read_text(encoding="utf-8")  # escaped, not markup
+
+
+def test_recovering_and_seeding_the_history_as_docs_ci_md_says(workflow: dict[str, Any], forge: Forge, tmp_path: Path) -> None:
+    """docs/ci.md, "Recovering the history": seed the branch from an old published history.json, then read
+    it back from a plain clone and rebuild the site from it locally."""
+    commit = forge.commit("2024-03-02T10:00:00Z")
+    work = forge.checkout(commit)
+    old = [{"runId": "pages-1", "label": "from Pages", "createdAt": "2024-02-01T00:00:00Z", "commit": None, "cases": {"alpha": True}}]
+    (work / "history.json").write_text(json.dumps(old), encoding="utf-8")
+    done = subprocess.run([".github/scripts/history-branch.sh", "record", ".sitegen-history", "history.json", "--", "true"],
+                          cwd=work, env=forge.env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert forge.branch_history() == old
+    _main_run(workflow, forge, commit)
+    assert [run["runId"] for run in forge.branch_history()] == ["pages-1", f"main-{commit}"]
+
+    clone = tmp_path / "mine"
+    _git(tmp_path, "clone", "--quiet", forge.bare.as_uri(), str(clone), env=forge.env)
+    _git(clone, "fetch", "--quiet", "origin", BRANCH, env=forge.env)
+    recovered = _git(clone, "show", f"origin/{BRANCH}:history.json", env=forge.env)
+    (clone / "history.json").write_text(recovered + "\n", encoding="utf-8")
+    before = (clone / "history.json").read_bytes()
+    done = subprocess.run(["sitegen", "build", "--history", "history.json", "--out", str(tmp_path / "site"), "--run-id", "local"],
+                          cwd=clone, env=forge.env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert (clone / "history.json").read_bytes() == before
+    assert [run["runId"] for run in json.loads((tmp_path / "site" / "history.json").read_text(encoding="utf-8"))][:2] == [
+        "pages-1", f"main-{commit}",
+    ]
