@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 
 from sitegen import __version__
 from sitegen.errors import SitegenError
+from sitegen.history import DEFAULT_HISTORY_LIMIT
 
 
 class _SitegenGroup(TyperGroup):
@@ -282,14 +283,23 @@ def build(
     baseline: BaselineOpt = None,
     out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = Path("site"),
     history: Annotated[
-        Optional[Path],
-        typer.Option("--history", help="Run history to continue (and update). Default: <out>/history.json."),
+        Optional[str],
+        typer.Option(
+            "--history",
+            metavar="FILE_OR_URL",
+            help="Run history to continue, a file or an http(s) URL, only read: the extended history goes to "
+            "<out>/history.json. Default: <out>/history.json.",
+        ),
     ] = None,
+    history_optional: Annotated[
+        bool,
+        typer.Option("--history-optional", help="A --history that does not exist (no file, HTTP 404) starts a new history, with a warning."),
+    ] = False,
     run_id: Annotated[
-        Optional[str], typer.Option("--run-id", help="This run's id; a run with the last run's id replaces it. Default: a hash of commit and report.")
+        Optional[str], typer.Option("--run-id", help="This run's id; a run with the same id is replaced. Default: a hash of commit and report.")
     ] = None,
-    run_label: Annotated[Optional[str], typer.Option("--run-label", help="This run's label. Default: the commit.")] = None,
-    history_limit: Annotated[int, typer.Option("--history-limit", min=1, help="Keep this many runs.")] = 200,
+    run_label: Annotated[Optional[str], typer.Option("--run-label", help="This run's label (e.g. 'PR #12'). Default: the commit.")] = None,
+    history_limit: Annotated[int, typer.Option("--history-limit", help="Keep this many runs.")] = DEFAULT_HISTORY_LIMIT,
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing the site) when the diff has any regression.")
     ] = False,
@@ -311,12 +321,14 @@ def build(
     result = build_site(
         BuildOptions(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
-            run_id=run_id, run_label=run_label, history_limit=history_limit, fail_on_regression=fail_on_regression,
+            history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit, fail_on_regression=fail_on_regression,
             workers=jobs,
         ),
         progress_for(sys.stderr, quiet=_Verbosity.level < 0),
     )
     report, diff = result.report, result.diff
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
         _write_junit(junit_out, report, cases)

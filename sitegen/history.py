@@ -1,20 +1,27 @@
-"""The run history of the site (CONTRACT §5): read, append or replace this run, keep the last N, write.
+"""The run history of the site (eval/README.md, "History"): read, record this run in time order, keep the last N.
 
 `history.json` is a JSON array of runs, oldest first. Each run carries `formatVersion` so a later sitegen can
-tell what it reads; unknown fields of a run are kept and written back.
+tell what it reads; unknown fields of a run are kept and written back. The previous history comes from a file
+or an http(s) URL and is only ever read: the extended history is written into the site, nowhere else.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import re
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from sitegen.errors import BadInput, UsageError
 from sitegen.jsontext import dumps_json
@@ -24,28 +31,72 @@ HISTORY_FORMAT_VERSION = 1
 DEFAULT_HISTORY_LIMIT = 200
 FLAKY_WINDOW = 10
 FLAKY_FLIPS = 2
+URL_TIMEOUT_SECONDS = 60
 
-_KNOWN = ("formatVersion", "runId", "label", "createdAt", "commit", "cases")
-_AGGREGATE_INTS = ("totalCases", "passedCases", "failedCases", "notRunCases")
-_AGGREGATE_NUMBERS = ("passRate", "averageToolCallCount", "averageDurationMs")
 _COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_URL = re.compile(r"^https?://", re.IGNORECASE)
+# Longer than any ISO-8601 time: such a createdAt is not parsed at all (it cannot be a time).
+_MAX_TIME_TEXT = 64
 
 
-@dataclass(frozen=True)
-class Run:
+def _number_or_null(value: Any) -> int | float | None:
+    """A JSON number kept as written (an integer stays an integer), or null."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    raise PydanticCustomError("history_number", "expected a number or null")
+
+
+def _count(value: Any) -> int | float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    raise PydanticCustomError("history_count", "expected a count (a number)")
+
+
+NumberOrNull = Annotated[int | float | None, PlainValidator(_number_or_null)]
+Count = Annotated[int | float, PlainValidator(_count)]
+
+
+class Run(BaseModel):
     """One recorded build: who/when, the report's aggregate figures and each case's pass/fail."""
 
-    runId: str
-    label: str
-    createdAt: str
-    commit: str | None
-    aggregates: dict[str, Any]
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    formatVersion: int = HISTORY_FORMAT_VERSION
+    runId: Annotated[str, StringConstraints(min_length=1)]
+    label: str = ""
+    createdAt: str = ""
+    commit: str | None = None
+    totalCases: int | None = None
+    passedCases: int | None = None
+    failedCases: int | None = None
+    notRunCases: int | None = None
+    passRate: NumberOrNull = None
+    averageToolCallCount: NumberOrNull = None
+    averageDurationMs: NumberOrNull = None
+    verdictDistribution: dict[str, Count] | None = None
     cases: dict[str, bool]
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    @field_validator("formatVersion")
+    @classmethod
+    def _readable_version(cls, version: int) -> int:
+        if version < 1:
+            raise PydanticCustomError("history_format", "expected a positive history format version")
+        if version > HISTORY_FORMAT_VERSION:
+            raise PydanticCustomError(
+                "history_format",
+                "written by a newer sitegen: this one reads history format up to {supported}",
+                {"supported": HISTORY_FORMAT_VERSION},
+            )
+        return version
 
     def figure(self, name: str) -> Any:
         """An aggregate figure (e.g. `passRate`), or None when this run did not record it."""
-        return self.aggregates.get(name)
+        return getattr(self, name) if name in _AGGREGATES else None
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The run's fields this sitegen does not know, kept as read."""
+        return dict(self.model_extra or {})
 
     def to_json(self) -> dict[str, Any]:
         """The run as written to history.json: fixed field order, sorted maps, unknown fields last."""
@@ -56,113 +107,172 @@ class Run:
             "createdAt": self.createdAt,
             "commit": self.commit,
         }
-        for name in _AGGREGATE_INTS + _AGGREGATE_NUMBERS + ("verdictDistribution",):
-            if name in self.aggregates:
-                value = self.aggregates[name]
+        for name in _AGGREGATES:
+            if name in self.model_fields_set:
+                value = getattr(self, name)
                 data[name] = dict(sorted(value.items())) if isinstance(value, dict) else value
         data["cases"] = dict(sorted(self.cases.items()))
-        for key in sorted(self.extra):
-            data[key] = self.extra[key]
+        extra = self.extra
+        for key in sorted(extra):
+            data[key] = extra[key]
         return data
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+_AGGREGATES = (
+    "totalCases", "passedCases", "failedCases", "notRunCases",
+    "passRate", "averageToolCallCount", "averageDurationMs", "verdictDistribution",
+)
 
 
-def _run_from_json(path: Path, index: int, item: Any) -> Run:
-    where = f"[{index}]"
-    if not isinstance(item, dict):
-        raise BadInput(path, "expected a run object", where=where)
-    version = item.get("formatVersion", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise BadInput(path, "expected formatVersion to be a positive integer", where=f"{where}.formatVersion")
-    if version > HISTORY_FORMAT_VERSION:
-        raise BadInput(
-            path,
-            f"written by a newer sitegen (history format {version}; this one reads up to {HISTORY_FORMAT_VERSION})",
-            where=f"{where}.formatVersion",
-        )
-    run_id = item.get("runId")
-    if not isinstance(run_id, str) or not run_id:
-        raise BadInput(path, "expected a non-empty string", where=f"{where}.runId")
-    for key in ("label", "createdAt"):
-        if not isinstance(item.get(key, ""), str):
-            raise BadInput(path, "expected a string", where=f"{where}.{key}")
-    commit = item.get("commit")
-    if commit is not None and not isinstance(commit, str):
-        raise BadInput(path, "expected a string or null", where=f"{where}.commit")
-    cases = item.get("cases")
-    if not isinstance(cases, dict) or not all(isinstance(v, bool) for v in cases.values()):
-        raise BadInput(path, "expected an object mapping case id to true/false", where=f"{where}.cases")
-    aggregates: dict[str, Any] = {}
-    for key in _AGGREGATE_INTS:
-        if key in item:
-            if not isinstance(item[key], int) or isinstance(item[key], bool):
-                raise BadInput(path, "expected an integer", where=f"{where}.{key}")
-            aggregates[key] = item[key]
-    for key in _AGGREGATE_NUMBERS:
-        if key in item:
-            if item[key] is not None and not _is_number(item[key]):
-                raise BadInput(path, "expected a number or null", where=f"{where}.{key}")
-            aggregates[key] = item[key]
-    if "verdictDistribution" in item:
-        verdicts = item["verdictDistribution"]
-        if not isinstance(verdicts, dict) or not all(_is_number(v) for v in verdicts.values()):
-            raise BadInput(path, "expected an object mapping verdict to a count", where=f"{where}.verdictDistribution")
-        aggregates["verdictDistribution"] = dict(verdicts)
-    known = set(_KNOWN) | set(_AGGREGATE_INTS) | set(_AGGREGATE_NUMBERS) | {"verdictDistribution"}
-    return Run(
-        runId=run_id,
-        label=item.get("label") or "",
-        createdAt=item.get("createdAt") or "",
-        commit=commit,
-        aggregates=aggregates,
-        cases=dict(cases),
-        extra={k: v for k, v in item.items() if k not in known},
-    )
+@dataclass(frozen=True)
+class History:
+    """The previous runs a build continues, and what to tell the user about where they came from."""
+
+    runs: list[Run]
+    warnings: list[str] = field(default_factory=list)
 
 
-def read_history(path: Path) -> list[Run]:
-    """Read history.json (oldest run first); a missing file is an empty history, a corrupt one BadInput."""
-    from sitegen.loading import load_json_file
+def _run_from_json(source: str, index: int, item: Any) -> Run:
+    from sitegen.loading import describe_error, format_loc
 
-    if not path.exists():
-        return []
-    data = load_json_file(path, "history file")
+    try:
+        return Run.model_validate(item)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        place = format_loc(first["loc"])
+        where = f"[{index}].{place}" if place else f"[{index}]"
+        raise BadInput(source, f"{describe_error(first)}{more}", where=where) from None
+
+
+def parse_history(source: str, text: str) -> list[Run]:
+    """The runs of a history.json text, oldest first; BadInput names `source` and the place of a problem."""
+    from sitegen.loading import TextProblem, parse_json_text
+
+    if text.lstrip("\ufeff \t\r\n").startswith("<"):
+        raise BadInput(source, "got an HTML page, not a history (expected the JSON array of runs sitegen writes)")
+    data = parse_json_text(text, strict_keys=True)
+    if isinstance(data, TextProblem):
+        raise BadInput(source, data.problem, where=data.where)
     if not isinstance(data, list):
-        raise BadInput(path, "expected a JSON array of runs (the history.json sitegen writes)")
-    runs = [_run_from_json(path, index, item) for index, item in enumerate(data)]
+        raise BadInput(source, "expected a JSON array of runs (the history.json sitegen writes)")
+    runs = [_run_from_json(source, index, item) for index, item in enumerate(data)]
     seen: dict[str, int] = {}
     for index, run in enumerate(runs):
         if run.runId in seen:
-            raise BadInput(path, f"duplicate runId {run.runId!r} (also run #{seen[run.runId] + 1})", where=f"[{index}].runId")
+            raise BadInput(source, f"duplicate runId {run.runId!r} (also run #{seen[run.runId] + 1})", where=f"[{index}].runId")
         seen[run.runId] = index
     return runs
 
 
+def read_history(path: Path) -> list[Run]:
+    """Read a history.json file (oldest run first); a missing or corrupt file is BadInput."""
+    from sitegen.loading import read_input_text
+
+    return parse_history(str(path), read_input_text(path, "history file"))
+
+
+def is_url(source: str | Path) -> bool:
+    """Whether a --history source is an http(s) address rather than a file."""
+    return isinstance(source, str) and _URL.match(source) is not None
+
+
+def _fetch(url: str) -> str | None:
+    """The body of `url` as text, or None when the server says it does not exist (404/410)."""
+    request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"})
+    try:
+        with urllib.request.urlopen(request, timeout=URL_TIMEOUT_SECONDS) as response:  # noqa: S310 - http(s) only
+            body: bytes = response.read()
+            content_type = response.headers.get_content_type()
+    except urllib.error.HTTPError as exc:
+        if exc.code in (404, 410):
+            return None
+        raise BadInput(url, f"cannot read the history: HTTP {exc.code} {exc.reason} (expected 200 with history.json)") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise BadInput(url, f"cannot read the history: {reason}") from None
+    if content_type == "text/html":
+        # Access-controlled Pages answer with a login page and status 200.
+        raise BadInput(url, "got an HTML page (HTTP 200, text/html), not a history: a login page? (expected history.json)")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(url, f"not UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})") from None
+
+
+def load_history(source: str | Path | None, site_history: Path, *, optional: bool = False) -> History:
+    """The runs a build continues: from `source` (a file or URL, read only), else the site's own history.json.
+
+    Without `source`, a site that has no history.json yet starts a new history. A `source` that does not exist
+    (no such file, HTTP 404) is bad input unless `optional`, which starts a new history with a warning.
+    """
+    if source is None:
+        return History(read_history(site_history) if site_history.exists() else [])
+    if is_url(source):
+        text = _fetch(str(source))
+        if text is None:
+            return _missing(str(source), "HTTP 404", optional)
+        return History(parse_history(str(source), text))
+    path = Path(source)
+    if not path.exists():
+        return _missing(str(path), "no such file", optional)
+    return History(read_history(path))
+
+
+def _missing(source: str, why: str, optional: bool) -> History:
+    if not optional:
+        raise BadInput(
+            source, f"history not found ({why}); give --history-optional to start a new history when there is none yet"
+        )
+    return History([], [f"{source}: history not found ({why}): starting a new history with this run"])
+
+
+def check_history_limit(limit: int) -> None:
+    """Refuse a history limit that would keep no run (the one check of --history-limit)."""
+    if limit < 1:
+        raise UsageError(f"--history-limit must be at least 1, got {limit}")
+
+
 def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None) -> Run:
     """This build's run record."""
-    return Run(
-        runId=run_id,
-        label=label,
-        createdAt=created_at,
-        commit=commit,
-        aggregates=report.aggregates(),
-        cases={result.caseId: result.passed for result in report.results},
+    aggregates = {name: value for name, value in report.aggregates().items() if name in _AGGREGATES}
+    return Run.model_validate(
+        {"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **aggregates,
+         "cases": {result.caseId: result.passed for result in report.results}}
     )
 
 
+def _moment(created_at: str) -> datetime | None:
+    """createdAt as a UTC time, or None when it is not an ISO-8601 time (such a run keeps its place)."""
+    if not created_at or len(created_at) > _MAX_TIME_TEXT:
+        return None
+    try:
+        moment = datetime.fromisoformat(created_at)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
+
+
 def record_run(history: Sequence[Run], run: Run, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Run]:
-    """Append `run`, replacing the last run if it has the same runId (a rebuild), keeping the last `limit`."""
-    if limit < 1:
-        raise UsageError(f"--history-limit must be at least 1, got {limit}")
-    runs = list(history)
-    if runs and runs[-1].runId == run.runId:
-        runs[-1] = run
-    else:
-        # An older run with this id (not the last one) is dropped so run ids stay unique.
-        runs = [existing for existing in runs if existing.runId != run.runId] + [run]
+    """Record `run` in createdAt order, replacing a run with the same runId, and keep the last `limit` runs.
+
+    The run goes before the runs that are later than it, so a re-run of an old commit (whose createdAt is
+    that commit's time) lands in its place and a new run at the end; the others keep their order as read,
+    and a run without a readable time stays where it is.
+    """
+    check_history_limit(limit)
+    runs = [existing for existing in history if existing.runId != run.runId]
+    moment = _moment(run.createdAt)
+    place = index = len(runs)
+    while moment is not None and index > 0:
+        before = _moment(runs[index - 1].createdAt)
+        if before is not None:
+            if before <= moment:
+                break
+            place = index - 1  # before this later run (and any undated ones after it)
+        index -= 1
+    runs.insert(place, run)
     return runs[-limit:]
 
 
@@ -178,7 +288,7 @@ def default_run_id(commit: str | None, report_json_text: str) -> str:
 
 
 def build_time(environ: dict[str, str] | None = None) -> datetime:
-    """Now in UTC, or SOURCE_DATE_EPOCH when set (reproducible builds)."""
+    """Now in UTC, or SOURCE_DATE_EPOCH when set (reproducible builds; CI sets it to the commit's time)."""
     env = os.environ if environ is None else environ
     value = env.get("SOURCE_DATE_EPOCH")
     if value is None or value == "":

@@ -38,21 +38,22 @@ from sitegen.buildstatus import (
 )
 from sitegen.config import DEFAULT_CONFIG_PATH, SuiteConfig, load_config
 from sitegen.diff import DiffReport, compare_reports, diff_json
-from sitegen.errors import BadInput, UsageError
-from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder, write_text_atomic
+from sitegen.errors import UsageError
+from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder
 from sitegen.gcpolicy import cycle_collection_paused
 from sitegen.history import (
     DEFAULT_HISTORY_LIMIT,
     Run,
     build_time,
+    check_history_limit,
     default_run_id,
     git_commit,
     history_json,
     is_flaky,
     iso_utc,
+    load_history,
     new_run,
     pass_strip,
-    read_history,
     record_run,
 )
 from sitegen.caselist import CaseList, read_case_list
@@ -83,7 +84,8 @@ class BuildOptions:
     config: Path | None = None
     baseline: Path | None = None
     out: Path = DEFAULT_OUT
-    history: Path | None = None
+    history: Path | str | None = None  # a file or an http(s) URL, only ever read
+    history_optional: bool = False  # a missing --history source starts a new history (with a warning)
     run_id: str | None = None
     run_label: str | None = None
     history_limit: int = DEFAULT_HISTORY_LIMIT
@@ -106,6 +108,7 @@ class BuildResult:
     baseline: Path | None
     fail_on_regression: bool = False
     reused_pages: int = 0  # case pages taken unchanged from the previous site
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -129,6 +132,7 @@ class Inputs:
     case_file_seal: str = ""  # buildstatus.case_file_seal of the case file
     baseline_seal: str = ""  # buildstatus.baseline_seal of the baseline report ("" without one)
     code: str = ""  # buildstatus.code_fingerprint of the sitegen that builds
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -169,8 +173,7 @@ def _check_out_folder(out: Path) -> None:
 
 def read_inputs(options: BuildOptions) -> Inputs:
     """Read and validate cases, config, baseline and history; raise BadInput/UsageError before any write."""
-    if options.history_limit < 1:
-        raise UsageError(f"--history-limit must be at least 1, got {options.history_limit}")
+    check_history_limit(options.history_limit)
     if options.index_page_rows < 1:
         raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
     if options.run_id is not None and not options.run_id.strip():
@@ -193,15 +196,15 @@ def read_inputs(options: BuildOptions) -> Inputs:
         # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
         known = previous_status is not None and previous_status.get("validatedBaseline") == sealed_baseline
         baseline = read_report(baseline_path, baseline_file.data if known else baseline_file.text, checked=known)
-    history_path = options.history or options.out / HISTORY_FILE
-    history = read_history(history_path)
+    history = load_history(options.history, options.out / HISTORY_FILE, optional=options.history_optional)
     return Inputs(
         options=options,
         cases=cases,
         config=config,
         baseline=baseline,
         baseline_path=baseline_path,
-        history=history,
+        history=history.runs,
+        warnings=history.warnings,
         moment=build_time(),
         commit=git_commit(options.cwd),
         previous_status=previous_status,
@@ -673,12 +676,6 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
                 for work in site.running:
                     work.close()  # no worker may still be writing when a failed build removes the folder
     data = site.gathered
-    if options.history is not None and options.history.absolute() != (options.out / HISTORY_FILE).absolute():
-        # --history names the history to continue: write the extended one back there as well.
-        try:
-            write_text_atomic(options.history, history_json(data.runs))
-        except OSError as exc:
-            raise BadInput(options.history, f"cannot write the extended history back: {exc.strerror or exc}") from None
     return BuildResult(
         report=data.report,
         diff=data.diff,
@@ -689,4 +686,5 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         reused_pages=site.reused_pages,
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,
+        warnings=inputs.warnings,
     )

@@ -106,22 +106,27 @@ MALFORMED = {
     # an explicit --history
     "history: invalid JSON": ("history.json", "[{]", ("--history", "history.json"), "history.json:1:3: invalid JSON"),
     "history: not an array": ("history.json", "{}", ("--history", "history.json"), "history.json: expected a JSON array of runs"),
-    "history: run without runId": ("history.json", '[{"cases": {}}]', ("--history", "history.json"), "history.json:[0].runId: expected a non-empty string"),
+    "history: run without runId": ("history.json", '[{"cases": {}}]', ("--history", "history.json"), "history.json:[0].runId: missing (expected this required field)"),
     "history: cases not booleans": (
         "history.json", json.dumps([dict(GOOD_RUN, cases={"a": "yes"})]), ("--history", "history.json"),
-        "history.json:[0].cases: expected an object mapping case id to true/false",
+        'history.json:[0].cases.a: expected true or false, got "yes"',
     ),
+    "history: an HTML page": (
+        "history.json", "<!DOCTYPE html><title>Sign in</title>", ("--history", "history.json"),
+        "history.json: got an HTML page, not a history",
+    ),
+    "history: file absent": ("history.json", None, ("--history", "history.json"), "history.json: history not found (no such file); give --history-optional"),
     "history: duplicate runId": ("history.json", json.dumps([GOOD_RUN, GOOD_RUN]), ("--history", "history.json"), "history.json:[1].runId: duplicate runId 'r1'"),
     "history: newer format": (
         "history.json", json.dumps([dict(GOOD_RUN, formatVersion=7)]), ("--history", "history.json"),
-        "history.json:[0].formatVersion: written by a newer sitegen",
+        "history.json:[0].formatVersion: written by a newer sitegen: this one reads history format up to 1 (got 7)",
     ),
     "history: not UTF-8": ("history.json", b"[\xc3\x28]", ("--history", "history.json"), "history.json:1:2: not UTF-8 (byte 0xc3)"),
     # the site's own history.json, read when no --history is given
     "site history: invalid JSON": ("site/history.json", "[{oops", (), "site/history.json:1:3: invalid JSON"),
     "site history: not an array": ("site/history.json", '"runs"', (), "site/history.json: expected a JSON array of runs"),
     "site history: wrong aggregate": (
-        "site/history.json", json.dumps([dict(GOOD_RUN, passedCases=1.5)]), (), "site/history.json:[0].passedCases: expected an integer",
+        "site/history.json", json.dumps([dict(GOOD_RUN, passedCases=1.5)]), (), "site/history.json:[0].passedCases: expected an integer, got 1.5",
     ),
 }
 

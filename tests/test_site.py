@@ -365,13 +365,14 @@ def test_history_appends_and_replaces_by_run_id(suite: Path) -> None:
     assert runs[-1]["passRate"] == pytest.approx(2 / 7) and runs[-1]["cases"]["db-pool"] is False
 
 
-def test_history_option_continues_and_is_written_back(suite: Path) -> None:
+def test_history_option_is_read_only_and_continued_in_the_site(suite: Path) -> None:
+    source = (suite / "history.json").read_bytes()
     result = build("--history", "history.json", "--run-id", "next", "--run-label", "PR 7")
     assert result.exit_code == 0, result.output
-    written = json.loads((suite / "history.json").read_text(encoding="utf-8"))
+    assert (suite / "history.json").read_bytes() == source  # never written back
+    written = json.loads((suite / "site" / "history.json").read_text(encoding="utf-8"))
     assert [r["runId"] for r in written] == ["run-1", "run-2", "run-3", "run-4", "next"]
     assert written[0]["ciJob"] == "job-0" and written[-1]["label"] == "PR 7"
-    assert (suite / "site" / "history.json").read_bytes() == (suite / "history.json").read_bytes()
 
 
 def test_case_pages_do_not_depend_on_the_run(suite: Path) -> None:

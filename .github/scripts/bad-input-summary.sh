@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Run a sitegen command (the arguments); when it exits 2 (bad input: sitegen wrote nothing), put its error
+# message and the input it names on the job summary, so that the author of a pull request sees what to fix
+# without opening the log. Any exit code is passed on; stderr still reaches the log as it is written.
+#
+#   bad-input-summary.sh sitegen build --fail-on-regression ...
+set -uo pipefail
+
+[ $# -gt 0 ] || { echo "usage: $0 COMMAND [ARG...]" >&2; exit 2; }
+
+errors=$(mktemp)
+trap 'rm -f "$errors"' EXIT
+# stderr through tee (a copy to read below), stdout straight through (fd 3); the pipeline ends after tee.
+{ "$@" 2>&1 1>&3 3>&- | tee "$errors" >&2; } 3>&1
+status=${PIPESTATUS[0]}
+
+if [ "$status" -eq 2 ]; then
+    message=$(grep -m1 '^error: ' "$errors" || true)
+    message=${message#error: }
+    [ -n "$message" ] || message=$(tail -n 5 "$errors")
+    # sitegen names the input first: `FILE[:PLACE]: what was expected`.
+    where=${message%%: *}
+    annotation=${message//%/%25}
+    echo "::error::sitegen: bad input: ${annotation}"
+    if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+        escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'; }
+        {
+            echo "### ❌ sitegen stopped on bad input (exit 2)"
+            echo
+            echo "<b>Where:</b> <code>$(printf '%s' "$where" | escape)</code>"
+            echo
+            echo "<pre>$(printf '%s' "$message" | escape)</pre>"
+            echo
+            echo "Nothing was built or published: fix the input named above and push again (\`sitegen check\` and"
+            echo "\`sitegen build\` report the same message locally)."
+        } >>"$GITHUB_STEP_SUMMARY"
+    fi
+fi
+exit "$status"
