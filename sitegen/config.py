@@ -15,7 +15,7 @@ DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")
 
 @dataclass(frozen=True)
 class SuiteConfig:
-    """What the rules treat as known values; every field can be set in `[suite]` of the config file."""
+    """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff] costTolerance`."""
 
     verdicts: tuple[str, ...] = ("PASS", "LOW_CONFID", "REJECT")
     claim_verifications: tuple[str, ...] = (
@@ -50,7 +50,7 @@ _STRING_KEYS = {"reject_verdict", "pass_verdict"}
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
-    """Read `[suite]` from a TOML file; a missing default file means built-in defaults."""
+    """Read `[suite]` and `[diff]` from a TOML file; a missing default file means built-in defaults."""
     if path is None:
         return SuiteConfig()
     if not path.is_file():

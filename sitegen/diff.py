@@ -238,9 +238,17 @@ class PairedAverage:
     mix_changed: bool  # some case has the value in one report only
 
 
+# The codes of a trace that could not be read (rules.FIXTURE_CODES, not imported: diffing reports needs no
+# rule engine). A report file does not record whether a trace was read; one of these checks says it was not.
+UNREAD_TRACE_CODES = frozenset(("fixture_missing", "fixture_invalid", "fixture_path_invalid"))
+
+
 def _cost_value(result: CaseResult, case_field: str) -> int | float | None:
-    # Only a read trace has a tool-call count or a duration (a not-run case reports 0 calls, no duration).
-    return getattr(result, case_field) if result.traceLoaded else None
+    # Only a read trace has a tool-call count or a duration (an unread one reports 0 calls, no duration), and
+    # an evaluated result must pair exactly as the same result read back from report.json.
+    if not result.traceLoaded or (result.failedChecks and UNREAD_TRACE_CODES & set(check_codes(result.failedChecks))):
+        return None
+    return getattr(result, case_field)
 
 
 def paired_average(baseline: Report, current: Report, metric: str) -> PairedAverage:

@@ -20,10 +20,12 @@ from sitegen.diff import (
     DEFAULT_COST_TOLERANCE,
     DIFF_FORMAT_VERSION,
     DiffItem,
+    UNREAD_TRACE_CODES,
     DiffReport,
     compare_reports,
     diff_json,
 )
+from sitegen.rules import FIXTURE_CODES
 from sitegen.diffmarkdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
 from sitegen.errors import BadInput, UsageError
 from sitegen.report import Report, build_report, read_report, result_from_json
@@ -356,6 +358,20 @@ def test_cases_not_run_or_without_a_duration_are_not_paired() -> None:
     items = cost_items(compare_reports(before, after))
     assert (items["averageDurationMs"].pairedCaseCount, items["averageDurationMs"].type) == (1, "CHANGED")
     assert (items["averageToolCallCount"].pairedCaseCount, items["averageToolCallCount"].type) == (2, "CHANGED")
+
+
+@pytest.mark.parametrize("code", ["fixture_invalid", "fixture_path_invalid"])
+def test_a_case_whose_trace_was_unreadable_is_not_paired(code: str) -> None:
+    # Read back from report.json a failed case does not say its trace was unread; its fixture check does.
+    before = report(result("a", toolCallCount=2), result("b", toolCallCount=4))
+    after = report(result("a", toolCallCount=2), result("b", passed=False, failedChecks=[f"{code}: b.json"],
+                                                        toolCallCount=0, durationMs=None))
+    item = cost_items(compare_reports(before, after))["averageToolCallCount"]
+    assert (item.pairedCaseCount, item.type) == (1, "CHANGED")
+
+
+def test_unread_trace_codes_are_the_rules_fixture_codes() -> None:
+    assert UNREAD_TRACE_CODES == set(FIXTURE_CODES)
 
 
 def test_no_case_measured_in_both_reports_is_changed_with_no_paired_values() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.diff import compare_reports, diff_json
 from sitegen.diffmarkdown import diff_markdown
@@ -208,3 +208,27 @@ def test_console_script_exit_codes(tmp_path: Path) -> None:
     )
     assert gated.returncode == 1, gated.stderr
     assert (tmp_path / "d.md").exists()
+
+
+def test_build_takes_the_cost_tolerance_from_option_config_or_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    cases = [make_case(id="a", traceFixture="a.json"), make_case(id="b", traceFixture="b.json")]
+    cases_path, fixtures = write_suite(tmp_path / "eval", cases, {"a.json": make_trace(), "b.json": make_trace()})
+    suite = ["--cases", str(cases_path), "--fixtures", str(fixtures)]
+    assert runner.invoke(app, ["evaluate", *suite, "--json", "baseline.json"]).exit_code == 0
+    slow = make_trace()
+    slow["session"]["totalDurationMs"] = 1080  # both cases 8% slower
+    write_suite(tmp_path / "eval", cases, {"a.json": slow, "b.json": slow})
+    config = write_config(tmp_path, "[diff]\ncostTolerance = 0.05\n")
+
+    def build(*options: str) -> tuple[int, dict]:
+        result = runner.invoke(app, ["build", *suite, "--baseline", "baseline.json", "--fail-on-regression", *options],
+                               env={"SOURCE_DATE_EPOCH": "1700000000"})
+        return result.exit_code, json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))
+
+    code, diff = build()
+    assert (code, diff["costTolerance"], diff["items"][0]["type"]) == (0, 0.1, "CHANGED")
+    code, diff = build("--config", config)
+    assert (code, diff["costTolerance"], diff["items"][0]["type"]) == (1, 0.05, "REGRESSION")
+    code, diff = build("--config", config, "--cost-tolerance", "0.1")
+    assert (code, diff["costTolerance"]) == (0, 0.1)
