@@ -1,7 +1,7 @@
 """What happened to each case between baseline and current (regressed, fixed, known failure, …) and the headline.
 
-The diff's items say which *metrics* moved; readers and gates count *cases* (eval/README.md, "Baseline
-diff"). This module classifies every case of either report and states the result as one headline
+The diff's items say which *metrics* moved; readers and gates count *cases* (eval/README.md, "Comparing
+with the baseline"). This module classifies every case of either report and states the result as one headline
 ("1 case regressed: mysql-slow-query (forbidden_answer_keyword) · 2 known failures · 1 new"). The data
 (`case_headline`) is kept apart from its wording (`format_headline`) so the terminal, diff.md, the job
 summary and the site's banner say the same thing.

@@ -1,6 +1,6 @@
 """Comparing a current report with a baseline: categorised diff items and every case's change, no formatting.
 
-Decisions where eval/README.md ("Baseline diff") leaves room (also in tests):
+Decisions where eval/README.md ("Comparing with the baseline") leaves room (also in tests):
 - Numbers are equal when they agree to 1e-9 relative (1e-12 absolute), so a float written by another
   program (the Java harness) never yields a spurious item; `delta` is still plain current − baseline.
 - The aggregate cost signals (averageToolCallCount, averageDurationMs) are judged on the *paired* average:
