@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -48,6 +49,23 @@ JunitOpt = Annotated[
 BaselineOpt = Annotated[
     Optional[Path],
     typer.Option("--baseline", help="Baseline report JSON. Default: eval/baseline/report.json when present."),
+]
+class _KnownFailures(str, Enum):
+    """--junit-known-failures: how JUnit reports a case that failed in the baseline too (junit.py)."""
+
+    skip = "skip"
+    fail = "fail"
+
+
+CostToleranceOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--cost-tolerance",
+        min=0.0,
+        help="Relative tolerance for average tool calls and duration, judged over the cases in both reports: "
+        "a rise of more than R × baseline is a cost regression (e.g. 0.1 = 10%). "
+        "Default: [diff] costTolerance in the config file, else 0.1.",
+    ),
 ]
 ConfigOpt = Annotated[
     Optional[Path],
@@ -174,10 +192,23 @@ def evaluate(
         _say(_one_line_summary(report))
 
 
-def _write_junit(target: Path, report, cases_path: Path) -> None:  # noqa: ANN001 - Report, imported lazily
+def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
+    target: Path, report, cases_path: Path, diff=None, known_failures: str = "skip"
+) -> None:
+    """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
     from sitegen.junit import junit_xml
 
-    _write_output(target, junit_xml(report, suite_name=cases_path.stem or "sitegen"))
+    changes = diff.caseChanges if diff is not None else None
+    _write_output(target, junit_xml(report, cases_path.stem or "sitegen", changes, known_failures))
+
+
+def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
+    """The terminal's diff line (the cases first, then the pass rate) and the gate's reason."""
+    from sitegen.casechanges import format_headline
+    from sitegen.diffmarkdown import gate_text
+
+    items = f"{diff.regressionCount} regression, {diff.improvementCount} improvement, {diff.changedCount} change item(s)"
+    return f"{format_headline(diff.headline())} ({items})", f"regression: {gate_text(diff)} against {baseline}"
 
 
 _MAX_LISTED_FAILURES = 20
@@ -210,15 +241,8 @@ def diff(
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing) when the diff has any regression.")
     ] = False,
-    cost_tolerance: Annotated[
-        float,
-        typer.Option(
-            "--cost-tolerance",
-            min=0.0,
-            help="Relative noise threshold for average tool calls and duration: a change within X × baseline "
-            "is not reported (e.g. 0.1 = 10%). Default 0: every change counts.",
-        ),
-    ] = 0.0,
+    cost_tolerance: CostToleranceOpt = None,
+    config: ConfigOpt = None,
 ) -> None:
     """Compare a current report with a baseline: regressions, improvements and changes.
 
@@ -228,10 +252,10 @@ def diff(
     """
     from sitegen.diff import compare_reports, diff_json
     from sitegen.diffmarkdown import diff_markdown
-    from sitegen.formatting import percent
     from sitegen.report import read_report
 
-    result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=cost_tolerance)
+    tolerance = cost_tolerance if cost_tolerance is not None else _config(config).cost_tolerance
+    result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=tolerance)
     # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
     outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:
@@ -240,18 +264,14 @@ def diff(
         if target is not None:
             _write_output(target, text)
     if (json_out or markdown_out) is not None and "-" not in (str(json_out), str(markdown_out)):
-        _say(
-            f"diff: {result.regressionCount} regression(s), {result.improvementCount} improvement(s), "
-            f"{result.changedCount} change(s); pass rate {percent(result.baselinePassRate)} → "
-            f"{percent(result.currentPassRate)}"
-        )
+        _say(f"diff: {_diff_lines(result, baseline)[0]}")
     from sitegen.diffmarkdown import diff_summary_markdown
     from sitegen.summary import append_step_summary
 
     if append_step_summary(diff_summary_markdown(result)):
         _detail("appended the diff summary to $GITHUB_STEP_SUMMARY")
     if fail_on_regression and result.hasRegression:
-        typer.echo(f"regression: {result.regressionCount} regression item(s) against {baseline}", err=True)
+        typer.echo(_diff_lines(result, baseline)[1], err=True)
         raise typer.Exit(1)
 
 
@@ -304,6 +324,15 @@ def build(
         bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing the site) when the diff has any regression.")
     ] = False,
     junit_out: JunitOpt = None,
+    junit_known_failures: Annotated[
+        _KnownFailures,
+        typer.Option(
+            "--junit-known-failures",
+            help="In --junit, cases that also failed in the baseline: 'skip' (reported as skipped, so only what "
+            "the change broke is red) or 'fail'.",
+        ),
+    ] = "skip",  # type: ignore[assignment]
+    cost_tolerance: CostToleranceOpt = None,
     jobs: Annotated[
         Optional[int],
         typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
@@ -321,8 +350,8 @@ def build(
     result = build_site(
         BuildOptions(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
-            history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit, fail_on_regression=fail_on_regression,
-            workers=jobs,
+            history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
+            fail_on_regression=fail_on_regression, workers=jobs, cost_tolerance=cost_tolerance,
         ),
         progress_for(sys.stderr, quiet=_Verbosity.level < 0),
     )
@@ -331,16 +360,15 @@ def build(
         typer.echo(f"warning: {warning}", err=True)
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
-        _write_junit(junit_out, report, cases)
+        _write_junit(junit_out, report, cases, diff, _KnownFailures(junit_known_failures).value)
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
-    line = f"site written to {out}/ ({result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}"
+    _say(f"site written to {out}/ ({result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}")
     if diff is not None:
-        line += f"; {diff.regressionCount} regression(s) against {result.baseline}"
-    _say(line)
+        _say(f"against {result.baseline}: {_diff_lines(diff, result.baseline)[0]}")
     if append_step_summary(build_summary_markdown(report, diff)):
         _detail("appended the build summary to $GITHUB_STEP_SUMMARY")
     if result.exit_code:
-        typer.echo(f"regression: {diff.regressionCount} regression item(s) against {result.baseline}", err=True)  # type: ignore[union-attr]
+        typer.echo(_diff_lines(diff, result.baseline)[1], err=True)
         raise typer.Exit(result.exit_code)
 
 

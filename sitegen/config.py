@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from sitegen.diff import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput
 
 DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")
@@ -13,7 +15,7 @@ DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")
 
 @dataclass(frozen=True)
 class SuiteConfig:
-    """What the rules treat as known values; every field can be set in `[suite]` of the config file."""
+    """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff] costTolerance`."""
 
     verdicts: tuple[str, ...] = ("PASS", "LOW_CONFID", "REJECT")
     claim_verifications: tuple[str, ...] = (
@@ -33,6 +35,8 @@ class SuiteConfig:
     composer_modes: tuple[str, ...] = ("parsed", "fallback", "degraded")
     reject_verdict: str = "REJECT"
     pass_verdict: str = "PASS"
+    # `[diff] costTolerance`: the relative change of a paired cost average that counts (diff.py).
+    cost_tolerance: float = DEFAULT_COST_TOLERANCE
     extra: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def fingerprint(self) -> str:
@@ -46,7 +50,7 @@ _STRING_KEYS = {"reject_verdict", "pass_verdict"}
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
-    """Read `[suite]` from a TOML file; a missing default file means built-in defaults."""
+    """Read `[suite]` and `[diff]` from a TOML file; a missing default file means built-in defaults."""
     if path is None:
         return SuiteConfig()
     if not path.is_file():
@@ -75,4 +79,19 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
         else:
             known = ", ".join(sorted(_LIST_KEYS | _STRING_KEYS))
             raise BadInput(path, f"unknown setting (expected one of: {known})", where=f"suite.{key}")
+    values.update(_diff_settings(path, data.get("diff", {})))
     return SuiteConfig(**values)  # type: ignore[arg-type]
+
+
+def _diff_settings(path: Path, table: object) -> dict[str, object]:
+    """`[diff]`: costTolerance, a number ≥ 0."""
+    if not isinstance(table, dict):
+        raise BadInput(path, "expected [diff] to be a table")
+    values: dict[str, object] = {}
+    for key, value in table.items():
+        if key != "costTolerance":
+            raise BadInput(path, "unknown setting (expected: costTolerance)", where=f"diff.{key}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise BadInput(path, f"expected a number ≥ 0 (a ratio such as 0.1), got {value!r}", where="diff.costTolerance")
+        values["cost_tolerance"] = float(value)
+    return values

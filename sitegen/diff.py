@@ -1,18 +1,26 @@
-"""Comparing a current report with a baseline: categorised diff items (CONTRACT §3), no formatting.
+"""Comparing a current report with a baseline: categorised diff items and every case's change, no formatting.
 
-Decisions where the contract is silent (also in docs and tests):
+Decisions where eval/README.md ("Comparing with the baseline") leaves room (also in tests):
 - Numbers are equal when they agree to 1e-9 relative (1e-12 absolute), so a float written by another
   program (the Java harness) never yields a spurious item; `delta` is still plain current − baseline.
-- `cost_tolerance` T applies to the aggregate cost signals only (averageToolCallCount, averageDurationMs):
-  a change with |delta| ≤ T × |baseline| is dropped entirely (it is noise, not a change). Per-case
-  toolCallCount / durationMs stay CHANGED on any change (informational, they never gate).
-- A null on one side of a cost signal or a duration (and a number on the other) is CHANGED, delta null.
+- The aggregate cost signals (averageToolCallCount, averageDurationMs) are judged on the *paired* average:
+  over the cases that have the value in both reports (a case has a tool-call count when its trace was
+  read, a duration when it also records one). Risen by more than the relative cost tolerance T
+  (|Δ| > T × |paired baseline|) is a REGRESSION, fallen by more an IMPROVEMENT, else CHANGED: adding or
+  removing cases alone can never make a cost regression. The item is recorded whenever the report's own
+  average changed, and also when only the paired average moved beyond T (a cheap new case must not hide
+  the shared cases getting slower). Per-case toolCallCount / durationMs stay CHANGED on any change.
+- A null on one side of a cost signal or a duration (and a number on the other) is recorded with delta null.
 - A tool in a case's evidenceCoverage on one side only is CHANGED (the case's requirements changed, not
   the agent's behaviour), with null for the side that lacks it.
 - failedChecks compare as multisets: the same checks reported in another order are no change.
 - A baseline case absent now gives only its `present` REGRESSION; a new case only its `present` CHANGED.
 - `definition` (both sides carry a caseDigest and they differ) is CHANGED and comes last among the case's
   items; the case's other items are still reported, and `changedDefinitions` lists such cases.
+- `hasRegression` is what `--fail-on-regression` fails on: a case regressed or was removed
+  (`caseRegressionCount` > 0), or a cost signal is a REGRESSION by the paired rule. Other REGRESSION items
+  (the pass rate falling because a new case fails, fewer keywords in a case that still passes) are counted
+  in `regressionCount` and shown, but do not fail the gate.
 """
 
 from __future__ import annotations
@@ -22,12 +30,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sitegen.casechanges import (
+    BREAKING,
+    CaseChange,
+    Headline,
+    case_changes,
+    case_headline,
+    change_counts,
+    check_codes,
+    classify_case,
+)
 from sitegen.errors import UsageError
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report
 
 DIFF_FORMAT_VERSION = 1
+DEFAULT_COST_TOLERANCE = 0.10
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
@@ -48,10 +67,16 @@ class DiffItem:
     currentValue: Any
     delta: int | float | None
     message: str
+    # `passed` items: the failed checks new against the baseline (a REGRESSION) or resolved (an IMPROVEMENT).
+    checks: list[str] | None = None
+    # Cost items: the averages over the cases that have the value in both reports (what decides the type).
+    pairedCaseCount: int | None = None
+    pairedBaselineValue: float | None = None
+    pairedCurrentValue: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The item as a JSON object with the contract's field order."""
-        return {
+        """The item as a JSON object with the contract's field order (extra fields only where they apply)."""
+        data: dict[str, Any] = {
             "type": self.type,
             "scope": self.scope,
             "caseId": self.caseId,
@@ -61,6 +86,13 @@ class DiffItem:
             "delta": self.delta,
             "message": self.message,
         }
+        if self.checks is not None:
+            data["checks"] = list(self.checks)
+        if self.pairedCaseCount is not None:
+            data["pairedCaseCount"] = self.pairedCaseCount
+            data["pairedBaselineValue"] = self.pairedBaselineValue
+            data["pairedCurrentValue"] = self.pairedCurrentValue
+        return data
 
 
 @dataclass
@@ -79,9 +111,13 @@ class DiffReport:
     hasRegression: bool
     items: list[DiffItem]
     changedDefinitions: list[str] = field(default_factory=list)
+    caseChanges: list[CaseChange] = field(default_factory=list)
+    caseRegressionCount: int = 0
+    caseChangeCounts: dict[str, int] = field(default_factory=dict)
+    costTolerance: float = DEFAULT_COST_TOLERANCE
 
     def to_json(self) -> dict[str, Any]:
-        """The diff as a JSON object (CONTRACT §3, plus formatVersion and changedDefinitions)."""
+        """The diff as a JSON object (eval/README.md's diff.json: the Java shape plus the case changes)."""
         return {
             "formatVersion": DIFF_FORMAT_VERSION,
             "baselineTotalCases": self.baselineTotalCases,
@@ -94,36 +130,22 @@ class DiffReport:
             "improvementCount": self.improvementCount,
             "changedCount": self.changedCount,
             "hasRegression": self.hasRegression,
+            "caseRegressionCount": self.caseRegressionCount,
+            "caseChangeCounts": dict(self.caseChangeCounts),
+            "costTolerance": self.costTolerance,
             "changedDefinitions": list(self.changedDefinitions),
+            "caseChanges": [change.to_json() for change in self.caseChanges],
             "items": [item.to_json() for item in self.items],
         }
 
-    def items_for_case(self, case_id: str) -> list[DiffItem]:
-        """The items about one case, in diff order (indexed once, so a site of N pages stays linear)."""
-        index = self.__dict__.get("_by_case")
-        if index is None or index[0] != len(self.items):
-            grouped: dict[str, list[DiffItem]] = {}
-            for item in self.items:
-                if item.caseId is not None:
-                    grouped.setdefault(item.caseId, []).append(item)
-            index = (len(self.items), grouped)
-            self.__dict__["_by_case"] = index
-        return list(index[1].get(case_id, []))
+    def headline(self) -> Headline:
+        """What every summary leads with: the cases by change, then the pass rate (casechanges.format_headline)."""
+        return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate)
 
     @property
-    def regressions(self) -> list[DiffItem]:
-        """The REGRESSION items."""
-        return [item for item in self.items if item.type == REGRESSION]
-
-    @property
-    def improvements(self) -> list[DiffItem]:
-        """The IMPROVEMENT items."""
-        return [item for item in self.items if item.type == IMPROVEMENT]
-
-    @property
-    def changes(self) -> list[DiffItem]:
-        """The CHANGED items."""
-        return [item for item in self.items if item.type == CHANGED]
+    def cost_regressions(self) -> list[DiffItem]:
+        """The cost signals that regressed by the paired rule (they fail the gate with the regressed cases)."""
+        return [item for item in self.items if item.type == REGRESSION and item.metric in _COST_FIELDS]
 
 
 def _is_number(value: Any) -> bool:
@@ -138,10 +160,6 @@ def _same(a: Any, b: Any) -> bool:
 
 def _delta(baseline: Any, current: Any) -> int | float | None:
     return current - baseline if _is_number(baseline) and _is_number(current) else None
-
-
-def _check_codes(checks: Any) -> list[str]:
-    return list(dict.fromkeys(str(check).split(":", 1)[0].strip() for check in checks or []))
 
 
 _DURATIONS = ("averageDurationMs", "durationMs")
@@ -166,7 +184,7 @@ def describe_value(metric: str, value: Any) -> str:
     if metric == "averageToolCallCount":
         return number(value, 2)
     if metric == "failedChecks":
-        return ", ".join(_check_codes(value)) or "none"
+        return ", ".join(check_codes(value or [])) or "none"
     return number(value) if _is_number(value) else str(value)
 
 
@@ -190,17 +208,120 @@ class _Collector:
     def __init__(self) -> None:
         self.items: list[DiffItem] = []
 
-    def add(self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str) -> None:
-        """Add an item; its message is `sentence: before → after (delta).`."""
+    def add(
+        self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str, **extra: Any
+    ) -> DiffItem:
+        """Add an item; its message is `sentence: before → after (delta).`; `extra` sets DiffItem's optional fields."""
         delta = _delta(before, after)
         change = describe_delta(metric, delta)
         message = f"{sentence}: {describe_value(metric, before)} → {describe_value(metric, after)}"
         message += f" ({change})." if change else "."
         scope = AGGREGATE if case_id is None else CASE
-        self.items.append(DiffItem(kind, scope, case_id, metric, before, after, delta, message))
+        item = DiffItem(kind, scope, case_id, metric, before, after, delta, message, **extra)
+        self.items.append(item)
+        return item
 
 
-_COST_LABELS = {"averageToolCallCount": "Average tool calls per case", "averageDurationMs": "Average duration"}
+# The aggregate cost signals, each with its label and the per-case field it averages.
+_COST_FIELDS = {
+    "averageToolCallCount": ("Average tool calls per case", "toolCallCount"),
+    "averageDurationMs": ("Average duration", "durationMs"),
+}
+
+
+@dataclass(frozen=True)
+class PairedAverage:
+    """A cost signal averaged over the cases that have it in both reports."""
+
+    count: int
+    baseline: float | None
+    current: float | None
+    mix_changed: bool  # some case has the value in one report only
+
+
+# The codes of a trace that could not be read (rules.FIXTURE_CODES, not imported: diffing reports needs no
+# rule engine). A report file does not record whether a trace was read; one of these checks says it was not.
+UNREAD_TRACE_CODES = frozenset(("fixture_missing", "fixture_invalid", "fixture_path_invalid"))
+
+
+def _cost_value(result: CaseResult, case_field: str) -> int | float | None:
+    # Only a read trace has a tool-call count or a duration (an unread one reports 0 calls, no duration), and
+    # an evaluated result must pair exactly as the same result read back from report.json.
+    if not result.traceLoaded or (result.failedChecks and UNREAD_TRACE_CODES & set(check_codes(result.failedChecks))):
+        return None
+    return getattr(result, case_field)
+
+
+def paired_average(baseline: Report, current: Report, metric: str) -> PairedAverage:
+    """The average of a cost signal (averageToolCallCount or averageDurationMs) over the cases measured in both."""
+    case_field = _COST_FIELDS[metric][1]
+    before = {r.caseId: v for r in baseline.results if (v := _cost_value(r, case_field)) is not None}
+    after = {r.caseId: v for r in current.results if (v := _cost_value(r, case_field)) is not None}
+    shared = [case_id for case_id in after if case_id in before]
+    mix_changed = len(shared) != len(before) or len(shared) != len(after)
+    if not shared:
+        return PairedAverage(0, None, None, mix_changed)
+    # math.fsum: the same values summed in any order give the same average, so identical cases compare equal.
+    return PairedAverage(
+        len(shared),
+        math.fsum(before[c] for c in shared) / len(shared),
+        math.fsum(after[c] for c in shared) / len(shared),
+        mix_changed,
+    )
+
+
+def paired_type(paired: PairedAverage, tolerance: float) -> str:
+    """REGRESSION when the paired average rose by more than `tolerance` (relative), IMPROVEMENT when it fell by more."""
+    if paired.baseline is None or paired.current is None or _same(paired.baseline, paired.current):
+        return CHANGED
+    delta = paired.current - paired.baseline
+    allowed = tolerance * abs(paired.baseline)
+    if abs(delta) <= allowed or math.isclose(abs(delta), allowed, rel_tol=1e-9):
+        return CHANGED
+    return _direction(delta, higher_is_worse=True)
+
+
+def _paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: float, moved: bool) -> str:
+    """Why the item has its type: the paired averages against the tolerance, and whether the case mix explains it."""
+    mix = "the change comes from the case mix (cases added or removed)"
+    if paired.baseline is None or paired.current is None:
+        return "no case is measured in both reports" + (f", so {mix}" if paired.mix_changed and moved else "")
+    cases = f"{paired.count} case" if paired.count == 1 else f"{paired.count} cases"
+    values = f"{describe_value(metric, paired.baseline)} → {describe_value(metric, paired.current)}"
+    if _same(paired.baseline, paired.current):
+        clause = f"the {cases} in both reports are unchanged ({values})"
+    else:
+        relative = f", {(paired.current - paired.baseline) / paired.baseline:+.1%}" if paired.baseline else ""
+        delta = describe_delta(metric, paired.current - paired.baseline)
+        limit = f"the {tolerance * 100:g}% tolerance"
+        judged = {REGRESSION: f"more than {limit}: a cost regression", IMPROVEMENT: f"more than {limit}"}
+        clause = f"over the {cases} in both reports {values} ({delta}{relative}), {judged.get(kind, f'within {limit}')}"
+    if kind == CHANGED and paired.mix_changed and moved:
+        clause += f", so {mix}"
+    elif kind != CHANGED and not moved:
+        clause += ", hidden in the overall average by the case mix"
+    return clause
+
+
+def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
+    for metric, (label, _) in _COST_FIELDS.items():
+        before, after = getattr(baseline, metric), getattr(current, metric)
+        paired = paired_average(baseline, current, metric)
+        kind = paired_type(paired, tolerance)
+        moved = not _same(before, after)
+        if not moved and kind == CHANGED:
+            continue
+        if before is None or after is None:
+            sentence = f"{label} {'is no longer' if after is None else 'is now'} measured"
+        elif not moved:
+            sentence = f"{label} is unchanged overall"
+        else:
+            sentence = f"{label} {'rose' if after > before else 'fell'}"
+        item = out.add(
+            kind, None, metric, before, after, sentence,
+            pairedCaseCount=paired.count, pairedBaselineValue=paired.baseline, pairedCurrentValue=paired.current,
+        )
+        item.message = f"{item.message[:-1]}; {_paired_clause(metric, paired, kind, tolerance, moved)}."
 
 
 def _aggregate_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
@@ -209,20 +330,7 @@ def _aggregate_items(out: _Collector, baseline: Report, current: Report, toleran
         fell = after < before
         kind, sentence = (REGRESSION, "Pass rate fell") if fell else (IMPROVEMENT, "Pass rate rose")
         out.add(kind, None, "passRate", before, after, sentence)
-    for metric, label in _COST_LABELS.items():
-        before, after = getattr(baseline, metric), getattr(current, metric)
-        if _same(before, after):
-            continue
-        if before is None or after is None:
-            sentence = f"{label} {'is no longer' if after is None else 'is now'} measured"
-            out.add(CHANGED, None, metric, before, after, sentence)
-            continue
-        delta = after - before
-        allowed = tolerance * abs(before)
-        if abs(delta) <= allowed or math.isclose(abs(delta), allowed, rel_tol=1e-9):
-            continue
-        kind = _direction(delta, higher_is_worse=True)
-        out.add(kind, None, metric, before, after, f"{label} {'rose (a cost regression)' if delta > 0 else 'fell'}")
+    _cost_items(out, baseline, current, tolerance)
     for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
         after = current.verdictDistribution.get(verdict, 0)
@@ -235,11 +343,28 @@ def definition_changed(base: CaseResult, cur: CaseResult) -> bool:
     return bool(base.caseDigest and cur.caseDigest and base.caseDigest != cur.caseDigest)
 
 
+def _check_phrase(check: str) -> str:
+    """`code: message` as `code (message)`, the way a headline names a broken rule."""
+    code, _, detail = check.partition(":")
+    return f"{code.strip()} ({detail.strip()})" if detail.strip() else code.strip()
+
+
+def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult) -> None:
+    change = classify_case(base, cur)
+    if cur.passed:
+        kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
+    else:
+        word = "is now not run" if cur.status == "not_run" else "now fails"
+        kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
+    item = out.add(kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
+    if checks:
+        named = "; ".join(_check_phrase(check) for check in checks)
+        item.message = f"{sentence}, no longer failing {named}" if cur.passed else f"{sentence}: {named}"
+
+
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult) -> None:
     if base.passed != cur.passed:
-        kind = IMPROVEMENT if cur.passed else REGRESSION
-        sentence = f"Case {case_id} now {'passes' if cur.passed else 'fails'}"
-        out.add(kind, case_id, "passed", base.passed, cur.passed, sentence)
+        _passed_item(out, case_id, base, cur)
     for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
         metric = f"evidenceCoverage.{tool}"
@@ -260,7 +385,7 @@ def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
     if base.verdict != cur.verdict:
         out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict, f"Case {case_id} verdict changed")
     if sorted(base.failedChecks) != sorted(cur.failedChecks):
-        same_codes = set(_check_codes(base.failedChecks)) == set(_check_codes(cur.failedChecks))
+        same_codes = set(check_codes(base.failedChecks)) == set(check_codes(cur.failedChecks))
         sentence = f"Case {case_id} {'failure details' if same_codes else 'failed checks'} changed"
         out.add(CHANGED, case_id, "failedChecks", list(base.failedChecks), list(cur.failedChecks), sentence)
     if base.toolCallCount != cur.toolCallCount:
@@ -303,8 +428,8 @@ def case_items(case_id: str, base: CaseResult | None, cur: CaseResult) -> list[D
     return out.items
 
 
-def compare_reports(baseline: Report, current: Report, *, cost_tolerance: float = 0.0) -> DiffReport:
-    """Compare two reports by case id: aggregate items first, then per case (CONTRACT §3 metric table)."""
+def compare_reports(baseline: Report, current: Report, *, cost_tolerance: float = DEFAULT_COST_TOLERANCE) -> DiffReport:
+    """Compare two reports by case id: aggregate items first, then per case, and every case's change."""
     if not (math.isfinite(cost_tolerance) and cost_tolerance >= 0):
         raise UsageError(f"cost tolerance must be a finite number ≥ 0 (a ratio such as 0.1), got {cost_tolerance}")
     out = _Collector()
@@ -312,6 +437,9 @@ def compare_reports(baseline: Report, current: Report, *, cost_tolerance: float 
     changed_definitions = list(_all_case_items(out, baseline, current))
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
+    changes = case_changes(baseline, current)
+    breaking = sum(1 for change in changes if change.change in BREAKING)
+    cost_regression = any(item.type == REGRESSION and item.metric in _COST_FIELDS for item in out.items)
     return DiffReport(
         baselineTotalCases=baseline.totalCases,
         currentTotalCases=current.totalCases,
@@ -322,9 +450,13 @@ def compare_reports(baseline: Report, current: Report, *, cost_tolerance: float 
         regressionCount=regressions,
         improvementCount=improvements,
         changedCount=len(out.items) - regressions - improvements,
-        hasRegression=regressions > 0,
+        hasRegression=breaking > 0 or cost_regression,
         items=out.items,
         changedDefinitions=changed_definitions,
+        caseChanges=changes,
+        caseRegressionCount=breaking,
+        caseChangeCounts=change_counts(changes),
+        costTolerance=cost_tolerance,
     )
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 
+from sitegen.casechanges import REGRESSED, STILL_FAILING, CaseChange
+from sitegen.errors import UsageError
 from sitegen.report import CaseResult, Report
 
 # XML 1.0 allows only TAB, LF, CR and these ranges; anything else (e.g. a NUL or ESC echoed by an LLM)
@@ -32,28 +35,60 @@ def _seconds(duration_ms: int | float | None) -> str:
     return f"{(duration_ms or 0) / 1000:.3f}"
 
 
-def _testcase(result: CaseResult, suite_name: str) -> ET.Element:
+KNOWN_FAILURES_SKIP = "skip"
+KNOWN_FAILURES_FAIL = "fail"
+KNOWN_FAILURE_MODES = (KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL)
+KNOWN_FAILURE_PREFIX = "known failure since the baseline: "
+
+
+def _known_failure_message(result: CaseResult, change: CaseChange) -> str:
+    message = KNOWN_FAILURE_PREFIX + (", ".join(result.failed_codes) or "failed")
+    if change.newFailedChecks:
+        message += f" (new since the baseline: {', '.join(change.new_codes)})"
+    return xml_text(message)
+
+
+def _testcase(result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool) -> ET.Element:
     element = ET.Element(
         "testcase",
         {"classname": case_classname(result, suite_name), "name": xml_text(result.caseId), "time": _seconds(result.durationMs)},
     )
     body = xml_text("\n".join(result.failedChecks))
-    if result.status == "not_run":
+    regressed = change is not None and change.change == REGRESSED
+    if result.status == "not_run" and not regressed:
         ET.SubElement(element, "skipped", {"message": body or "not run"})
+    elif result.passed:
+        return element
+    elif change is not None and change.change == STILL_FAILING and skip_known:
+        # The baseline failed too: red here would only repeat what the pull request did not break.
+        ET.SubElement(element, "skipped", {"message": _known_failure_message(result, change)}).text = body
     elif result.failedChecks:
         codes = result.failed_codes
         failure = ET.SubElement(element, "failure", {"message": xml_text(", ".join(codes)), "type": xml_text(codes[0])})
         failure.text = body
-    elif not result.passed:
+    else:
         # A report read from elsewhere may mark a case failed without naming a check.
         ET.SubElement(element, "failure", {"message": "failed", "type": "failed"}).text = "failed without a recorded check"
     return element
 
 
-def junit_xml(report: Report, suite_name: str) -> str:
-    """One <testsuite> inside <testsuites>, a <testcase> per case: failures carry every failed check."""
-    cases = [_testcase(result, suite_name) for result in report.results]
-    skipped = sum(1 for result in report.results if result.status == "not_run")
+def junit_xml(
+    report: Report,
+    suite_name: str,
+    changes: Iterable[CaseChange] | None = None,
+    known_failures: str = KNOWN_FAILURES_SKIP,
+) -> str:
+    """One <testsuite> inside <testsuites>, a <testcase> per case: failures carry every failed check.
+
+    `changes`: the diff's caseChanges when there is a baseline; a case that failed there too is then a
+    known failure, reported as <skipped> (or as a failure with `known_failures="fail"`).
+    """
+    if known_failures not in KNOWN_FAILURE_MODES:
+        raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failures!r}")
+    by_case = {change.caseId: change for change in changes or ()}
+    skip_known = known_failures == KNOWN_FAILURES_SKIP
+    cases = [_testcase(result, suite_name, by_case.get(result.caseId), skip_known) for result in report.results]
+    skipped = sum(1 for case in cases if case.find("skipped") is not None)
     failures = sum(1 for case in cases if case.find("failure") is not None)
     total_ms = sum(result.durationMs or 0 for result in report.results)
     counts = {

@@ -93,6 +93,7 @@ class BuildOptions:
     cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
     workers: int | None = None  # processes for case pages (default: one per core for big suites)
     index_page_rows: int = urls.INDEX_PAGE_ROWS  # rows per static page of the case list
+    cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
 
 
 @dataclass
@@ -224,7 +225,8 @@ def gather(
     options = inputs.options
     report = build_report(results)
     report_text = report_json(report, result_texts)
-    diff = compare_reports(inputs.baseline, report) if inputs.baseline is not None else None
+    tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
+    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance) if inputs.baseline is not None else None
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)

@@ -77,11 +77,10 @@ def _failing_cases(report: Report) -> list[str]:
 
 
 def build_summary_markdown(report: Report, diff: DiffReport | None = None, title: str = "Diagnosis eval") -> str:
-    """The job summary of a build: the headline, then the baseline's regressions (or, without one, the failing cases)."""
-    lines = [f"## {escape_inline(title)}", "", report_headline(report)]
+    """The job summary of a build: with a baseline the diff's cases first, then this run's counts; else counts and failures."""
     if diff is None:
-        lines += _failing_cases(report)
+        lines = [f"## {escape_inline(title)}", "", report_headline(report), *_failing_cases(report)]
         return "\n".join(lines) + "\n"
     from sitegen.diffmarkdown import diff_summary_markdown
 
-    return "\n".join(lines) + "\n\n" + diff_summary_markdown(diff)
+    return diff_summary_markdown(diff, title=title) + "\n" + report_headline(report) + "\n"

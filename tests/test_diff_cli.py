@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.diff import compare_reports, diff_json
 from sitegen.diffmarkdown import diff_markdown
@@ -43,8 +43,12 @@ def test_gate_exits_1_after_writing_both_outputs(tmp_path: Path) -> None:
     expected = compare_reports(read_report(Path(BASELINE)), read_report(Path(REGRESSED)))
     assert out_json.read_text(encoding="utf-8") == diff_json(expected)
     assert out_md.read_text(encoding="utf-8") == diff_markdown(expected)
-    assert "7 regression item(s)" in result.stderr
-    assert "diff: 7 regression(s), 3 improvement(s), 10 change(s); pass rate 80.0% → 60.0%" in result.stdout
+    assert result.stderr == f"regression: 2 cases regressed, 1 removed against {BASELINE}\n"
+    assert result.stdout == (
+        "diff: 2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
+        "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new; "
+        "pass rate 80.0% → 60.0% (-20.0 points) (6 regression, 3 improvement, 11 change item(s))\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -61,7 +65,7 @@ def test_gate_exit_code(baseline: str, current: str, code: int) -> None:
     result = run(baseline, current, "--fail-on-regression", "--json", "-")
     assert result.exit_code == code, result.output
     data = json.loads(result.stdout)
-    assert data["hasRegression"] is (code == 1) and (data["regressionCount"] > 0) is (code == 1)
+    assert data["hasRegression"] is (code == 1) and (data["caseRegressionCount"] > 0) is (code == 1)
 
 
 def test_only_improvements_pass_the_gate(tmp_path: Path) -> None:
@@ -75,20 +79,70 @@ def test_only_improvements_pass_the_gate(tmp_path: Path) -> None:
     result = run(BASELINE, str(current), "--fail-on-regression", "--markdown", str(tmp_path / "d.md"))
     assert result.exit_code == 0, result.output
     text = (tmp_path / "d.md").read_text(encoding="utf-8")
-    assert "✅ **No regressions**" in text and "## Improvements (4)" in text and "## Changes (1)" in text
+    assert "✅ **No regression**" in text and "**no case regressed · 1 fixed**" in text
+    assert "### Improvements (4)" in text and "### Changes (1)" in text
 
 
-def test_cost_tolerance_lets_noisy_cost_through_the_gate(tmp_path: Path) -> None:
-    base = json.loads((DATA / "baseline.json").read_text(encoding="utf-8"))
-    noisy = dict(base, averageDurationMs=base["averageDurationMs"] * 1.08, averageToolCallCount=3.2)
-    path = tmp_path / "noisy.json"
-    path.write_text(json.dumps(noisy), encoding="utf-8")
-    strict = run(BASELINE, str(path), "--fail-on-regression", "--json", "-")
-    assert strict.exit_code == 1, strict.output
-    assert [i["metric"] for i in json.loads(strict.stdout)["items"]] == ["averageToolCallCount", "averageDurationMs"]
-    tolerant = run(BASELINE, str(path), "--fail-on-regression", "--cost-tolerance", "0.1", "--json", "-")
-    assert tolerant.exit_code == 0, tolerant.output
-    assert json.loads(tolerant.stdout)["items"] == []
+def slower(tmp_path: Path, factor: float) -> str:
+    """The baseline report with every case's duration multiplied by `factor` (and its average with them)."""
+    data = json.loads((DATA / "baseline.json").read_text(encoding="utf-8"))
+    for result in data["results"]:
+        result["durationMs"] = result["durationMs"] * factor
+    data["averageDurationMs"] *= factor
+    path = tmp_path / "slower.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def write_config(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "sitegen.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("options", "config", "code"),
+    [
+        ([], None, 0),  # 8% slower is within the default 10%
+        (["--cost-tolerance", "0.05"], None, 1),
+        ([], "[diff]\ncostTolerance = 0.05\n", 1),
+        (["--cost-tolerance", "0.1"], "[diff]\ncostTolerance = 0.05\n", 0),  # the option beats the config
+        (["--cost-tolerance", "0"], "[diff]\ncostTolerance = 0.5\n", 1),
+        ([], "[diff]\ncostTolerance = 1\n", 0),
+    ],
+)
+def test_cost_tolerance_from_option_config_or_default(tmp_path: Path, options: list[str], config: str | None,
+                                                      code: int) -> None:
+    extra = ["--config", write_config(tmp_path, config)] if config else []
+    result = run(BASELINE, slower(tmp_path, 1.08), "--fail-on-regression", "--json", "-", *options, *extra)
+    assert result.exit_code == code, result.output
+    items = json.loads(result.stdout)["items"]
+    assert {i["metric"] for i in items[1:]} == {"durationMs"}  # every case 8% slower: CHANGED, never gating
+    item = items[0]
+    assert (item["metric"], item["type"]) == ("averageDurationMs", "REGRESSION" if code else "CHANGED")
+    if code:
+        assert result.stderr.startswith("regression: cost regression on the cases in both reports: averageDurationMs")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("[diff]\ncostTolerance = -0.1\n", "diff.costTolerance"),
+        ("[diff]\ncostTolerance = 'ten'\n", "diff.costTolerance"),
+        ("[diff]\ncostTolerance = true\n", "diff.costTolerance"),
+        ("[diff]\ncostTolerance = nan\n", "diff.costTolerance"),
+        ("[diff]\ncost_tolerance = 0.1\n", "diff.cost_tolerance"),
+        ("diff = 3\n", None),
+    ],
+)
+def test_bad_cost_tolerance_in_the_config_exits_2_naming_file_and_key(tmp_path: Path, text: str, where: str | None) -> None:
+    config = write_config(tmp_path, text)
+    out = tmp_path / "d.json"
+    result = run(BASELINE, BASELINE, "--config", config, "--json", str(out))
+    assert result.exit_code == 2, result.output
+    expected = f"error: {config}:{where}: " if where else f"error: {config}: expected [diff] to be a table"
+    assert result.stderr.startswith(expected), result.stderr
+    assert "Traceback" not in result.output and not out.exists()
 
 
 @pytest.mark.parametrize("value", ["-0.5", "abc", "nan"])
@@ -154,3 +208,27 @@ def test_console_script_exit_codes(tmp_path: Path) -> None:
     )
     assert gated.returncode == 1, gated.stderr
     assert (tmp_path / "d.md").exists()
+
+
+def test_build_takes_the_cost_tolerance_from_option_config_or_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    cases = [make_case(id="a", traceFixture="a.json"), make_case(id="b", traceFixture="b.json")]
+    cases_path, fixtures = write_suite(tmp_path / "eval", cases, {"a.json": make_trace(), "b.json": make_trace()})
+    suite = ["--cases", str(cases_path), "--fixtures", str(fixtures)]
+    assert runner.invoke(app, ["evaluate", *suite, "--json", "baseline.json"]).exit_code == 0
+    slow = make_trace()
+    slow["session"]["totalDurationMs"] = 1080  # both cases 8% slower
+    write_suite(tmp_path / "eval", cases, {"a.json": slow, "b.json": slow})
+    config = write_config(tmp_path, "[diff]\ncostTolerance = 0.05\n")
+
+    def build(*options: str) -> tuple[int, dict]:
+        result = runner.invoke(app, ["build", *suite, "--baseline", "baseline.json", "--fail-on-regression", *options],
+                               env={"SOURCE_DATE_EPOCH": "1700000000"})
+        return result.exit_code, json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))
+
+    code, diff = build()
+    assert (code, diff["costTolerance"], diff["items"][0]["type"]) == (0, 0.1, "CHANGED")
+    code, diff = build("--config", config)
+    assert (code, diff["costTolerance"], diff["items"][0]["type"]) == (1, 0.05, "REGRESSION")
+    code, diff = build("--config", config, "--cost-tolerance", "0.1")
+    assert (code, diff["costTolerance"]) == (0, 0.1)

@@ -1,4 +1,4 @@
-"""JUnit XML: one testcase per case, failures with every failed check, not-run cases skipped."""
+"""JUnit XML: one testcase per case, failures with every failed check, not-run cases and known failures skipped."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from conftest import make_case, make_trace, write_suite
 from sitegen.cli import app
+from sitegen.diff import compare_reports
+from sitegen.errors import UsageError
 from sitegen.junit import case_classname, junit_xml, xml_text
 from sitegen.report import CaseResult, build_report
 
@@ -133,3 +135,69 @@ def test_evaluate_writes_junit(tmp_path: Path) -> None:
     assert cases["fail"].result[0].type == "verdict_not_allowed"
     assert isinstance(cases["absent"].result[0], Skipped)
     assert cases["pass"].time == pytest.approx(1.0)
+
+
+# --- with a baseline: known failures ------------------------------------------------------------------------------
+
+
+def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, object]:
+    baseline = build_report([
+        _result("still-bad", "failed", ["keyword_coverage: 0/2"]),
+        _result("worse", "failed", ["keyword_coverage: 0/2"]),
+        _result("breaks", "passed"),
+        _result("vanishes", "passed"),
+        _result("never-ran", "not_run", ["fixture_missing: x.json does not exist"]),
+        _result("ok", "passed"),
+    ])
+    current = build_report([
+        _result("still-bad", "failed", ["keyword_coverage: 0/2"]),
+        _result("worse", "failed", ["keyword_coverage: 0/2", "verdict_missing: no verdict"]),
+        _result("breaks", "failed", ["verdict_not_allowed: verdict 'REJECT' is not allowed"]),
+        _result("vanishes", "not_run", ["fixture_missing: v.json does not exist"]),
+        _result("never-ran", "not_run", ["fixture_missing: x.json does not exist"]),
+        _result("ok", "passed"),
+        _result("new-bad", "failed", ["verdict_missing: no verdict"]),
+    ])
+    changes = compare_reports(baseline, current).caseChanges
+    xml = _parse(junit_xml(current, "s", changes, known_failures), tmp_path)
+    suite = list(xml)[0]
+    return {"suite": suite, **{case.name: case for case in suite}}
+
+
+def test_known_failures_are_skipped_with_the_reason(tmp_path: Path) -> None:
+    cases = _with_baseline(tmp_path)
+    suite = cases["suite"]
+    assert (suite.tests, suite.failures, suite.skipped) == (7, 3, 3)
+    (skipped,) = cases["still-bad"].result
+    assert isinstance(skipped, Skipped)
+    assert skipped.message == "known failure since the baseline: keyword_coverage"
+    assert skipped.text == "keyword_coverage: 0/2"
+    (worse,) = cases["worse"].result
+    assert isinstance(worse, Skipped)
+    assert worse.message == ("known failure since the baseline: keyword_coverage, verdict_missing "
+                             "(new since the baseline: verdict_missing)")
+    # What the change broke stays red: a case that passed (now failing or not run) and a new failing case.
+    for name, kind in (("breaks", "verdict_not_allowed"), ("vanishes", "fixture_missing"), ("new-bad", "verdict_missing")):
+        (failure,) = cases[name].result
+        assert isinstance(failure, Failure) and failure.type == kind, name
+    (not_run,) = cases["never-ran"].result
+    assert isinstance(not_run, Skipped) and not_run.message == "fixture_missing: x.json does not exist"
+    assert cases["ok"].is_passed
+
+
+def test_known_failures_can_be_reported_as_failures(tmp_path: Path) -> None:
+    cases = _with_baseline(tmp_path, known_failures="fail")
+    assert (cases["suite"].failures, cases["suite"].skipped) == (5, 1)
+    for name in ("still-bad", "worse"):
+        (failure,) = cases[name].result
+        assert isinstance(failure, Failure) and failure.type == "keyword_coverage"
+
+
+def test_without_a_baseline_every_failed_case_fails() -> None:
+    report = build_report([_result("bad", "failed", ["keyword_coverage: 0/2"])])
+    assert "<failure " in junit_xml(report, "s") and "<skipped" not in junit_xml(report, "s")
+
+
+def test_unknown_known_failures_mode_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="--junit-known-failures"):
+        junit_xml(build_report([]), "s", [], "ignore")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from junitparser import JUnitXml
+from bs4 import BeautifulSoup
+from junitparser import Failure, JUnitXml, Skipped
+from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from conftest import make_case, make_trace, write_suite
+from conftest import ROOT, check_golden, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.diff import compare_reports
 from sitegen.errors import BadInput
@@ -83,15 +86,29 @@ def test_summary_caps_the_failing_list() -> None:
     assert "…and 5 more in the full report." in text
 
 
-def test_summary_with_baseline_shows_the_regressions() -> None:
-    baseline = build_report([_result("a", True), _result("b", True)])
-    current = build_report([_result("a", True), _result("b", False)])
+def markdown_text(markdown: str) -> str:
+    """What a reader of the rendered Markdown sees."""
+    html = MarkdownIt("commonmark", {"html": False}).enable("table").render(markdown)
+    return BeautifulSoup(html, "html.parser").get_text()
+
+
+def test_summary_with_baseline_leads_with_the_regressed_cases() -> None:
+    baseline = build_report([_result("a", True), _result("b", True), _result("known", False)])
+    current = build_report([_result("a", True), _result("b", False), _result("known", False)])
     text = build_summary_markdown(current, compare_reports(baseline, current))
-    assert "## Baseline diff" in text
-    assert "❌ **1 of 2 cases passed**" in text
-    regressions = text.split("### Regressions", 1)[1]
-    assert "| b |" in regressions and "passed" in regressions
-    assert "### Failing cases" not in text
+    assert text.startswith("## Diagnosis eval\n\n**1 case regressed: b (verdict\\_not\\_allowed) · 1 known failure**\n")
+    table = text.split("### Regressed and removed cases (1)", 1)[1]
+    assert "| b | passed → failed | verdict\\_not\\_allowed | verdict\\_not\\_allowed: verdict 'REJECT' is not allowed |" in table
+    assert text.rstrip().endswith("❌ **1 of 3 cases passed** (pass rate 33.3%) · 2 failed · 0 not run")
+    assert "### Failing cases" not in text and "<details>" not in text
+
+
+def test_summary_never_folds_the_regressed_cases() -> None:
+    baseline = build_report([_result(f"c{i:03d}", True) for i in range(FAILING_ROWS * 3)])
+    current = build_report([_result(f"c{i:03d}", False) for i in range(FAILING_ROWS * 3)])
+    text = build_summary_markdown(current, compare_reports(baseline, current))
+    assert "<details>" not in text
+    assert sum(1 for line in text.splitlines() if "| passed → failed |" in line) == FAILING_ROWS * 3
 
 
 def test_diff_command_appends_its_summary(tmp_path: Path) -> None:
@@ -106,8 +123,8 @@ def test_diff_command_appends_its_summary(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1, result.output
     text = summary.read_text(encoding="utf-8")
-    assert text.startswith("## Baseline diff")
-    assert "### Regressions (" in text and "| a |" in text
+    assert text.startswith("## Baseline diff\n\n**1 case regressed: a (verdict\\_not\\_allowed)**")
+    assert "### Regressed and removed cases (1)" in text and "| a |" in text
 
 
 def test_diff_command_without_the_variable_writes_no_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -119,30 +136,99 @@ def test_diff_command_without_the_variable_writes_no_summary(tmp_path: Path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json", "d.json"]
 
 
-def test_build_gate_writes_site_junit_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pull-request step of the workflow: `sitegen build --fail-on-regression --junit site/junit.xml`."""
+# --- the issue's "done when": a slow new case and one broken rule --------------------------------------------------
+
+SCENARIO_HEADLINE = "1 case regressed: mysql-slow-query (forbidden_answer_keyword) · 2 known failures · 1 new"
+SLOW_TRACE = dict(make_trace(answer="磁盘 IO 饱和", tools=["query_metrics"] * 30))
+SLOW_TRACE["session"] = dict(SLOW_TRACE["session"], totalDurationMs=600_000)
+
+
+@pytest.fixture
+def scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], Path]:
+    """A suite with two passing cases and two known failures, its baseline, then the user's change."""
     monkeypatch.chdir(tmp_path)
-    cases, fixtures = write_suite(
-        tmp_path / "eval",
-        [make_case(id="stays", traceFixture="stays.json"), make_case(id="breaks", traceFixture="breaks.json")],
-        {"stays.json": make_trace(verdict="PASS"), "breaks.json": make_trace(verdict="PASS")},
-    )
-    suite = ["--cases", str(cases), "--fixtures", str(fixtures)]
-    runner = CliRunner()
-    baseline = runner.invoke(app, ["evaluate", *suite, "--json", "baseline.json"])
-    assert baseline.exit_code == 0, baseline.output
-    (fixtures / "breaks.json").write_text('{"session": {"answer": ""}}', encoding="utf-8")
+    cases = [
+        make_case(id="mysql-slow-query", traceFixture="mysql.json", forbiddenAnswerKeywords=["重启 MySQL"]),
+        make_case(id="disk-full", traceFixture="disk.json"),
+        make_case(id="known-bad-verdict", traceFixture="verdict.json", tags=["example:known-bad"]),
+        make_case(id="known-bad-evidence", traceFixture="evidence.json", requiredEvidenceTools=["query_logs"]),
+    ]
+    traces = {
+        "mysql.json": make_trace(answer="慢查询拖垮了连接池，先加索引"),
+        "disk.json": make_trace(answer="磁盘满了"),
+        "verdict.json": make_trace(verdict="LOW_CONFID"),
+        "evidence.json": make_trace(),
+    }
+    cases_path, fixtures = write_suite(tmp_path / "eval", cases, traces)
+    suite = ["--cases", str(cases_path), "--fixtures", str(fixtures)]
+    made = CliRunner().invoke(app, ["evaluate", *suite, "--json", "baseline.json"])
+    assert made.exit_code == 0, made.output
+    # The change: a slow but passing case, and one rule broken in another case.
+    cases.append(make_case(id="slow-new-case", traceFixture="slow.json"))
+    write_suite(tmp_path / "eval", cases, {"slow.json": SLOW_TRACE,
+                                           "mysql.json": make_trace(answer="慢查询拖垮了连接池，建议重启 MySQL")})
+    return suite, fixtures
+
+
+def test_done_when_the_build_names_the_one_regressed_case(scenario: tuple[list[str], Path], tmp_path: Path) -> None:
+    suite, _ = scenario
     summary = tmp_path / "step-summary.md"
-    result = runner.invoke(
-        app,
-        ["build", *suite, "--baseline", "baseline.json", "--fail-on-regression", "--junit", "site/junit.xml"],
-        env={"GITHUB_STEP_SUMMARY": str(summary), "SOURCE_DATE_EPOCH": "1700000000"},
-    )
+    args = ["build", *suite, "--baseline", "baseline.json", "--fail-on-regression", "--junit", "site/junit.xml"]
+    env = {"GITHUB_STEP_SUMMARY": str(summary), "SOURCE_DATE_EPOCH": "1700000000"}
+    result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 1, result.output
-    assert (tmp_path / "site" / "index.html").is_file()
-    testcases = {case.name: case for case in list(JUnitXml.fromfile(str(tmp_path / "site" / "junit.xml")))[0]}
-    assert set(testcases) == {"stays", "breaks"}
-    assert testcases["stays"].is_passed and not testcases["breaks"].is_passed
+    assert f"against baseline.json: {SCENARIO_HEADLINE}; pass rate 50.0% → 40.0% (-10.0 points)" in result.stdout
+    assert result.stderr.endswith("regression: 1 case regressed against baseline.json\n"), result.stderr
     text = summary.read_text(encoding="utf-8")
-    assert text.startswith("## Diagnosis eval\n\n❌ **1 of 2 cases passed**")
-    assert "### Regressions" in text and "| breaks |" in text
+    assert SCENARIO_HEADLINE in markdown_text(text).splitlines()
+    check_golden(text, ROOT / "tests" / "golden" / "diff" / "scenario-build-summary.md")
+    diff = json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))
+    assert (diff["caseRegressionCount"], diff["hasRegression"]) == (1, True)
+    assert [i["type"] for i in diff["items"] if i["metric"].startswith("average")] == ["CHANGED", "CHANGED"]
+    assert SCENARIO_HEADLINE in markdown_text((tmp_path / "site" / "diff.md").read_text(encoding="utf-8"))
+
+    suite_xml = list(JUnitXml.fromfile(str(tmp_path / "site" / "junit.xml")))[0]
+    testcases = {case.name: case for case in suite_xml}
+    assert (suite_xml.tests, suite_xml.failures, suite_xml.skipped) == (5, 1, 2)
+    (failure,) = testcases["mysql-slow-query"].result
+    assert isinstance(failure, Failure) and failure.type == "forbidden_answer_keyword"
+    for name, code in (("known-bad-verdict", "verdict_not_allowed"), ("known-bad-evidence", "missing_evidence_tool")):
+        (skipped,) = testcases[name].result
+        assert isinstance(skipped, Skipped) and skipped.message == f"known failure since the baseline: {code}"
+    assert testcases["slow-new-case"].is_passed and testcases["disk-full"].is_passed
+
+
+def test_done_when_known_failures_can_fail_the_junit_report(scenario: tuple[list[str], Path], tmp_path: Path) -> None:
+    suite, _ = scenario
+    args = ["build", *suite, "--baseline", "baseline.json", "--junit", "j.xml", "--junit-known-failures", "fail"]
+    result = CliRunner().invoke(app, args, env={"SOURCE_DATE_EPOCH": "1700000000"})
+    assert result.exit_code == 0, result.output  # no --fail-on-regression
+    suite_xml = list(JUnitXml.fromfile(str(tmp_path / "j.xml")))[0]
+    assert (suite_xml.failures, suite_xml.skipped) == (3, 0)
+    bad = CliRunner().invoke(app, [*args[:-1], "sometimes"])
+    assert bad.exit_code == 2 and "--junit-known-failures" in bad.output
+
+
+def test_done_when_the_diff_command_names_the_one_regressed_case(scenario: tuple[list[str], Path], tmp_path: Path) -> None:
+    suite, _ = scenario
+    runner = CliRunner()
+    assert runner.invoke(app, ["evaluate", *suite, "--json", "current.json"]).exit_code == 0
+    summary = tmp_path / "step-summary.md"
+    result = runner.invoke(app, ["diff", "baseline.json", "current.json", "--markdown", "diff.md", "--fail-on-regression"],
+                           env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith(f"diff: {SCENARIO_HEADLINE}; pass rate 50.0% → 40.0% (-10.0 points)")
+    assert result.stderr == "regression: 1 case regressed against baseline.json\n"
+    assert SCENARIO_HEADLINE in markdown_text((tmp_path / "diff.md").read_text(encoding="utf-8")).splitlines()
+    assert SCENARIO_HEADLINE in markdown_text(summary.read_text(encoding="utf-8")).splitlines()
+
+
+def test_done_when_the_gate_fails_for_the_broken_case_alone(scenario: tuple[list[str], Path], tmp_path: Path) -> None:
+    suite, fixtures = scenario
+    # Mend the broken case: the slow new case remains, and it alone never fails the gate.
+    write_suite(fixtures.parent, json.loads(Path(suite[1]).read_text(encoding="utf-8")),
+                {"mysql.json": make_trace(answer="慢查询拖垮了连接池，先加索引")})
+    result = CliRunner().invoke(app, ["build", *suite, "--baseline", "baseline.json", "--fail-on-regression"],
+                                env={"SOURCE_DATE_EPOCH": "1700000000"})
+    assert result.exit_code == 0, result.output
+    assert "against baseline.json: no case regressed · 2 known failures · 1 new; pass rate 50.0% → 60.0%" in result.stdout
