@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import errno
 import json
 import math
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
@@ -35,6 +36,7 @@ _EXPECTED = {
     "string_too_short": "a non-empty string",
     "too_short": "a non-empty array",
     "greater_than_equal": "a number ≥ 0",
+    "blank_string": "text (not empty or whitespace only)",
 }
 
 
@@ -52,6 +54,16 @@ def _parse_float(text: str) -> float:
         shown = text if len(text) <= 40 else f"{text[:20]}…{text[-10:]}"
         raise _NonFiniteNumber(f"{shown} is out of range (expected a finite number)")
     return value
+
+
+def _recording_parse_float(texts: dict[int, str]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        value = _parse_float(text)
+        if repr(value) != text:
+            texts[id(value)] = text  # the parsed document holds the value, so its id stays unique
+        return value
+
+    return parse
 
 
 class _NumberTooLong(ValueError):
@@ -123,13 +135,18 @@ def parse_json_quickly(text: str | bytes) -> Any:
         return json.loads(text)
 
 
-def parse_json_text(text: str, *, strict_keys: bool = False) -> Any | TextProblem:
-    """Parse strict JSON (no NaN/Infinity); a failure comes back as a TextProblem."""
+def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[int, str] | None = None) -> Any | TextProblem:
+    """Parse strict JSON (no NaN/Infinity); a failure comes back as a TextProblem.
+
+    `number_texts`, if given, receives id(number) → source text of every fraction or exponent number whose text
+    Python's float would not give back (`2026.10`, `1e2`), for rules that compare a number as it was written.
+    """
+    parse_float = _parse_float if number_texts is None else _recording_parse_float(number_texts)
     try:
         return json.loads(
             text,
             parse_constant=_reject_constant,
-            parse_float=_parse_float,
+            parse_float=parse_float,
             parse_int=_parse_int,
             object_pairs_hook=_reject_duplicate_keys if strict_keys else None,
         )
@@ -166,6 +183,8 @@ def describe_error(error: dict[str, Any]) -> str:
     expected = _EXPECTED.get(error["type"])
     if error["type"] == "missing":
         return "missing (expected this required field)"
+    if error["type"] == "duplicate_entry":
+        return str(error["msg"])
     got = json.dumps(error.get("input"), ensure_ascii=False, default=str)
     if len(got) > 60:
         got = got[:57] + "..."
@@ -226,10 +245,8 @@ def load_cases(path: Path, text: str | None = None) -> list[Case]:
         try:
             case = Case.model_validate(item)
         except ValidationError as exc:
-            errors = exc.errors()
-            first = errors[0]
-            more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-            raise BadInput(path, f"{describe_error(first)}{more}", where=f"{label}, field {format_loc(first['loc'])!r}") from None
+            field, problem = _case_problem(exc.errors())
+            raise BadInput(path, problem, where=f"{label}, field {field!r}") from None
         if case.id in seen:
             raise BadInput(
                 path, f"duplicate id (already used by case #{seen[case.id] + 1}): expected unique ids", where=f"{label}, field 'id'"
@@ -237,6 +254,26 @@ def load_cases(path: Path, text: str | None = None) -> list[Case]:
         seen[case.id] = index
         cases.append(case)
     return cases
+
+
+def _case_problem(errors: Sequence[Any]) -> tuple[str, str]:
+    """The field and the message for a case that failed validation: an unknown field first (most likely a typo)."""
+    first = min(errors, key=lambda error: error["type"] != "extra_forbidden")
+    field = format_loc(first["loc"])
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    if first["type"] == "extra_forbidden":
+        return field, f"{_unknown_field_problem(field)}{more}"
+    return field, f"{describe_error(first)}{more}"
+
+
+def _unknown_field_problem(name: str) -> str:
+    """Why a case field name is refused, with the closest defined field when one is close enough."""
+    defined = {field.casefold(): field for field in Case.model_fields}
+    close = difflib.get_close_matches(name.casefold(), list(defined), n=1, cutoff=0.6)
+    annotation = "free annotations start with `_` or `x-`"
+    if close:
+        return f"unknown field: did you mean `{defined[close[0]]}`? ({annotation})"
+    return f"unknown field: expected one of {', '.join(Case.model_fields)} ({annotation})"
 
 
 def _case_label(item: Any, index: int) -> str:
@@ -359,13 +396,16 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTr
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, text.render(shown))
-    raw = parse_json_text(text)
+    number_texts: dict[int, str] = {}
+    raw = parse_json_text(text, number_texts=number_texts)
     if isinstance(raw, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
-    return validate_trace(raw, shown, target, len(data), text)
+    return validate_trace(raw, shown, target, len(data), text, number_texts)
 
 
-def validate_trace(raw: Any, shown: str, path: Path, size: int, text: str | None = None) -> LoadedTrace | FixtureProblem:
+def validate_trace(
+    raw: Any, shown: str, path: Path, size: int, text: str | None = None, number_texts: dict[int, str] | None = None
+) -> LoadedTrace | FixtureProblem:
     """Check a parsed trace has the trace shape; name the first field that does not."""
     if not isinstance(raw, dict):
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: expected a JSON object with a 'session' object, got {_json_kind(raw)}")
@@ -373,7 +413,7 @@ def validate_trace(raw: Any, shown: str, path: Path, size: int, text: str | None
         got = "nothing" if "session" not in raw else _json_kind(raw["session"])
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: field 'session': expected an object, got {got}")
     try:
-        trace = Trace.model_validate(raw)
+        trace = Trace.model_validate(raw, context={"number_texts": number_texts})
     except ValidationError as exc:
         first = exc.errors()[0]
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")

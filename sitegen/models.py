@@ -6,10 +6,64 @@ import hashlib
 import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    StringConstraints,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
+
+from sitegen.textmatch import normalise
 
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+
+# Names a case may carry beyond its defined fields: free annotations, kept and shown (eval/README.md, "Case file").
+ANNOTATION_PREFIXES = ("_", "x-")
+
+
+def is_annotation(name: str) -> bool:
+    """Whether a case field name is a free annotation (`_owner`, `x-ticket`) rather than a defined field."""
+    return name.startswith(ANNOTATION_PREFIXES)
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank_string", "expected text, got an empty or whitespace-only string")
+    return value
+
+
+def _distinct(values: list[str]) -> list[str]:
+    if len(set(map(normalise, values))) == len(values):
+        return values  # the usual case, found without a Python-level loop (validation runs for every case)
+    seen: dict[str, str] = {}
+    for value in values:
+        key = normalise(value)
+        if key not in seen:
+            seen[key] = value
+        else:
+            first = seen[key]
+            raise PydanticCustomError(
+                "duplicate_entry",
+                "entries {first} and {second} are equal after NFKC normalisation and case folding: expected each entry once",
+                {"first": json.dumps(first, ensure_ascii=False), "second": json.dumps(value, ensure_ascii=False)},
+            )
+    return values
+
+
+# A keyword, tool, verdict, marker or tag: blank text would match every answer or name nothing. The JSON
+# Schema says the same with a pattern (Python's `\S` and str.strip() agree on what whitespace is).
+Text = Annotated[str, AfterValidator(_not_blank), WithJsonSchema({"type": "string", "minLength": 1, "pattern": r"\S"})]
+# A list of them, each entry once after normalisation (JSON Schema's uniqueItems only sees exact duplicates).
+TextList = Annotated[list[Text], AfterValidator(_distinct), Field(json_schema_extra={"uniqueItems": True})]
 
 
 def _drop_nulls(data: Any) -> Any:
@@ -19,41 +73,95 @@ def _drop_nulls(data: Any) -> Any:
     return data
 
 
-def _number_as_text(value: Any) -> Any:
-    """Accept a rule set version written as a number (e.g. 3) and keep it as text."""
+def _number_as_text(value: Any, info: ValidationInfo) -> Any:
+    """Accept a rule set version written as a number (e.g. 3) and keep it as text: its JSON source text when the
+    parser recorded it (`number_texts` in the validation context), so that `2026.10` stays `2026.10`."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
+        texts = info.context.get("number_texts") if isinstance(info.context, dict) else None
+        return texts.get(id(value), str(value)) if texts else str(value)
     return value
 
 
 class Case(BaseModel):
     """One fixed exam question: what the answer must contain, which evidence, which verdicts."""
 
-    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+    # A field the table in eval/README.md does not define is an error (a typo must not switch a rule off);
+    # free annotations (`_…`, `x-…`) are taken out before validation and kept in `annotations`.
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"patternProperties": {"^_": {}, "^x-": {}}},
+    )
 
-    id: NonEmptyStr
-    title: str | None = None
-    question: str = ""
-    traceFixture: NonEmptyStr
-    expectedRootCauseKeywords: list[NonEmptyStr] = []
-    minKeywordMatches: Annotated[int, Field(ge=0)] | None = None
-    requiredEvidenceTools: list[NonEmptyStr] = []
-    allowedVerdicts: Annotated[list[NonEmptyStr], Field(min_length=1)] = ["PASS"]
-    forbiddenVerdicts: list[NonEmptyStr] = []
-    forbiddenAnswerKeywords: list[NonEmptyStr] = []
-    forbiddenConfirmedClaimKeywords: list[NonEmptyStr] = []
-    requireV2AuditClosure: bool = False
-    requireClaimChecks: bool = False
-    requireComposerOutput: bool = False
-    expectedGatekeeperRuleSetVersion: str | None = None
-    degradedAnswerMarkers: list[NonEmptyStr] | None = None
-    requireSuccessfulEvidence: bool = False
-    tags: list[NonEmptyStr] = []
+    id: NonEmptyStr = Field(description="Case name, shown everywhere. Unique within the file.")
+    title: str | None = Field(default=None, description="Human title. Default: the id.")
+    question: str = Field(default="", description="The user question (recorded, not sent in fixture mode).")
+    traceFixture: NonEmptyStr = Field(
+        description="File name of the trace, relative to the fixtures folder; must stay inside it."
+    )
+    expectedRootCauseKeywords: TextList = Field(
+        default=[], description="Key points the answer should contain (matched after NFKC + case folding)."
+    )
+    minKeywordMatches: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, description="How many distinct expected keywords must be found. Default: all of them."
+    )
+    requiredEvidenceTools: TextList = Field(
+        default=[], description="Tools that must appear as evidence (toolInvocations or tool_trace_summary)."
+    )
+    allowedVerdicts: Annotated[TextList, Field(min_length=1)] = Field(
+        default=["PASS"], description='Acceptable verifier verdicts. Default: ["PASS"].'
+    )
+    forbiddenVerdicts: TextList = Field(default=[], description="Verdicts that fail the case outright.")
+    forbiddenAnswerKeywords: TextList = Field(
+        default=[], description="Dangerous or over-confident phrases the answer must not contain."
+    )
+    forbiddenConfirmedClaimKeywords: TextList = Field(
+        default=[], description="Unsupported claims that must not reach the answer."
+    )
+    requireV2AuditClosure: bool = Field(
+        default=False,
+        description="gatekeeper_result, claim_checks and composer_output must exist; the raw-JSON leak check applies.",
+    )
+    requireClaimChecks: bool = Field(
+        default=False,
+        description=(
+            "claim_checks must be a non-empty list and every claim check must have claim_id, "
+            "a recognised verification and detail."
+        ),
+    )
+    requireComposerOutput: bool = Field(
+        default=False, description="composer_output must record its mode: parsed, fallback or degraded."
+    )
+    expectedGatekeeperRuleSetVersion: Text | None = Field(
+        default=None, description="Gatekeeper rule set version the trace must record (a number there compares by its JSON text)."
+    )
+    degradedAnswerMarkers: TextList | None = Field(
+        default=None, description="Text the degraded (REJECT) answer always contains. Default: the suite's markers."
+    )
+    requireSuccessfulEvidence: bool = Field(
+        default=False, description="A required tool counts only if one of its invocations succeeded."
+    )
+    tags: TextList = Field(default=[], description="Free labels, e.g. matrix:reject-safety; the site groups and filters by them.")
+    notes: str = Field(default="", description="Free text for readers, shown on the case page.")
 
-    @model_validator(mode="before")
+    _annotations: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
     @classmethod
-    def _nulls_are_absent(cls, data: Any) -> Any:
-        return _drop_nulls(data)
+    def _annotations_apart(cls, data: Any, handler: ModelWrapValidatorHandler[Case]) -> Case:
+        if not isinstance(data, dict):
+            return handler(data)
+        fields: dict[str, Any] = {}
+        annotations: dict[str, Any] = {}
+        for key, value in data.items():
+            if key.startswith(ANNOTATION_PREFIXES):
+                annotations[key] = value  # shown as written, null included: an annotation has no "absent"
+            elif value is not None or key not in cls.model_fields:
+                fields[key] = value  # null means absent for a defined field only; an unknown field is an error
+        case = handler(fields)
+        case._annotations = annotations
+        return case
 
     @property
     def display_title(self) -> str:
@@ -68,15 +176,24 @@ class Case(BaseModel):
         return self.minKeywordMatches
 
     @property
+    def annotations(self) -> dict[str, Any]:
+        """The case's free annotations (`_…`, `x-…` fields), in file order."""
+        return dict(self._annotations)
+
+    @property
     def extra_fields(self) -> dict[str, Any]:
-        """Unknown fields of the case, kept so they can be shown."""
-        return dict(self.model_extra or {})
+        """What the case page lists after the defined fields, as it did when these were unknown fields: the notes
+        (when there are any), then the annotations."""
+        return ({"notes": self.notes} if self.notes else {}) | self._annotations
 
     def digest(self) -> str:
         """A short, stable hash of the whole definition, so a diff can tell an edited case."""
-        canonical = json.dumps(
-            self.model_dump(mode="json", exclude_none=False), sort_keys=True, ensure_ascii=False, separators=(",", ":")
-        )
+        data = self.model_dump(mode="json", exclude_none=False)
+        # The form the digest had when notes and annotations were kept as unknown fields: an unchanged case keeps its digest.
+        if not self.notes:
+            del data["notes"]
+        data.update(self._annotations)
+        canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
@@ -124,7 +241,10 @@ class GatekeeperResult(_TraceObject):
     """The Gatekeeper's decision on the Executor's structured output."""
 
     status: str | None = None
-    rule_set_version: Annotated[str, BeforeValidator(_number_as_text)] | None = None
+    # The schema states what the validator accepts: a string, or a number kept as its JSON text.
+    rule_set_version: Annotated[str, BeforeValidator(_number_as_text), WithJsonSchema({"type": ["string", "number"]})] | None = (
+        None
+    )
 
 
 class ComposerOutput(_TraceObject):
@@ -172,9 +292,9 @@ class Trace(_TraceObject):
 
     @property
     def verdict(self) -> str | None:
-        """The verdict, or None when absent or empty."""
+        """The verdict, or None when absent, empty or whitespace-only."""
         verifier = self.verifier
-        return verifier.verdict if verifier and verifier.verdict else None
+        return verifier.verdict if verifier and verifier.verdict and verifier.verdict.strip() else None
 
     @property
     def executor_answer(self) -> str | None:

@@ -1,4 +1,4 @@
-"""The checks of CONTRACT §2: one small pure function per code, each returning its failures."""
+"""The checks of eval/README.md ("Rules"): one small pure function per code, each returning its failures."""
 
 from __future__ import annotations
 
@@ -20,9 +20,24 @@ def _quote(text: str) -> str:
     return f"'{text}'"
 
 
+def _blank(value: Any) -> bool:
+    """Absent, or text with nothing but whitespace in it: a field that says nothing."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def distinct_keywords(case: Case) -> list[str]:
+    """The expected root-cause keywords, each once after normalisation (as written the first time)."""
+    # The case model already refuses two keywords equal after normalisation; a case made without validation
+    # (model_construct, model_copy(update=…)) must still not count one keyword twice toward minKeywordMatches.
+    first: dict[str, str] = {}
+    for keyword in case.expectedRootCauseKeywords:
+        first.setdefault(normalise(keyword), keyword)
+    return list(first.values())
+
+
 def matched_keywords(case: Case, trace: Trace) -> list[str]:
-    """The expected root-cause keywords found in the answer."""
-    return found_in(trace.session.answer, case.expectedRootCauseKeywords)
+    """The distinct expected root-cause keywords found in the answer."""
+    return found_in(trace.session.answer, distinct_keywords(case))
 
 
 def evidence_coverage(case: Case, trace: Trace) -> dict[str, bool]:
@@ -39,9 +54,9 @@ def _tool_covered(case: Case, trace: Trace, tool: str) -> bool:
 
 
 def check_verdict_missing(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
-    """verdict_missing: the verifier verdict is absent or empty."""
+    """verdict_missing: the verifier verdict is absent, empty or whitespace-only."""
     if trace.verdict is None:
-        return [_fail("verdict_missing", "selfEvaluation.verifier_evaluation.verdict is absent or empty")]
+        return [_fail("verdict_missing", "selfEvaluation.verifier_evaluation.verdict is absent, empty or whitespace-only")]
     return []
 
 
@@ -63,16 +78,17 @@ def check_verdict_forbidden(case: Case, trace: Trace, config: SuiteConfig) -> li
 
 
 def check_keyword_coverage(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
-    """keyword_coverage: fewer than minKeywordMatches expected keywords are in the answer."""
-    matched = matched_keywords(case, trace)
-    needed = case.keyword_threshold
+    """keyword_coverage: fewer than minKeywordMatches distinct expected keywords are in the answer."""
+    keywords = distinct_keywords(case)
+    matched = found_in(trace.session.answer, keywords)
+    needed = len(keywords) if case.minKeywordMatches is None else case.minKeywordMatches
     if len(matched) >= needed:
         return []
-    missing = [k for k in case.expectedRootCauseKeywords if k not in matched]
+    missing = [k for k in keywords if k not in matched]
     return [
         _fail(
             "keyword_coverage",
-            f"answer matches {len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords, needs {needed}; "
+            f"answer matches {len(matched)} of {len(keywords)} expected keywords, needs {needed}; "
             f"missing: {', '.join(_quote(k) for k in missing) or 'none'}",
         )
     ]
@@ -141,9 +157,15 @@ def check_gatekeeper_missing(case: Case, trace: Trace, config: SuiteConfig) -> l
 
 
 def check_claim_checks_missing(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
-    """claim_checks_missing: under requireV2AuditClosure, claim_checks is absent."""
-    if case.requireV2AuditClosure and (trace.verifier is None or trace.verifier.claim_checks is None):
-        return [_fail("claim_checks_missing", "verifier_evaluation.claim_checks is absent (requireV2AuditClosure)")]
+    """claim_checks_missing: absent under requireV2AuditClosure, or absent or empty under requireClaimChecks."""
+    claims = trace.verifier.claim_checks if trace.verifier else None
+    flags = [flag for flag in ("requireV2AuditClosure", "requireClaimChecks") if getattr(case, flag)]
+    if claims is None and flags:
+        return [_fail("claim_checks_missing", f"verifier_evaluation.claim_checks is absent ({', '.join(flags)})")]
+    if claims == [] and case.requireClaimChecks:
+        return [
+            _fail("claim_checks_missing", "verifier_evaluation.claim_checks is an empty list (requireClaimChecks needs at least one)")
+        ]
     return []
 
 
@@ -168,7 +190,7 @@ def check_gatekeeper_fail_pass(case: Case, trace: Trace, config: SuiteConfig) ->
 def _claim_problem(claim: Any, config: SuiteConfig) -> str | None:
     if not isinstance(claim, dict):
         return "is not an object"
-    lacking = [key for key in ("claim_id", "verification", "detail") if claim.get(key) in (None, "")]
+    lacking = [key for key in ("claim_id", "verification", "detail") if _blank(claim.get(key))]
     if lacking:
         return "lacks " + ", ".join(lacking)
     verification = claim["verification"]
@@ -179,7 +201,7 @@ def _claim_problem(claim: Any, config: SuiteConfig) -> str | None:
 
 
 def check_claim_check_invalid(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
-    """claim_check_invalid: under requireClaimChecks, one failure per malformed claim check."""
+    """claim_check_invalid: under requireClaimChecks, one failure per malformed claim check (blank fields are absent)."""
     if not case.requireClaimChecks or trace.verifier is None or not trace.verifier.claim_checks:
         return []
     failures = []
@@ -188,7 +210,7 @@ def check_claim_check_invalid(case: Case, trace: Trace, config: SuiteConfig) -> 
         if problem is None:
             continue
         claim_id = claim.get("claim_id") if isinstance(claim, dict) else None
-        label = f"claim_checks[{index}]" + (f" ({_quote(str(claim_id))})" if claim_id not in (None, "") else "")
+        label = f"claim_checks[{index}]" + ("" if _blank(claim_id) else f" ({_quote(str(claim_id))})")
         failures.append(_fail("claim_check_invalid", f"{label} {problem}"))
     return failures
 
@@ -218,11 +240,13 @@ def check_forbidden_confirmed_claim(case: Case, trace: Trace, config: SuiteConfi
 
 
 def check_raw_executor_leak(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
-    """raw_executor_leak: under requireV2AuditClosure, one failure per raw Executor marker in the answer."""
-    if not case.requireV2AuditClosure:
-        return []
+    """raw_executor_leak: one failure per raw Executor marker in the answer, under requireV2AuditClosure or whenever
+    the composer fell back (the seed: "Composer fallback still avoids raw JSON leakage", whatever the case flags)."""
     composer = trace.verifier.composer_output if trace.verifier else None
-    fallback = " (composer fell back)" if composer and (composer.mode or "").casefold() == "fallback" else ""
+    fell_back = composer is not None and (composer.mode or "").strip().casefold() == "fallback"
+    if not (case.requireV2AuditClosure or fell_back):
+        return []
+    fallback = " (composer fell back)" if fell_back else ""
     return [
         _fail("raw_executor_leak", f"answer contains raw Executor marker {_quote(marker)}{fallback}")
         for marker in found_in(trace.session.answer, config.raw_executor_markers)
@@ -230,13 +254,16 @@ def check_raw_executor_leak(case: Case, trace: Trace, config: SuiteConfig) -> li
 
 
 def check_gatekeeper_rule_set_version(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
-    """gatekeeper_rule_set_version: the recorded rule set version differs from the expected one or is missing."""
+    """gatekeeper_rule_set_version: the recorded rule set version differs from the expected one or is missing.
+
+    A version recorded as a JSON number compares by its source text (models.py keeps it), so 2026.10 is not 2026.1.
+    """
     expected = case.expectedGatekeeperRuleSetVersion
     if expected is None:
         return []
     gatekeeper = trace.verifier.gatekeeper_result if trace.verifier else None
     recorded = gatekeeper.rule_set_version if gatekeeper else None
-    if recorded is None or recorded == "":
+    if recorded is None or not recorded.strip():
         return [
             _fail("gatekeeper_rule_set_version", f"expected rule_set_version {_quote(expected)}, but none is recorded")
         ]
@@ -247,7 +274,7 @@ def check_gatekeeper_rule_set_version(case: Case, trace: Trace, config: SuiteCon
     return []
 
 
-# In the order of CONTRACT §2; failures are listed in this order.
+# In the order of the rules table in eval/README.md; failures are listed in this order.
 RULES: tuple[tuple[str, Rule], ...] = (
     ("verdict_missing", check_verdict_missing),
     ("verdict_not_allowed", check_verdict_not_allowed),

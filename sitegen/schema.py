@@ -23,28 +23,9 @@ TRACE_SCHEMA_ID = "urn:sitegen:schema:trace:1"
 CASES_FILE = "cases.schema.json"
 TRACE_FILE = "trace.schema.json"
 
-# Editors show these as hover help; the text follows CONTRACT.md §1.
-FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
-    Case: {
-        "id": "Case name, shown everywhere. Unique within the file.",
-        "title": "Human title. Default: the id.",
-        "question": "The user question (recorded, not sent in fixture mode).",
-        "traceFixture": "File name of the trace, relative to the fixtures folder; must stay inside it.",
-        "expectedRootCauseKeywords": "Key points the answer should contain (matched after NFKC + case folding).",
-        "minKeywordMatches": "How many expected keywords must be found. Default: all of them.",
-        "requiredEvidenceTools": "Tools that must appear as evidence (toolInvocations or tool_trace_summary).",
-        "allowedVerdicts": "Acceptable verifier verdicts. Default: [\"PASS\"].",
-        "forbiddenVerdicts": "Verdicts that fail the case outright.",
-        "forbiddenAnswerKeywords": "Dangerous or over-confident phrases the answer must not contain.",
-        "forbiddenConfirmedClaimKeywords": "Unsupported claims that must not reach the answer.",
-        "requireV2AuditClosure": "gatekeeper_result, claim_checks and composer_output must exist; the raw-JSON leak check applies.",
-        "requireClaimChecks": "Every claim check must have claim_id, a recognised verification and detail.",
-        "requireComposerOutput": "composer_output must record its mode: parsed, fallback or degraded.",
-        "expectedGatekeeperRuleSetVersion": "Gatekeeper rule set version the trace must record.",
-        "degradedAnswerMarkers": "Text the degraded (REJECT) answer always contains. Default: the suite's markers.",
-        "requireSuccessfulEvidence": "A required tool counts only if one of its invocations succeeded.",
-        "tags": "Free labels, e.g. matrix:reject-safety; the site groups and filters by them.",
-    },
+# Editors show descriptions as hover help. The case model carries its own (Field(description=…)); the trace
+# models' descriptions are kept here until those models carry them too. The text follows eval/README.md.
+_TRACE_FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
     Trace: {
         "session": "The saved conversation turn. Required: a trace without a session object is fixture_invalid.",
         "toolInvocations": "Every tool call the agent made, in order.",
@@ -59,7 +40,7 @@ FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
         "verifier_evaluation": "The Verifier's judgement of the answer.",
     },
     VerifierEvaluation: {
-        "verdict": "PASS, LOW_CONFID, REJECT or another configured verdict.",
+        "verdict": "PASS, LOW_CONFID, REJECT or another configured verdict; empty or whitespace-only is verdict_missing.",
         "tool_trace_summary": "Tools the Verifier saw as evidence.",
         "gatekeeper_result": "The Gatekeeper's decision on the Executor's structured output.",
         "claim_checks": "One object per claim: claim_id, verification, detail (judged by the claim_check_invalid rule).",
@@ -67,9 +48,9 @@ FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
     },
     GatekeeperResult: {
         "status": "pass, fail or another value; fail with a PASS verdict is gatekeeper_fail_pass.",
-        "rule_set_version": "Version of the Gatekeeper rule set (a number is read as text).",
+        "rule_set_version": "Version of the Gatekeeper rule set; a number is read as its JSON text (2026.10 stays 2026.10).",
     },
-    ComposerOutput: {"mode": "parsed, fallback or degraded."},
+    ComposerOutput: {"mode": "parsed, fallback or degraded; fallback turns on the raw_executor_leak check."},
     ToolInvocation: {
         "toolName": "Name of the tool called.",
         "success": "Whether the call succeeded.",
@@ -77,12 +58,16 @@ FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
     },
     ToolTraceEntry: {"tool_name": "Name of a tool the Verifier counted as evidence."},
 }
+_MODELS: dict[str, type[BaseModel]] = {model.__name__: model for model in (Case, *_TRACE_FIELD_HELP)}
 
-# models.py reads a numeric rule set version as text through a BeforeValidator, which pydantic's
-# schema generator cannot see; this is the one input type the models accept beyond their declared one.
-_INPUT_TYPE_OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
-    ("GatekeeperResult", "rule_set_version"): {"type": ["string", "number"]},
-}
+
+def _description(model: type[BaseModel], field: str) -> str:
+    info = model.model_fields.get(field)
+    text = info.description if info is not None else None
+    text = text or _TRACE_FIELD_HELP.get(model, {}).get(field)
+    if not text:
+        raise KeyError(f"{model.__name__}.{field} has no description: give it Field(description=...)")
+    return text
 
 
 def _accepts_null(schema: dict[str, Any]) -> bool:
@@ -103,28 +88,19 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-def _model_by_title() -> dict[str, type[BaseModel]]:
-    return {model.__name__: model for model in FIELD_HELP}
-
-
 def _finish_object(name: str, schema: dict[str, Any]) -> None:
-    models = _model_by_title()
-    if name not in models:
-        raise KeyError(f"model {name} has no entry in sitegen.schema.FIELD_HELP: add its field descriptions")
-    model = models[name]
+    if name not in _MODELS:
+        raise KeyError(f"model {name} is not known to sitegen.schema: add it to _MODELS")
+    model = _MODELS[name]
     required = set(schema.get("required", []))
     for field, prop in list(schema.get("properties", {}).items()):
         default = prop.pop("default", None)
         has_default = field in model.model_fields and not model.model_fields[field].is_required()
         prop.pop("title", None)
-        override = _INPUT_TYPE_OVERRIDES.get((name, field))
-        if override is not None:
-            prop = {key: value for key, value in prop.items() if key not in ("type", "anyOf")} | override
+        prop.pop("description", None)
         if field not in required:
             prop = _nullable(prop)
-        if field not in FIELD_HELP[model]:
-            raise KeyError(f"{name}.{field} has no description in sitegen.schema.FIELD_HELP: add one")
-        described: dict[str, Any] = {"description": FIELD_HELP[model][field]}
+        described: dict[str, Any] = {"description": _description(model, field)}
         if has_default and default is not None:
             described["default"] = default
         schema["properties"][field] = described | prop
@@ -149,8 +125,10 @@ def cases_schema() -> dict[str, Any]:
         "$id": CASES_SCHEMA_ID,
         "title": "sitegen case file",
         "description": (
-            "A JSON array of diagnosis eval cases (eval/cases/*.json). Unknown fields are kept and shown; "
-            "null means absent. Case ids must be unique (checked by `sitegen check`, not expressible here)."
+            "A JSON array of diagnosis eval cases (eval/cases/*.json). A field not described here is an error, "
+            "except free annotations named _… or x-…, which are kept and shown; null means absent. Case ids must be "
+            "unique, and list entries distinct after NFKC normalisation and case folding (checked by `sitegen check`; "
+            "uniqueItems here only catches exact repeats)."
         ),
         "type": "array",
         "minItems": 1,

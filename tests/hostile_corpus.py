@@ -112,7 +112,9 @@ def hostile_case(index: int, case_id: str, payload: str) -> dict[str, Any]:
         "degradedAnswerMarkers": [payload],
         "tags": [payload, f"matrix:{payload}"],
         "notes": payload,
-        payload: payload,
+        # Free annotations (a case may carry no other undefined field): shown on the case page.
+        f"_{payload}": payload,
+        f"x-{payload}": {payload: payload},
     }
 
 

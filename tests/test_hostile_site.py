@@ -65,9 +65,9 @@ def test_every_case_has_its_page_showing_its_payloads_as_text(hostile: tuple[Pat
         assert doc.select_one(".case-head .subtitle").get_text() == case["title"], where
         assert doc.select_one("#question p.question").get_text() == case["question"], where
         assert doc.title.get_text().startswith(case["id"]), where
-        # The extra field named by the payload itself, with the payload as its value.
+        # The annotation named by the payload itself, with the payload as its value.
         definition = {dt.get_text(): dd.get_text() for dt, dd in zip(doc.select("#definition dt"), doc.select("#definition dd"))}
-        assert definition[f"{payload} (extra field)"] == payload, where
+        assert definition[f"_{payload} (extra field)"] == payload, where
         assert definition["Expected rule set version"] == payload, where
         # The raw trace shows the payload verbatim (as JSON text), never as markup.
         assert json.dumps(payload, ensure_ascii=False)[1:-1] in doc.select_one("#raw pre").get_text(), where

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_case, make_trace
+from conftest import make_case, make_trace, write_suite
 from sitegen.errors import BadInput
 from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace
 
@@ -31,12 +31,37 @@ def bad_cases_message(tmp_path: Path, text: str | bytes) -> str:
     return message[len(str(path)) :]
 
 
-def test_loads_valid_cases_with_defaults_and_unknown_fields(tmp_path: Path) -> None:
-    path = write(tmp_path / "cases.json", json.dumps([make_case(owner="sre", title=None), make_case(id="c2", traceFixture="b.json")]))
+def test_loads_valid_cases_with_defaults_notes_and_annotations(tmp_path: Path) -> None:
+    first = make_case(title=None, notes="why this case exists", **{"_owner": "sre", "x-ticket": {"id": 7}, "_gone": None})
+    path = write(tmp_path / "cases.json", json.dumps([first, make_case(id="c2", traceFixture="b.json")]))
     cases = load_cases(path)
     assert [c.id for c in cases] == ["c1", "c2"]
     assert cases[0].display_title == "c1" and cases[0].allowedVerdicts == ["PASS"]
-    assert cases[0].extra_fields == {"owner": "sre"}
+    assert cases[0].notes == "why this case exists" and cases[1].notes == ""
+    # Annotations are kept as written (null included: it is not a defined field, so null does not mean absent).
+    assert cases[0].annotations == {"_owner": "sre", "x-ticket": {"id": 7}, "_gone": None}
+    assert cases[1].annotations == {}
+    # The case page lists notes and annotations after the defined fields.
+    assert list(cases[0].extra_fields) == ["notes", "_owner", "x-ticket", "_gone"] and cases[1].extra_fields == {}
+
+
+def test_notes_and_annotations_keep_the_digest_they_had_as_unknown_fields(tmp_path: Path) -> None:
+    # The digests sitegen gave these cases before notes was a defined field (notes and annotations were kept as
+    # unknown fields then): a diff against an older baseline must not call them edited.
+    plain = load_cases(write(tmp_path / "a.json", json.dumps([make_case()])))[0]
+    annotated = load_cases(write(tmp_path / "b.json", json.dumps([make_case(notes="n", _owner="sre")])))[0]
+    assert plain.digest() == "sha256:d107495cdcf1a376"
+    assert annotated.digest() == "sha256:160b1bbafa2e27dd"
+    assert load_cases(write(tmp_path / "c.json", json.dumps([make_case(_owner="ops")])))[0].digest() != plain.digest()
+
+
+# What an unknown field with no close match is told: every defined field, and how annotations are named.
+NO_SUCH_FIELD = (
+    "unknown field: expected one of id, title, question, traceFixture, expectedRootCauseKeywords, minKeywordMatches, "
+    "requiredEvidenceTools, allowedVerdicts, forbiddenVerdicts, forbiddenAnswerKeywords, forbiddenConfirmedClaimKeywords, "
+    "requireV2AuditClosure, requireClaimChecks, requireComposerOutput, expectedGatekeeperRuleSetVersion, "
+    "degradedAnswerMarkers, requireSuccessfulEvidence, tags, notes (free annotations start with `_` or `x-`)"
+)
 
 
 @pytest.mark.parametrize(
@@ -64,11 +89,116 @@ def test_loads_valid_cases_with_defaults_and_unknown_fields(tmp_path: Path) -> N
         (json.dumps([make_case(tags="matrix")]), ":case \"c1\" (#1), field 'tags': expected an array, got \"matrix\""),
         (json.dumps([make_case(requiredEvidenceTools=["query_logs", 3])]), ":case \"c1\" (#1), field 'requiredEvidenceTools[1]': expected a string, got 3"),
         ('[{"id": "a", "id": "b", "traceFixture": "x"}]', ": duplicate key 'id' in an object: expected each key once"),
+        (
+            json.dumps([make_case(requiredEvidenceTool=["nonexistent_tool"])]),
+            ":case \"c1\" (#1), field 'requiredEvidenceTool': unknown field: did you mean `requiredEvidenceTools`? "
+            "(free annotations start with `_` or `x-`)",
+        ),
+        (
+            json.dumps([make_case(ForbiddenVerdicts=["REJECT"])]),
+            ":case \"c1\" (#1), field 'ForbiddenVerdicts': unknown field: did you mean `forbiddenVerdicts`? "
+            "(free annotations start with `_` or `x-`)",
+        ),
+        (
+            json.dumps([make_case(owner="sre")]),
+            ":case \"c1\" (#1), field 'owner': " + NO_SUCH_FIELD,
+        ),
+        # "annotations" is where the model keeps them, not a field a case file may set.
+        (json.dumps([make_case(annotations={})]), ":case \"c1\" (#1), field 'annotations': " + NO_SUCH_FIELD),
+        (json.dumps([make_case(notes=3)]), ":case \"c1\" (#1), field 'notes': expected a string, got 3"),
+        (
+            json.dumps([make_case(expectedRootCauseKeywords=["连接池", "  "])]),
+            ":case \"c1\" (#1), field 'expectedRootCauseKeywords[1]': expected text (not empty or whitespace only), got \"  \"",
+        ),
+        (
+            json.dumps([make_case(requiredEvidenceTools=[""])]),
+            ":case \"c1\" (#1), field 'requiredEvidenceTools[0]': expected text (not empty or whitespace only), got \"\"",
+        ),
+        (
+            json.dumps([make_case(degradedAnswerMarkers=["\u3000"])], ensure_ascii=False),
+            ":case \"c1\" (#1), field 'degradedAnswerMarkers[0]': expected text (not empty or whitespace only), got \"\u3000\"",
+        ),
+        (
+            json.dumps([make_case(expectedGatekeeperRuleSetVersion="")]),
+            ":case \"c1\" (#1), field 'expectedGatekeeperRuleSetVersion': expected text (not empty or whitespace only), got \"\"",
+        ),
+        (
+            json.dumps([make_case(expectedGatekeeperRuleSetVersion=" \t")]),
+            ":case \"c1\" (#1), field 'expectedGatekeeperRuleSetVersion': expected text (not empty or whitespace only), got \" \\t\"",
+        ),
+        (
+            json.dumps([make_case(expectedRootCauseKeywords=["HikariCP", "连接池", "ＨＩＫＡＲＩＣＰ"])], ensure_ascii=False),
+            ":case \"c1\" (#1), field 'expectedRootCauseKeywords': entries \"HikariCP\" and \"ＨＩＫＡＲＩＣＰ\" are equal after "
+            "NFKC normalisation and case folding: expected each entry once",
+        ),
+        (
+            json.dumps([make_case(allowedVerdicts=["PASS", "pass"])]),
+            ":case \"c1\" (#1), field 'allowedVerdicts': entries \"PASS\" and \"pass\" are equal after "
+            "NFKC normalisation and case folding: expected each entry once",
+        ),
+        (
+            json.dumps([make_case(forbiddenAnswerKeywords=["一定是", "一定是"])], ensure_ascii=False),
+            ":case \"c1\" (#1), field 'forbiddenAnswerKeywords': entries \"一定是\" and \"一定是\" are equal after "
+            "NFKC normalisation and case folding: expected each entry once",
+        ),
         ('[{"id": "a", "traceFixture": "x", "minKeywordMatches": NaN}]', ": invalid JSON: NaN is not a JSON number (expected a finite number)"),
     ],
 )
 def test_bad_case_files(tmp_path: Path, text: str, expected: str) -> None:
     assert bad_cases_message(tmp_path, text) == expected
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "requiredEvidenceTools", "expectedRootCauseKeywords", "allowedVerdicts", "forbiddenVerdicts",
+        "forbiddenAnswerKeywords", "forbiddenConfirmedClaimKeywords", "degradedAnswerMarkers", "tags",
+    ],
+)  # fmt: skip
+def test_every_text_list_refuses_blank_and_duplicate_entries(tmp_path: Path, field: str) -> None:
+    assert "expected text (not empty or whitespace only)" in bad_cases_message(tmp_path, json.dumps([make_case(**{field: ["a", " "]})]))
+    duplicate = bad_cases_message(tmp_path, json.dumps([make_case(**{field: ["Straße", "STRASSE"]})], ensure_ascii=False))
+    assert duplicate.endswith(f"field '{field}': entries \"Straße\" and \"STRASSE\" are equal after NFKC normalisation and case folding: expected each entry once")
+
+
+def test_an_unknown_field_is_named_before_other_problems(tmp_path: Path) -> None:
+    message = bad_cases_message(tmp_path, json.dumps([make_case(tags=3, requireClaimCheck=True)]))
+    assert message == (
+        ":case \"c1\" (#1), field 'requireClaimCheck': unknown field: did you mean `requireClaimChecks`? "
+        "(free annotations start with `_` or `x-`) (and 1 more problem)"
+    )
+
+
+def test_a_misspelt_field_stops_every_command_with_a_suggestion(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sitegen.cli import app
+
+    cases, fixtures = write_suite(tmp_path, [make_case()], {"c1.json": make_trace("ok")})
+    report, site = tmp_path / "report.json", tmp_path / "site"
+    report.write_text("previous", encoding="utf-8")
+    built = CliRunner().invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(site)])
+    assert built.exit_code == 0, built.output
+    before = {path: path.read_bytes() for path in site.rglob("*") if path.is_file()}
+    # The typo of the issue: with the field ignored, the case would pass and the check say "ok".
+    write_suite(tmp_path, [make_case(requiredEvidenceTool=["nonexistent_tool"])], {})
+    runs = {
+        "check": [],
+        "evaluate": ["--json", str(report)],
+        "baseline": ["--dir", str(tmp_path / "baseline")],
+        "build": ["--out", str(site)],
+    }
+    for command, outputs in runs.items():
+        result = CliRunner().invoke(app, [command, "--cases", str(cases), "--fixtures", str(fixtures), *outputs])
+        assert result.exit_code == 2, (command, result.output)
+        assert (
+            f"error: {cases}:case \"c1\" (#1), field 'requiredEvidenceTool': unknown field: "
+            "did you mean `requiredEvidenceTools`? (free annotations start with `_` or `x-`)"
+        ) in result.output, (command, result.output)
+        assert "Traceback" not in result.output and "ok:" not in result.output
+    assert report.read_text(encoding="utf-8") == "previous"
+    assert not (tmp_path / "baseline").exists()
+    assert {path: path.read_bytes() for path in site.rglob("*") if path.is_file()} == before
 
 
 def test_several_problems_in_one_case_are_counted(tmp_path: Path) -> None:

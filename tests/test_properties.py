@@ -16,6 +16,7 @@ from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace,
 from sitegen.models import Case
 from sitegen.report import CaseResult
 from sitegen.rules import ALL_CODES
+from sitegen.textmatch import normalise
 
 text = st.text(max_size=20)
 json_values = st.recursive(
@@ -56,21 +57,30 @@ trace_like = st.fixed_dictionaries(
         )
     },
 )
+# What a valid case's lists hold: non-blank text, each entry once after normalisation (eval/README.md, "Case file").
+phrase = st.text(min_size=1, max_size=5).filter(str.strip)
+
+
+def phrases(**size: int) -> st.SearchStrategy[list[str]]:
+    """A valid keyword, tool or marker list."""
+    return st.lists(phrase, unique_by=normalise, **size)
+
+
 case_like = st.fixed_dictionaries(
     {"id": st.text(min_size=1, max_size=10), "traceFixture": st.just("t.json")},
     optional={
-        "expectedRootCauseKeywords": st.lists(st.text(min_size=1, max_size=5), max_size=3),
+        "expectedRootCauseKeywords": phrases(max_size=3),
         "minKeywordMatches": st.integers(min_value=0, max_value=4),
-        "requiredEvidenceTools": st.lists(st.text(min_size=1, max_size=5), max_size=3),
-        "allowedVerdicts": st.lists(st.sampled_from(["PASS", "REJECT", "LOW_CONFID"]), min_size=1, max_size=3),
-        "forbiddenVerdicts": st.lists(st.sampled_from(["PASS", "REJECT"]), max_size=2),
-        "forbiddenAnswerKeywords": st.lists(st.text(min_size=1, max_size=5), max_size=3),
-        "forbiddenConfirmedClaimKeywords": st.lists(st.text(min_size=1, max_size=5), max_size=3),
+        "requiredEvidenceTools": phrases(max_size=3),
+        "allowedVerdicts": st.lists(st.sampled_from(["PASS", "REJECT", "LOW_CONFID"]), min_size=1, max_size=3, unique=True),
+        "forbiddenVerdicts": st.lists(st.sampled_from(["PASS", "REJECT"]), max_size=2, unique=True),
+        "forbiddenAnswerKeywords": phrases(max_size=3),
+        "forbiddenConfirmedClaimKeywords": phrases(max_size=3),
         "requireV2AuditClosure": st.booleans(),
         "requireClaimChecks": st.booleans(),
         "requireComposerOutput": st.booleans(),
-        "expectedGatekeeperRuleSetVersion": text,
-        "degradedAnswerMarkers": st.lists(st.text(min_size=1, max_size=5), max_size=2),
+        "expectedGatekeeperRuleSetVersion": phrase,
+        "degradedAnswerMarkers": phrases(max_size=2),
         "requireSuccessfulEvidence": st.booleans(),
     },
 )

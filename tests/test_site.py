@@ -244,7 +244,7 @@ def test_case_page_sections(site: Path) -> None:
     claims = [[td.get_text(" ", strip=True) for td in tr.find_all("td")] for tr in doc.select("#verifier tbody tr")]
     assert claims == [["c1", "✓ SUPPORTED", "日志中 ConnectionPoolTimeoutException 激增"], ["c2", "! PARTIALLY_SUPPORTED", "渠道侧错误码不多"]]
     definition = {div.dt.get_text(): div.dd.get_text() for div in doc.select("#definition dl > div")}
-    assert definition["owner (extra field)"] == "payments-team"
+    assert definition["_owner (extra field)"] == "payments-team"
     raw = json.loads(doc.select_one("#raw pre").get_text())
     assert raw["session"]["sessionId"] == "s-pay-1"
     assert doc.select_one('a[rel="next"]')["href"] == case_page(site, "db-pool").name
