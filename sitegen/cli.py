@@ -417,7 +417,11 @@ def record(
         url=check_url(url), out=out, trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
     )
     progress = progress_for(sys.stderr, quiet=_Verbosity.level < 0, min_steps=1)
-    summary = Recorder(request, headers, options, progress).record(cases)
+    try:
+        summary = Recorder(request, headers, options, progress).record(cases)
+    except KeyboardInterrupt:
+        typer.echo("record: interrupted; every trial written so far is kept: rerun the same command to resume", err=True)
+        raise typer.Exit(130) from None
     _detail(f"wrote {out / 'cases.json'}")
     _say(
         f"record: {summary.recorded} recorded, {summary.kept} kept from before, {summary.failed} failed "

@@ -4,7 +4,7 @@ Layout (docs/trials.md, "Recording"): `OUT/<case-slug>/trial-001.json` … one t
 that is not a trace as `trial-NNN.error.json` beside it, and `OUT/cases.json`, the case file with every
 `traceFixture` pointing at its case's folder.
 
-Requests run on a pool of threads sharing one httpx.Client (thread-safe, one connection pool). Threads
+Requests run on --concurrency threads sharing one httpx.Client (thread-safe, one connection pool). Threads
 rather than asyncio: the work is a handful of concurrent blocking requests, each followed by a blocking
 atomic file write, and the rest of sitegen (progress, file writing, the CLI) is synchronous.
 """
@@ -12,13 +12,13 @@ atomic file write, and the rest of sitegen (progress, file writing, the CLI) is 
 from __future__ import annotations
 
 import json
+import queue
 import random
 import re
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -254,22 +254,41 @@ class Recorder:
         return summary
 
     def _run(self, jobs: list[TrialJob], summary: RecordSummary) -> None:
-        timeout = httpx.Timeout(self.options.timeout)
-        with httpx.Client(timeout=timeout, headers=self.headers.values, follow_redirects=False) as client:
-            with ThreadPoolExecutor(max_workers=self.options.concurrency, thread_name_prefix="record") as pool:
-                futures = [pool.submit(self._record_trial, client, job) for job in jobs]
-                try:
-                    for future in as_completed(futures):
-                        outcome = future.result()
-                        if isinstance(outcome, Failure):
-                            summary.failures.append(outcome)
-                        else:
-                            summary.recorded += 1
-                        self.progress.advance()
-                except BaseException:  # Ctrl+C: no new requests, no more back-off; what was written stays
-                    self.stop.set()
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    raise
+        # Daemon threads rather than a ThreadPoolExecutor, whose threads the interpreter joins at exit: after
+        # Ctrl+C a request still waiting for a slow agent must not hold the process for up to --timeout.
+        # What they wrote is whole (atomic writes) and a rerun resumes.
+        pending: queue.SimpleQueue[TrialJob] = queue.SimpleQueue()
+        for job in jobs:
+            pending.put(job)
+        outcomes: queue.SimpleQueue[Failure | None | BaseException] = queue.SimpleQueue()
+        with httpx.Client(timeout=httpx.Timeout(self.options.timeout), headers=self.headers.values, follow_redirects=False) as client:
+
+            def work() -> None:
+                while not self.stop.is_set():
+                    try:
+                        job = pending.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        outcomes.put(self._record_trial(client, job))
+                    except BaseException as exc:  # handed to the main thread, which raises it
+                        outcomes.put(exc)
+
+            for n in range(min(self.options.concurrency, len(jobs))):
+                threading.Thread(target=work, name=f"record-{n}", daemon=True).start()
+            try:
+                for _ in jobs:
+                    outcome = outcomes.get()
+                    if isinstance(outcome, BaseException):
+                        raise outcome
+                    if isinstance(outcome, Failure):
+                        summary.failures.append(outcome)
+                    else:
+                        summary.recorded += 1
+                    self.progress.advance()
+            except BaseException:  # Ctrl+C or a worker's error: no new requests, no more back-off
+                self.stop.set()
+                raise
 
     def _record_trial(self, client: httpx.Client, job: TrialJob) -> Failure | None:
         """Ask once, retrying what may pass; save the trace, or the error beside where it would be."""

@@ -474,3 +474,21 @@ def test_stub_agent_runs_as_a_module() -> None:
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=60)
+
+
+def test_ctrl_c_ends_the_run_at_once_even_while_requests_hang(tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    with StubAgent(cases=SHIPPED_CASES, fixtures=SHIPPED_FIXTURES, mode="timeout") as agent:
+        command = [sys.executable, "-m", "sitegen", "record", *_args(agent.url, out, SHIPPED_CASES, _config(tmp_path), "--timeout", "3600")]
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        try:
+            deadline = time.monotonic() + 120
+            while not agent.requests and time.monotonic() < deadline:  # wait until requests are in flight
+                time.sleep(0.02)
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=120)  # far less than the requests' 3600 s
+        finally:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert "interrupted; every trial written so far is kept: rerun the same command to resume" in stderr
+    assert "Traceback" not in stderr
