@@ -422,7 +422,7 @@ def record(
     except KeyboardInterrupt:
         typer.echo("record: interrupted; every trial written so far is kept: rerun the same command to resume", err=True)
         raise typer.Exit(130) from None
-    _detail(f"wrote {out / 'cases.json'}")
+    _detail(f"wrote {out / 'cases.json'}, {summary.recorded} trial file(s) and {summary.failed} error file(s) under {out}/")
     _say(
         f"record: {summary.recorded} recorded, {summary.kept} kept from before, {summary.failed} failed "
         f"({trials} trial(s) per case into {out}/)"

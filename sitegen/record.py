@@ -216,7 +216,10 @@ class Recorder:
         out = self.options.out
         if out.exists() and not out.is_dir():
             raise BadInput(out, "is not a folder (expected the folder to record into)")
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(out, f"cannot create the folder to record into: {exc.strerror}") from None
         try:
             lock = lock_folder(out)
         except OSError:

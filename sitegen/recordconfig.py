@@ -50,7 +50,7 @@ def _is_json_value(value: Any) -> bool:
 class RecordConfig(BaseModel):
     """The `[record]` table as written in the file; every key is optional."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     method: str = DEFAULT_METHOD
     body: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_BODY))

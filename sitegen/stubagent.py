@@ -17,7 +17,6 @@ headers on purpose, like some proxies do, so tests can prove that `record` redac
 from __future__ import annotations
 
 import argparse
-import copy
 import hashlib
 import json
 import random
@@ -142,7 +141,11 @@ class StubAgent:
                 return 401, {}, b'{"error": "unauthorised"}'
         if mode not in MODES:
             return 400, {}, json.dumps({"error": f"unknown mode {mode!r}", "modes": MODES}).encode()
-        if attempt <= int(query.get("fail_first", "0") or 0):
+        try:
+            fail_first, delay = int(query.get("fail_first", 0)), float(query.get("delay", self.delay))
+        except ValueError:
+            return 400, {}, b'{"error": "fail_first must be an integer and delay a number"}'
+        if attempt <= fail_first:
             mode = "500"
         echo = "request headers: " + json.dumps(dict(headers), ensure_ascii=False)
         if mode == "500":
@@ -156,10 +159,13 @@ class StubAgent:
         if mode == "timeout":
             self._stopping.wait(HANG_SECONDS)
         elif mode == "slow":
-            self._stopping.wait(float(query.get("delay", self.delay)))
+            self._stopping.wait(delay)
         if case is None:
             return 404, {}, b'{"error": "no case has this question or caseId"}'
-        trace = self._trace(case, trial or attempt)
+        try:
+            trace = self._trace(case, trial or attempt)
+        except (OSError, ValueError) as exc:
+            return 500, {}, json.dumps({"error": f"cannot read the case's fixture: {exc}"}).encode()
         if self.echo_headers:
             trace["session"]["requestHeaders"] = dict(headers)
         for part in reversed([p for p in self.trace_path.split(".") if p]):
@@ -175,7 +181,13 @@ class StubAgent:
 
     def _trace(self, case: Case, trial: int) -> dict[str, Any]:
         """The case's fixture with seeded per-trial variation."""
-        trace = copy.deepcopy(json.loads((self.fixtures / case.traceFixture).read_text(encoding="utf-8")))
+        source = self.fixtures / case.traceFixture
+        if source.is_dir():  # a folder of trials: answer with them in turn
+            trials = sorted(source.glob("*.json"))
+            if not trials:
+                raise FileNotFoundError(f"no trials in {source}")
+            source = trials[(trial - 1) % len(trials)]
+        trace = json.loads(source.read_text(encoding="utf-8"))
         rng = _rng(self.seed, case.id, trial, "vary")
         session = trace.setdefault("session", {})
         session["sessionId"] = f"stub-{case.id}-{trial}-{rng.randrange(16**6):06x}"

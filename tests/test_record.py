@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
 from sitegen.loading import load_cases, load_trace
@@ -492,3 +492,17 @@ def test_ctrl_c_ends_the_run_at_once_even_while_requests_hang(tmp_path: Path) ->
     assert process.returncode == 130, stderr
     assert "interrupted; every trial written so far is kept: rerun the same command to resume" in stderr
     assert "Traceback" not in stderr
+
+
+def test_stub_answers_from_a_folder_of_trials_in_turn(tmp_path: Path) -> None:
+    cases, fixtures = write_suite(
+        tmp_path / "suite",
+        [make_case(id="c1", question="why?", traceFixture="c1")],
+        {"c1/trial-001.json": make_trace(answer="first"), "c1/trial-002.json": make_trace(answer="second")},
+    )
+    out = tmp_path / "rec"
+    with StubAgent(cases=cases, fixtures=fixtures) as agent:
+        result = _record(*_args(agent.url, out, cases, _config(tmp_path), "--trials", "3"))
+    assert result.exit_code == 0, result.output
+    answers = [json.loads(data)["session"]["answer"] for data in _trial_files(out).values()]
+    assert answers == ["first", "second", "first"]
