@@ -207,7 +207,7 @@ class Recorder:
         self.stop = threading.Event()
 
     def record(self, cases_path: Path) -> RecordSummary:
-        """Record every trial of every case not recorded yet, then write OUT/cases.json."""
+        """Write OUT/cases.json, then record every trial of every case that is not recorded yet."""
         text = read_input_text(cases_path, "case file")
         cases = load_cases(cases_path, text)
         raw_cases = parse_json_text(text)
@@ -252,7 +252,7 @@ class Recorder:
             self._run(jobs, summary)
         finally:
             self.progress.finish()
-        order = {(case.id, trial): n for n, (case, trial) in enumerate((job.case, job.trial) for job in jobs)}
+        order = {(job.case.id, job.trial): n for n, job in enumerate(jobs)}
         summary.failures.sort(key=lambda failure: order[(failure.case_id, failure.trial)])
         return summary
 
