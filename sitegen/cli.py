@@ -409,6 +409,76 @@ def serve(
     )
 
 
+# --- sitegen record -------------------------------------------------------------------------------------------
+from sitegen import recorddefaults  # noqa: E402 - constants only (cheap); the recorder itself is imported lazily
+
+_MAX_LISTED_RECORD_FAILURES = 20
+
+
+@app.command()
+def record(
+    url: Annotated[str, typer.Option("--url", help="The running agent's endpoint (http:// or https://).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to record into: one folder of trials per case, and cases.json.")],
+    cases: CasesOpt = DEFAULT_CASES,
+    config: ConfigOpt = None,
+    trials: Annotated[
+        int, typer.Option("--trials", min=1, max=recorddefaults.MAX_TRIALS, help="Trials (requests) per case.")
+    ] = recorddefaults.DEFAULT_TRIALS,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, max=recorddefaults.MAX_CONCURRENCY, help="Requests in flight at once.")
+    ] = recorddefaults.DEFAULT_CONCURRENCY,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Seconds one request may take, answer included.")
+    ] = recorddefaults.DEFAULT_TIMEOUT,
+    retries: Annotated[
+        int,
+        typer.Option(
+            "--retries", min=0, max=recorddefaults.MAX_RETRIES,
+            help="Retries of a request that timed out, could not connect, or got 5xx or 429, with exponential back-off and jitter.",
+        ),
+    ] = recorddefaults.DEFAULT_RETRIES,
+) -> None:
+    """Ask a running agent every case's question --trials times and save each answer as a trial.
+
+    The request (method, JSON body, headers with ${ENV_VARS}, where the trace is in the response) comes from
+    [record] in the config file. Trials already recorded are kept, so a rerun resumes. Exit 1 when a trial
+    could not be recorded (see OUT/<case>/trial-NNN.error.json).
+
+    Example: sitegen record --url http://127.0.0.1:8765/ --out recordings/today --trials 5
+    """
+    from sitegen.progress import progress_for
+    from sitegen.record import Recorder, RecordOptions, check_url
+    from sitegen.recordconfig import load_record_config, resolve_headers
+
+    config_path = DEFAULT_CONFIG if config is None else config
+    request = load_record_config(config_path, explicit=config is not None)
+    headers = resolve_headers(request, config_path)
+    options = RecordOptions(
+        url=check_url(url), out=out, trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
+    )
+    progress = progress_for(sys.stderr, quiet=_Verbosity.level < 0, min_steps=1)
+    try:
+        summary = Recorder(request, headers, options, progress).record(cases)
+    except KeyboardInterrupt:
+        typer.echo("record: interrupted; every trial written so far is kept: rerun the same command to resume", err=True)
+        raise typer.Exit(130) from None
+    _detail(f"wrote {out / 'cases.json'}, {summary.recorded} trial file(s) and {summary.failed} error file(s) under {out}/")
+    _say(
+        f"record: {summary.recorded} recorded, {summary.kept} kept from before, {summary.failed} failed "
+        f"({trials} trial(s) per case into {out}/)"
+    )
+    if summary.failures:
+        for failure in summary.failures[:_MAX_LISTED_RECORD_FAILURES]:
+            typer.echo(f"  failed: {failure.case_id} trial {failure.trial}: {failure.reason}", err=True)
+        if summary.failed > _MAX_LISTED_RECORD_FAILURES:
+            typer.echo(f"  … and {summary.failed - _MAX_LISTED_RECORD_FAILURES} more (see the .error.json files)", err=True)
+        typer.echo(f"record: {summary.failed} trial(s) could not be recorded; rerun to retry only those", err=True)
+        raise typer.Exit(1)
+
+
+# --- end of sitegen record --------------------------------------------------------------------------------------
+
+
 def _progress_or_error(message: str) -> None:
     """A message from a long-running command, on stderr: errors always, progress unless --quiet."""
     if message.startswith("error:") or _Verbosity.level >= 0:

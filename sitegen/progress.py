@@ -34,9 +34,12 @@ class Progress:
 class LineProgress(Progress):
     """Plain lines for logs: `label: done/total (p%)` every LINE_EVERY_PERCENT percent or LINE_EVERY_SECONDS."""
 
-    def __init__(self, write: Callable[[str], None], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, write: Callable[[str], None], clock: Callable[[], float] = time.monotonic, min_steps: int | None = None
+    ) -> None:
         self.write = write
         self.clock = clock
+        self.min_steps = min_steps
         self.label = ""
         self.total = 0
         self.done = 0
@@ -47,7 +50,7 @@ class LineProgress(Progress):
     def start(self, label: str, total: int) -> None:
         """Begin a task; short ones are not reported."""
         self.label, self.total, self.done = label, total, 0
-        self.active = total >= MIN_STEPS
+        self.active = total >= (MIN_STEPS if self.min_steps is None else self.min_steps)
         self._last_percent, self._last_time = 0, self.clock()
         if self.active:
             self.write(f"{label}: 0/{total:,}")
@@ -74,14 +77,15 @@ class LineProgress(Progress):
 class BarProgress(Progress):
     """A rich progress bar on a terminal (rich comes with Typer); cleared when the task is over."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], min_steps: int | None = None) -> None:
         self.stream = stream
+        self.min_steps = min_steps
         self._bar = None
         self._task = None
 
     def start(self, label: str, total: int) -> None:
         """Show a bar for tasks long enough to need one."""
-        if total < MIN_STEPS:
+        if total < (MIN_STEPS if self.min_steps is None else self.min_steps):
             return
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
@@ -115,17 +119,26 @@ def is_ci(environ: dict[str, str] | None = None) -> bool:
     return value.strip().lower() not in ("", "0", "false", "no")
 
 
-def progress_for(stream: IO[str] | None = None, *, quiet: bool = False, environ: dict[str, str] | None = None) -> Progress:
-    """The right progress for where output goes: nothing when quiet, a bar on a terminal, else lines (also in CI)."""
+def progress_for(
+    stream: IO[str] | None = None,
+    *,
+    quiet: bool = False,
+    environ: dict[str, str] | None = None,
+    min_steps: int | None = None,
+) -> Progress:
+    """The right progress for where output goes: nothing when quiet, a bar on a terminal, else lines (also in CI).
+
+    `min_steps`: tasks shorter than this stay silent (default MIN_STEPS; slow steps such as HTTP requests want 1).
+    """
     if quiet:
         return Progress()
     out = stream if stream is not None else sys.stderr
     isatty = getattr(out, "isatty", None)
     if isatty is not None and isatty() and not is_ci(environ):
-        return BarProgress(out)
+        return BarProgress(out, min_steps)
 
     def write(line: str) -> None:
         out.write(line + "\n")
         out.flush()
 
-    return LineProgress(write)
+    return LineProgress(write, min_steps=min_steps)
