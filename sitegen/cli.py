@@ -10,7 +10,15 @@ import typer
 from typer.core import TyperGroup
 
 from sitegen import __version__
-from sitegen.errors import SitegenError
+from sitegen.config import (
+    DEFAULT_BASELINE_DIR,
+    DEFAULT_CASES,
+    DEFAULT_FIXTURES,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_OUT,
+    config_for,
+)
+from sitegen.errors import SitegenError, UsageError
 
 
 class _SitegenGroup(TyperGroup):
@@ -34,11 +42,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
-DEFAULT_FIXTURES = Path("eval/fixtures")
-DEFAULT_CONFIG = Path("eval/sitegen.toml")
-DEFAULT_BASELINE_DIR = Path("eval/baseline")
-
 CasesOpt = Annotated[Path, typer.Option("--cases", help="Case file: a JSON array of case definitions.")]
 FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases' traceFixture paths are relative to.")]
 JunitOpt = Annotated[
@@ -54,14 +57,6 @@ ConfigOpt = Annotated[
 ]
 
 
-def _config(path: Path | None):  # noqa: ANN202 - returns SuiteConfig, imported lazily
-    from sitegen.config import load_config
-
-    if path is None:
-        return load_config(DEFAULT_CONFIG, explicit=False)
-    return load_config(path, explicit=True)
-
-
 class _Verbosity:
     """How chatty commands are: -1 quiet (errors only), 0 normal, 1 verbose. Set by the global options."""
 
@@ -75,7 +70,7 @@ def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN20
     from sitegen.loading import load_cases
 
     with cycle_collection_paused():
-        return evaluate_suite(load_cases(cases), fixtures, _config(config))
+        return evaluate_suite(load_cases(cases), fixtures, config_for(config))
 
 
 def _say(message: str) -> None:
@@ -116,8 +111,6 @@ def _main(
 ) -> None:
     """sitegen: is the diagnosis agent better or worse than the baseline?"""
     if quiet and verbose:
-        from sitegen.errors import UsageError
-
         raise UsageError("--quiet and --verbose contradict each other: give one of them")
     _Verbosity.level = -1 if quiet else 1 if verbose else 0
 
@@ -134,7 +127,7 @@ def check(
     """
     from sitegen.suitecheck import check_suite
 
-    summary = check_suite(cases, fixtures, _config(config))
+    summary = check_suite(cases, fixtures, config_for(config))
     for warning in summary.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if summary.problems:
@@ -280,7 +273,7 @@ def build(
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
     config: ConfigOpt = None,
     baseline: BaselineOpt = None,
-    out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = Path("site"),
+    out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = DEFAULT_OUT,
     history: Annotated[
         Optional[Path],
         typer.Option("--history", help="Run history to continue (and update). Default: <out>/history.json."),
@@ -289,7 +282,7 @@ def build(
         Optional[str], typer.Option("--run-id", help="This run's id; a run with the last run's id replaces it. Default: a hash of commit and report.")
     ] = None,
     run_label: Annotated[Optional[str], typer.Option("--run-label", help="This run's label. Default: the commit.")] = None,
-    history_limit: Annotated[int, typer.Option("--history-limit", min=1, help="Keep this many runs.")] = 200,
+    history_limit: Annotated[int, typer.Option("--history-limit", help="Keep this many runs (at least 1).")] = DEFAULT_HISTORY_LIMIT,
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing the site) when the diff has any regression.")
     ] = False,
@@ -334,7 +327,7 @@ def build(
 
 @app.command()
 def serve(
-    out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = Path("site"),
+    out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = DEFAULT_OUT,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 8000,
     watch: Annotated[
         bool,

@@ -1,48 +1,58 @@
-"""Suite defaults (verdicts, claim values, markers), overridable from a TOML file without code changes."""
+"""Defaults, defined once: where the suite lives, what a build keeps, and the suite's known values (which a
+TOML file may override without code changes, see eval/README.md)."""
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from sitegen.errors import BadInput
+from sitegen.loading import describe_error, format_loc
 
+# Where the commands look when no option names a file (relative to the current folder).
+DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
+DEFAULT_FIXTURES = Path("eval/fixtures")
 DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")
+DEFAULT_BASELINE_DIR = Path("eval/baseline")
+DEFAULT_BASELINE = DEFAULT_BASELINE_DIR / "report.json"
+DEFAULT_OUT = Path("site")
+
+# Runs the site's history keeps (--history-limit).
+DEFAULT_HISTORY_LIMIT = 200
+# A case is flaky when its pass/fail flipped at least FLAKY_FLIPS times in its last FLAKY_WINDOW runs.
+FLAKY_WINDOW = 10
+FLAKY_FLIPS = 2
+
+_Text = Annotated[str, StringConstraints(min_length=1)]
+_LIST = "a non-empty list of non-empty strings"
+_STRING = "a non-empty string"
 
 
-@dataclass(frozen=True)
-class SuiteConfig:
+class SuiteConfig(BaseModel):
     """What the rules treat as known values; every field can be set in `[suite]` of the config file."""
 
-    verdicts: tuple[str, ...] = ("PASS", "LOW_CONFID", "REJECT")
-    claim_verifications: tuple[str, ...] = (
-        "SUPPORTED",
-        "PARTIALLY_SUPPORTED",
-        "UNSUPPORTED",
-        "CONTRADICTED",
-        "INSUFFICIENT_EVIDENCE",
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdicts: tuple[_Text, ...] = Field(("PASS", "LOW_CONFID", "REJECT"), min_length=1, description=_LIST)
+    claim_verifications: tuple[_Text, ...] = Field(
+        ("SUPPORTED", "PARTIALLY_SUPPORTED", "UNSUPPORTED", "CONTRADICTED", "INSUFFICIENT_EVIDENCE"),
+        min_length=1,
+        description=_LIST,
     )
-    raw_executor_markers: tuple[str, ...] = (
-        "executor_evidence_v2",
-        "answer_version",
-        "evidence_bindings",
-        "claim_id",
+    raw_executor_markers: tuple[_Text, ...] = Field(
+        ("executor_evidence_v2", "answer_version", "evidence_bindings", "claim_id"), min_length=1, description=_LIST
     )
-    degraded_answer_markers: tuple[str, ...] = ("证据不足",)
-    composer_modes: tuple[str, ...] = ("parsed", "fallback", "degraded")
-    reject_verdict: str = "REJECT"
-    pass_verdict: str = "PASS"
-    extra: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    degraded_answer_markers: tuple[_Text, ...] = Field(("证据不足",), min_length=1, description=_LIST)
+    composer_modes: tuple[_Text, ...] = Field(("parsed", "fallback", "degraded"), min_length=1, description=_LIST)
+    reject_verdict: _Text = Field("REJECT", description=_STRING)
+    pass_verdict: _Text = Field("PASS", description=_STRING)
 
     def fingerprint(self) -> str:
         """A stable text form, used to hash the configuration into build status."""
-        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "extra"]
-        return ";".join(parts)
-
-
-_LIST_KEYS = {"verdicts", "claim_verifications", "raw_executor_markers", "degraded_answer_markers", "composer_modes"}
-_STRING_KEYS = {"reject_verdict", "pass_verdict"}
+        return ";".join(f"{name}={getattr(self, name)!r}" for name in type(self).model_fields)
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
@@ -62,17 +72,23 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
     suite = data.get("suite", {})
     if not isinstance(suite, dict):
         raise BadInput(path, "expected [suite] to be a table")
-    values: dict[str, object] = {}
-    for key, value in suite.items():
-        if key in _LIST_KEYS:
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or not value:
-                raise BadInput(path, f"expected a non-empty list of non-empty strings", where=f"suite.{key}")
-            values[key] = tuple(value)
-        elif key in _STRING_KEYS:
-            if not isinstance(value, str) or not value:
-                raise BadInput(path, "expected a non-empty string", where=f"suite.{key}")
-            values[key] = value
-        else:
-            known = ", ".join(sorted(_LIST_KEYS | _STRING_KEYS))
-            raise BadInput(path, f"unknown setting (expected one of: {known})", where=f"suite.{key}")
-    return SuiteConfig(**values)  # type: ignore[arg-type]
+    try:
+        return SuiteConfig.model_validate(suite)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None
+
+
+def config_for(path: Path | None) -> SuiteConfig:
+    """The config a command uses: the file it was given (which must exist), else the default file if present."""
+    return load_config(path, explicit=True) if path is not None else load_config(DEFAULT_CONFIG_PATH)
+
+
+def _problem(error: Any) -> str:
+    """What is wrong with one setting: an unknown key, or what its value should have been."""
+    loc = error["loc"]
+    if error["type"] == "extra_forbidden":
+        return f"unknown setting (expected one of: {', '.join(sorted(SuiteConfig.model_fields))})"
+    if len(loc) == 1:  # the value as a whole (not one item of a list) is not what the setting takes
+        return f"expected {SuiteConfig.model_fields[str(loc[0])].description}"
+    return describe_error(error)

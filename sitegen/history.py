@@ -16,13 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.errors import BadInput, UsageError
 from sitegen.report import Report, dumps_json
 
 HISTORY_FORMAT_VERSION = 1
-DEFAULT_HISTORY_LIMIT = 200
-FLAKY_WINDOW = 10
-FLAKY_FLIPS = 2
 
 _KNOWN = ("formatVersion", "runId", "label", "createdAt", "commit", "cases")
 _AGGREGATE_INTS = ("totalCases", "passedCases", "failedCases", "notRunCases")
