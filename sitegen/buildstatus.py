@@ -79,21 +79,14 @@ class PageRecord:
 
 @dataclass(frozen=True)
 class CaseRecord:
-    """One case in the status file: its page and its result, as the texts it has in report.json and report.md."""
+    """One case in the status file: its page, and its result with the texts it has in report.json and report.md."""
 
     page: str
     key: str
     size: int
     report: str  # report.result_json_text of the result: reused as is in the next report.json
     markdown: str  # report.result_markdown_row of the result: reused as is in the next report.md
-    trace_loaded: bool
-    parsed: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # `report` parsed
-
-    def case_result(self) -> CaseResult:
-        """The stored result as a CaseResult."""
-        result = result_from_json(json.loads(self.report) if self.parsed is None else self.parsed)
-        result.traceLoaded = self.trace_loaded
-        return result
+    result: CaseResult = field(compare=False, repr=False)
 
 
 @dataclass
@@ -129,7 +122,7 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     for case_id in case_order:
         record = status.cases[case_id]
         fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
-        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.trace_loaded}
+        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.result.traceLoaded}
         entries.append(line(fields | texts))
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
@@ -149,32 +142,31 @@ def baseline_seal(data: bytes, code: str) -> str:
     return digest(code, "baseline", data)
 
 
-def read_status_data(site: Path) -> dict[str, Any] | None:
-    """The previous build's status file as parsed, when it is one this sitegen can use (else None)."""
+def read_status(site: Path, settings: str) -> BuildStatus:
+    """What the previous build of `site` recorded, as far as this build may use it: the seals of the inputs it
+    validated when it was this sitegen, and its pages and results when it had these settings too; else nothing
+    (a missing, unreadable or foreign status file only means a full build)."""
     try:
         text = (site / STATUS_FILE).read_bytes()
     except OSError:
-        return None
+        return BuildStatus(settings)
     try:
         data = parse_json_quickly(text)
     except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION:
-        return None
-    return data if data.get("sitegen") == __version__ else None
+        return BuildStatus(settings)
+    if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION or data.get("sitegen") != __version__:
+        return BuildStatus(settings)
+    return status_from_data(data, settings)
 
 
-def read_status(site: Path, settings: str) -> BuildStatus:
-    """The previous build's status when it was made with these settings; an empty one otherwise."""
-    return status_from_data(read_status_data(site), settings)
-
-
-def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
-    """The status in `data` (from read_status_data) when it was made with these settings; an empty one otherwise."""
-    empty = BuildStatus(settings)
-    if data is None or data.get("settings") != settings:
+def status_from_data(data: dict[str, Any], settings: str) -> BuildStatus:
+    """The status in a parsed status file of this sitegen; its pages and results only if made with these settings.
+    A case whose recorded result cannot be read is left out: its page is rendered again."""
+    seals = data.get("validatedCases"), data.get("validatedBaseline")
+    empty = BuildStatus(settings, **_seals(*seals))
+    if data.get("settings") != settings:
         return empty
-    status = BuildStatus(settings)
+    status = BuildStatus(settings, **_seals(*seals))
     try:
         items = data["cases"]
         # Every result's report.json text parsed at once (one parse of it all is far quicker than one each).
@@ -186,13 +178,33 @@ def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
             if not isinstance(loaded, bool) or not isinstance(result, dict) or result.get("caseId") != item["id"]:
                 return empty
             texts = _text(item["report"]), _text(item["markdown"])
-            record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, loaded, result)
-            status.cases[_text(item["id"])] = record
+            case_result = _recorded_result(result, loaded)
+            if case_result is not None:
+                record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, case_result)
+                status.cases[_text(item["id"])] = record
         for item in data["pages"]:
             status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]))
     except (KeyError, TypeError, ValueError, RecursionError):
         return empty
     return status
+
+
+def _seals(cases: Any, baseline: Any) -> dict[str, str]:
+    """The validated-input seals of a status file's head (only strings count)."""
+    return {
+        "validated_cases": cases if isinstance(cases, str) else "",
+        "validated_baseline": baseline if isinstance(baseline, str) else "",
+    }
+
+
+def _recorded_result(data: dict[str, Any], trace_loaded: bool) -> CaseResult | None:
+    """The result a status file records for a case; None when it is not one (a hand-edited file)."""
+    try:
+        result = result_from_json(data)
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    result.traceLoaded = trace_loaded
+    return result
 
 
 def _text(value: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, check_golden
+from helpers import ROOT, check_golden
 from sitegen.diff import (
     DIFF_FORMAT_VERSION,
     DiffReport,

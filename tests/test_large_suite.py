@@ -12,7 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 import sitegen.views as views
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.site import BuildOptions, build_site
 from test_browser import Watched, browser, watched  # noqa: F401 - fixtures
 from test_site import assert_inert, check_links

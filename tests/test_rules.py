@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import make_case, make_trace
+from helpers import make_case, make_trace
 from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_case
 from sitegen.loading import LoadedTrace, validate_trace

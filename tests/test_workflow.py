@@ -17,7 +17,7 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from helpers import ROOT
 from sitegen.cli import app
 from sitegen.serve import SiteServer, make_server, serve
 
