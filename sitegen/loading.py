@@ -181,11 +181,6 @@ class InputFile(NamedTuple):
     text: str
 
 
-def read_input_text(path: Path, what: str) -> str:
-    """Read a required UTF-8 input file or raise BadInput naming it."""
-    return read_input(path, what).text
-
-
 def read_input(path: Path, what: str) -> InputFile:
     """Read a required UTF-8 input file, bytes and text, or raise BadInput naming it."""
     if not path.exists():
@@ -204,7 +199,7 @@ def read_input(path: Path, what: str) -> InputFile:
 
 def load_json_file(path: Path, what: str, text: str | None = None) -> Any:
     """Read and parse a required JSON input, raising BadInput with line and column (`text`: already read)."""
-    value = parse_json_text(read_input_text(path, what) if text is None else text, strict_keys=True)
+    value = parse_json_text(read_input(path, what).text if text is None else text, strict_keys=True)
     if isinstance(value, TextProblem):
         raise BadInput(path, value.problem, where=value.where)
     return value

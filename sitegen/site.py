@@ -1,5 +1,5 @@
-"""`sitegen build`: evaluate, compare with the baseline, record the run, write the static site (eval/README.md,
-"The site"; docs/architecture.md walks through the steps).
+"""`sitegen build`: evaluate, compare with the baseline, record the run, write the static site (README.md, "What
+it does"; docs/architecture.md walks through the steps, docs/big-suites.md through rebuilds and workers).
 
 build_site is the whole build, one step after another, each handing its values to the next. First every input
 is read and checked (bad input raises before anything is written). Then, in a temporary sibling of --out

@@ -4,7 +4,8 @@ A build never writes into the published site. It checks that `--out` may be repl
 in `.<name>.tmp-*` next to it (files the previous site has unchanged are hard-linked from there), and last
 replaces the folder in one atomic exchange (two renames where the system has none). A failure or a kill
 leaves the previous site as it was; what a killed build leaves behind is cleaned up (or, killed between the
-two renames, put back) by the next one. See "Atomic publishing" in docs/big-suites.md.
+two renames, put back) by the next one (docs/big-suites.md, "Rebuilds take unchanged pages from the previous
+site").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`sitegen build` and the static site (CONTRACT §5): pages, links, safety, history, atomic and reproducible."""
+"""`sitegen build` and the static site (README.md, docs/big-suites.md): pages, links, safety, history, atomic and reproducible."""
 
 from __future__ import annotations
 
