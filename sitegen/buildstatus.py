@@ -32,7 +32,7 @@ _CODE_PACKAGES = ("sitegen", "sitegen.templates")
 
 def digest(*parts: str | bytes) -> str:
     """A SHA-256 hex digest of the parts, each length-prefixed so that no two part lists collide."""
-    pieces = []
+    pieces: list[bytes] = []
     for part in parts:
         data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
         pieces += (b"%d:" % len(data), data)
@@ -162,11 +162,11 @@ def read_status(site: Path, settings: str) -> BuildStatus:
 def status_from_data(data: dict[str, Any], settings: str) -> BuildStatus:
     """The status in a parsed status file of this sitegen; its pages and results only if made with these settings.
     A case whose recorded result cannot be read is left out: its page is rendered again."""
-    seals = data.get("validatedCases"), data.get("validatedBaseline")
-    empty = BuildStatus(settings, **_seals(*seals))
+    cases_seal, baseline_seal_ = (_seal(data.get(key)) for key in ("validatedCases", "validatedBaseline"))
+    empty = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
     if data.get("settings") != settings:
         return empty
-    status = BuildStatus(settings, **_seals(*seals))
+    status = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
     try:
         items = data["cases"]
         # Every result's report.json text parsed at once (one parse of it all is far quicker than one each).
@@ -189,12 +189,9 @@ def status_from_data(data: dict[str, Any], settings: str) -> BuildStatus:
     return status
 
 
-def _seals(cases: Any, baseline: Any) -> dict[str, str]:
-    """The validated-input seals of a status file's head (only strings count)."""
-    return {
-        "validated_cases": cases if isinstance(cases, str) else "",
-        "validated_baseline": baseline if isinstance(baseline, str) else "",
-    }
+def _seal(value: Any) -> str:
+    """A validated-input seal of a status file's head (only a string counts)."""
+    return value if isinstance(value, str) else ""
 
 
 def _recorded_result(data: dict[str, Any], trace_loaded: bool) -> CaseResult | None:

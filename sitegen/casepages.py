@@ -24,7 +24,7 @@ from sitegen.caselist import CaseList
 from sitegen.config import SuiteConfig
 from sitegen.diff import case_items
 from sitegen.evaluation import evaluate_case
-from sitegen.loading import FixtureBytes, FixtureProblem, LoadedTrace, parse_fixture, plain_fixture_name, read_fixture
+from sitegen.loading import FixtureBytes, FixtureProblem, parse_fixture, plain_fixture_name, read_fixture
 from sitegen import render
 from sitegen.render import page_bytes
 from sitegen.report import CaseResult, result_json_text, result_markdown_row
@@ -40,7 +40,8 @@ def case_page(slug: str) -> str:
     return f"{CASES_FOLDER}/{slug}.html"
 
 
-class CaseJob(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class CaseJob:
     """Everything one case page depends on besides the PageContext."""
 
     index: int
@@ -133,7 +134,8 @@ def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
 # --- the job ---------------------------------------------------------------------------------------------
 
 
-class PageDone(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PageDone:
     """A case page written: the case's record for the build status (its result, report texts, page key and
     size), and what to remember of its trace file."""
 
@@ -142,7 +144,8 @@ class PageDone(NamedTuple):
     remember: Remembered | None = None
 
 
-class PageReused(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class PageReused:
     """A case page taken from the previous site: its record there still holds (the same key, page and size)."""
 
     index: int
@@ -187,9 +190,8 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     """Evaluate the job's case against the trace as read, render and write its page; `key` is the page's key."""
     assert trace.read is not None, "a page is rendered from the bytes it is keyed by"
     case = context.cases.case(job.index)
-    outcome: LoadedTrace | FixtureProblem = trace.read
-    if isinstance(outcome, FixtureBytes):
-        outcome = parse_fixture(context.fixtures, case.traceFixture, outcome)
+    read = trace.read
+    outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
     items = case_items(case.id, job.baseline, result) if context.baseline is not None else None
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next)

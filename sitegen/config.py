@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic_core import ErrorDetails
 
 from sitegen.errors import BadInput
 from sitegen.loading import describe_error, format_loc
@@ -26,9 +27,10 @@ DEFAULT_HISTORY_LIMIT = 200
 FLAKY_WINDOW = 10
 FLAKY_FLIPS = 2
 
-_Text = Annotated[str, StringConstraints(min_length=1)]
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"
+_Text = Annotated[str, StringConstraints(min_length=1), Field(description=_STRING)]
+_Texts = Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1, description=_LIST)]
 
 
 class SuiteConfig(BaseModel):
@@ -36,19 +38,13 @@ class SuiteConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    verdicts: tuple[_Text, ...] = Field(("PASS", "LOW_CONFID", "REJECT"), min_length=1, description=_LIST)
-    claim_verifications: tuple[_Text, ...] = Field(
-        ("SUPPORTED", "PARTIALLY_SUPPORTED", "UNSUPPORTED", "CONTRADICTED", "INSUFFICIENT_EVIDENCE"),
-        min_length=1,
-        description=_LIST,
-    )
-    raw_executor_markers: tuple[_Text, ...] = Field(
-        ("executor_evidence_v2", "answer_version", "evidence_bindings", "claim_id"), min_length=1, description=_LIST
-    )
-    degraded_answer_markers: tuple[_Text, ...] = Field(("证据不足",), min_length=1, description=_LIST)
-    composer_modes: tuple[_Text, ...] = Field(("parsed", "fallback", "degraded"), min_length=1, description=_LIST)
-    reject_verdict: _Text = Field("REJECT", description=_STRING)
-    pass_verdict: _Text = Field("PASS", description=_STRING)
+    verdicts: _Texts = ("PASS", "LOW_CONFID", "REJECT")
+    claim_verifications: _Texts = ("SUPPORTED", "PARTIALLY_SUPPORTED", "UNSUPPORTED", "CONTRADICTED", "INSUFFICIENT_EVIDENCE")
+    raw_executor_markers: _Texts = ("executor_evidence_v2", "answer_version", "evidence_bindings", "claim_id")
+    degraded_answer_markers: _Texts = ("证据不足",)
+    composer_modes: _Texts = ("parsed", "fallback", "degraded")
+    reject_verdict: _Text = "REJECT"
+    pass_verdict: _Text = "PASS"
 
     def fingerprint(self) -> str:
         """A stable text form, used to hash the configuration into build status."""
@@ -84,7 +80,7 @@ def config_for(path: Path | None) -> SuiteConfig:
     return load_config(path, explicit=True) if path is not None else load_config(DEFAULT_CONFIG_PATH)
 
 
-def _problem(error: Any) -> str:
+def _problem(error: ErrorDetails) -> str:
     """What is wrong with one setting: an unknown key, or what its value should have been."""
     loc = error["loc"]
     if error["type"] == "extra_forbidden":

@@ -8,11 +8,12 @@ import math
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 
+import orjson
 from pydantic import ValidationError
 
 from sitegen.errors import BadInput
@@ -115,8 +116,6 @@ def parse_json_quickly(text: str | bytes) -> Any:
     """JSON known to be well-formed (sitegen wrote it, or read it before with every check), parsed by orjson:
     several times quicker on thousands of cases. What orjson refuses (a lone surrogate, deep nesting, an
     integer beyond 64 bits) goes to the json module; ValueError or RecursionError if neither reads it."""
-    import orjson
-
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -161,7 +160,7 @@ def format_loc(loc: Sequence[int | str]) -> str:
     return out
 
 
-def describe_error(error: dict[str, Any]) -> str:
+def describe_error(error: Mapping[str, Any]) -> str:
     """One validation error as `expected X, got Y`."""
     expected = _EXPECTED.get(error["type"])
     if error["type"] == "missing":

@@ -428,8 +428,8 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
             writer = SiteWriter(stage, options.out)
             progress.step("assets")
             writer.folder("assets")
-            for relative, data in inputs.assets.files:
-                writer.write_or_take(relative, data)  # 4.8 MB of plotly.js not written again on every rebuild
+            for relative, content in inputs.assets.files:
+                writer.write_or_take(relative, content)  # 4.8 MB of plotly.js not written again on every rebuild
             progress.step("case pages")
             pages = write_case_pages(writer, inputs, slugs, progress)
             progress.step("run data")
