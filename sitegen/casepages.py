@@ -40,11 +40,10 @@ def case_page(slug: str) -> str:
     return f"{CASES_FOLDER}/{slug}.html"
 
 
-@dataclass(frozen=True, slots=True)
-class CaseJob:
+class CaseJob(NamedTuple):
     """Everything one case page depends on besides the PageContext."""
 
-    index: int
+    position: int  # the case's index in the case file
     slug: str
     prev: Neighbour | None
     next: Neighbour | None
@@ -134,21 +133,19 @@ def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
 # --- the job ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class PageDone:
+class PageDone(NamedTuple):
     """A case page written: the case's record for the build status (its result, report texts, page key and
     size), and what to remember of its trace file."""
 
-    index: int
+    position: int  # the case's index in the case file
     record: CaseRecord
     remember: Remembered | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PageReused:
+class PageReused(NamedTuple):
     """A case page taken from the previous site: its record there still holds (the same key, page and size)."""
 
-    index: int
+    position: int  # the case's index in the case file
     remember: Remembered | None = None  # what to remember of the trace file
 
 
@@ -189,7 +186,7 @@ def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, Trac
 def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext) -> PageDone:
     """Evaluate the job's case against the trace as read, render and write its page; `key` is the page's key."""
     assert trace.read is not None, "a page is rendered from the bytes it is keyed by"
-    case = context.cases.case(job.index)
+    case = context.cases.case(job.position)
     read = trace.read
     outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
@@ -198,4 +195,4 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result)
-    return PageDone(job.index, record, trace.remember)
+    return PageDone(job.position, record, trace.remember)

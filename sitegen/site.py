@@ -288,9 +288,9 @@ def write_case_pages(
     reused = 0
     with run_tasks(build_case, indices, context, workers, progress.advance, options.start_method) as jobs:
         for done in chain(checked, jobs):
-            case_id = ids[done.index]
+            case_id = ids[done.position]
             if done.remember is not None:
-                remember[cases.fixture(done.index)] = done.remember
+                remember[cases.fixture(done.position)] = done.remember
             if isinstance(done, PageReused):
                 records[case_id] = previous.cases[case_id]
                 reused += 1

@@ -133,7 +133,7 @@ def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, mo
     real = casepages.render_case
 
     def failing(job, trace, key, context):  # noqa: ANN001, ANN202 - inherited by the forked workers
-        if context.cases.ids[job.index].startswith("case 33"):
+        if context.cases.ids[job.position].startswith("case 33"):
             raise RuntimeError("renderer crashed")
         return real(job, trace, key, context)
 
