@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -27,7 +27,7 @@ from sitegen.report import CaseResult, result_from_json
 
 STATUS_FILE = ".sitegen-status.json"
 STATUS_FORMAT_VERSION = 1
-_CODE_PACKAGES = ("sitegen", "sitegen.templates")
+CODE_PACKAGES = ("sitegen", "sitegen.templates")  # what code_fingerprint hashes
 
 
 def digest(*parts: str | bytes) -> str:
@@ -47,14 +47,14 @@ def identity(value: Any) -> bytes:
         return b"repr:" + repr(value).encode("utf-8", "surrogatepass")
 
 
-def code_fingerprint() -> str:
-    """A hash of sitegen's own code and templates: a page built by other code is never reused.
+def code_fingerprint(packages: Sequence[str] = CODE_PACKAGES) -> str:
+    """A hash of sitegen's own code and templates (`packages`): a page built by other code is never reused.
 
     Computed for every build (a few milliseconds), not once per process: `sitegen serve --watch` rebuilds
     in one process after a template is edited.
     """
     files: list[tuple[str, bytes]] = []
-    for package in _CODE_PACKAGES:
+    for package in packages:
         root = resources.files(package)
         stack = [(root, "")]
         while stack:

@@ -291,11 +291,10 @@ def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, m
     template = package / "templates" / "page.html"
     template.write_text("<p>{{ one }}</p>", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(buildstatus, "_CODE_PACKAGES", ("fakesite",))
-    before = buildstatus.code_fingerprint()
-    assert buildstatus.code_fingerprint() == before
+    before = buildstatus.code_fingerprint(("fakesite",))
+    assert buildstatus.code_fingerprint(("fakesite",)) == before
     template.write_text("<p>{{ two }}</p>", encoding="utf-8")
-    assert buildstatus.code_fingerprint() != before
+    assert buildstatus.code_fingerprint(("fakesite",)) != before
 
 
 def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) -> None:
