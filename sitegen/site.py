@@ -253,22 +253,7 @@ def write_case_pages(
     cases, previous, options = inputs.cases, inputs.previous, inputs.options
     ids = cases.ids
     writer.folder(CASES_FOLDER)
-    fixtures_root = options.fixtures.resolve()
-    remembered = load_remembered(fixtures_root) if previous.cases else {}  # only a rebuild looks digests up
-    baseline = {r.caseId: r for r in inputs.baseline.results} if inputs.baseline is not None else None
-    context = PageContext(
-        fixtures=options.fixtures,
-        fixtures_root=fixtures_root,
-        config=inputs.config,
-        site=inputs.assets.info,
-        cases=cases,
-        slugs=[slugs[case_id] for case_id in ids],
-        baseline=baseline,
-        settings=inputs.status.settings,
-        previous=previous,
-        remembered=remembered,
-        writer=writer,
-    )
+    context = _page_context(writer, inputs, slugs)
     environment().get_template("case.html")  # compiled once, before any worker is forked
     if not previous.cases:
         # Made once here, inherited by every worker. Not for a rebuild, which may render no page at all: there
@@ -297,9 +282,30 @@ def write_case_pages(
             else:
                 records[case_id] = done.record
     progress.finish()
-    if any(remembered.get(name) != entry for name, entry in remember.items()):
-        save_remembered(fixtures_root, remember)  # not merely to forget a trace just changed: it is hashed anyway
+    if any(context.remembered.get(name) != entry for name, entry in remember.items()):
+        # Not merely to forget a trace just changed: it is hashed anyway.
+        save_remembered(context.fixtures_root, remember)
     return CasePages(records, [records[case_id].result for case_id in ids], reused)
+
+
+def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
+    """What every case page job shares (inherited by forked workers, pickled once for each spawned one)."""
+    fixtures_root = inputs.options.fixtures.resolve()
+    baseline = inputs.baseline
+    return PageContext(
+        fixtures=inputs.options.fixtures,
+        fixtures_root=fixtures_root,
+        config=inputs.config,
+        site=inputs.assets.info,
+        cases=inputs.cases,
+        slugs=[slugs[case_id] for case_id in inputs.cases.ids],
+        baseline={r.caseId: r for r in baseline.results} if baseline is not None else None,
+        settings=inputs.status.settings,
+        previous=inputs.previous,
+        # Only a rebuild looks digests up (a full build reads every trace anyway).
+        remembered=load_remembered(fixtures_root) if inputs.previous.cases else {},
+        writer=writer,
+    )
 
 
 def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Progress) -> tuple[list[int], list[PageReused]]:
