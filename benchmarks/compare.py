@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,14 +38,21 @@ def worktree(rev: str, where: Path) -> Path:
     return tree
 
 
-def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
-    """Wall time of one command in a fresh process (it must succeed: exit 0 or 1)."""
+CPU: dict[str, list[float]] = {}  # CPU seconds (user + system, the process and its workers) by what was run
+
+
+def timed(argv: list[str], cwd: Path, env: dict[str, str], label: str = "") -> float:
+    """Wall time of one command in a fresh process (it must succeed: exit 0 or 1); its CPU time goes to CPU[label]."""
     settle()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     code = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if code not in (0, 1):
         raise SystemExit(f"command failed ({code}): {' '.join(argv)} (in {cwd})")
-    return time.perf_counter() - start
+    CPU.setdefault(label, []).append(round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3))
+    return wall
 
 
 def change_fixture(fixtures: Path, index: int, marker: str) -> None:
@@ -74,18 +82,20 @@ def compare_size(count: int, repeat: int, rev: str, other: Path, work: Path, env
         order = [rev, "this tree"] if attempt % 2 == 0 else ["this tree", rev]
         for name in order:
             cwd, prefix, version_env = versions[name]
-            runs[name].append(timed(build + ["--out", str(root / f"{prefix}-{attempt}")], cwd, version_env))
+            runs[name].append(timed(build + ["--out", str(root / f"{prefix}-{attempt}")], cwd, version_env, name))
         if rebuild:
             marker = f"changed in repetition {attempt}"
             change_fixture(fixtures, attempt * 7 % count, marker)
             for name in order:
                 cwd, prefix, version_env = versions[name]
-                runs[f"{name} one fixture"].append(timed(build + ["--out", str(root / f"{prefix}-{attempt}")], cwd, version_env))
+                runs[f"{name} one fixture"].append(timed(build + ["--out", str(root / f"{prefix}-{attempt}")], cwd, version_env, f"{name} one fixture"))
                 page = next((root / f"{prefix}-{attempt}" / "cases").glob(f"case-{attempt * 7 % count:05d}-*.html"))
                 if marker not in page.read_text(encoding="utf-8"):
                     raise SystemExit(f"{name}: the one-fixture rebuild did not show the change in {page}")
     medians = {name: statistics.median(times) for name, times in runs.items()}
-    return {"cases": count, "median_s": medians, "runs_s": {k: [round(t, 3) for t in v] for k, v in runs.items()}}
+    cpu = {name: CPU.pop(name) for name in runs if name in CPU}
+    return {"cases": count, "median_s": medians, "runs_s": {k: [round(t, 3) for t in v] for k, v in runs.items()},
+            "cpu_s": cpu, "median_cpu_s": {name: statistics.median(times) for name, times in cpu.items()}}
 
 
 def main() -> None:
@@ -112,7 +122,8 @@ def main() -> None:
         if f"{args.rev} one fixture" in m:
             theirs, ours = m[f"{args.rev} one fixture"], m["this tree one fixture"]
             print(f"{'':>7} one-fixture rebuild: {args.rev} {theirs:.2f} s, this tree {ours:.2f} s ({ours / theirs - 1:+.0%})")
-        print(f"{'':>7} every run (s): {json.dumps(r['runs_s'])}")
+        print(f"{'':>7} median CPU s (process and workers): {json.dumps(r['median_cpu_s'])}")
+        print(f"{'':>7} every run, wall s: {json.dumps(r['runs_s'])}; CPU s: {json.dumps(r['cpu_s'])}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"(suites and sites left in {work}: delete it when done; deleting thousands of files slows this disk for a while)")
