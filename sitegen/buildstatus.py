@@ -12,8 +12,7 @@ it only means a full build.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -25,26 +24,26 @@ from sitegen.report import CaseResult, result_from_json
 
 STATUS_FILE = ".sitegen-status.json"
 STATUS_FORMAT_VERSION = 1
-_CODE_PACKAGES = ("sitegen", "sitegen.templates")
+CODE_PACKAGES = ("sitegen", "sitegen.templates")  # what code_fingerprint hashes
 
 
 def digest(*parts: str | bytes) -> str:
     """A SHA-256 hex digest of the parts, each length-prefixed so that no two part lists collide."""
-    pieces = []
+    pieces: list[bytes] = []
     for part in parts:
         data = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
         pieces += (b"%d:" % len(data), data)
     return hashlib.sha256(b"".join(pieces)).hexdigest()
 
 
-def code_fingerprint() -> str:
-    """A hash of sitegen's own code and templates: a page built by other code is never reused.
+def code_fingerprint(packages: Sequence[str] = CODE_PACKAGES) -> str:
+    """A hash of sitegen's own code and templates (`packages`): a page built by other code is never reused.
 
     Computed for every build (a few milliseconds), not once per process: `sitegen serve --watch` rebuilds
     in one process after a template is edited.
     """
     files: list[tuple[str, bytes]] = []
-    for package in _CODE_PACKAGES:
+    for package in packages:
         root = resources.files(package)
         stack = [(root, "")]
         while stack:
@@ -69,21 +68,14 @@ class PageRecord:
 
 @dataclass(frozen=True)
 class CaseRecord:
-    """One case in the status file: its page and its result, as the texts it has in report.json and report.md."""
+    """One case in the status file: its page, and its result with the texts it has in report.json and report.md."""
 
     page: str
     key: str
     size: int
     report: str  # report.result_json_text of the result: reused as is in the next report.json
     markdown: str  # report.result_markdown_row of the result: reused as is in the next report.md
-    trace_loaded: bool
-    parsed: dict[str, Any] | None = field(default=None, compare=False, repr=False)  # `report` parsed
-
-    def case_result(self) -> CaseResult:
-        """The stored result as a CaseResult."""
-        result = result_from_json(json.loads(self.report) if self.parsed is None else self.parsed)
-        result.traceLoaded = self.trace_loaded
-        return result
+    result: CaseResult = field(compare=False, repr=False)
 
 
 @dataclass
@@ -114,7 +106,7 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     for case_id in case_order:
         record = status.cases[case_id]
         fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
-        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.trace_loaded}
+        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.result.traceLoaded}
         entries.append(line(fields | texts))
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
@@ -134,32 +126,31 @@ def baseline_seal(data: bytes, code: str) -> str:
     return digest(code, "baseline", data)
 
 
-def read_status_data(site: Path) -> dict[str, Any] | None:
-    """The previous build's status file as parsed, when it is one this sitegen can use (else None)."""
+def read_status(site: Path, settings: str) -> BuildStatus:
+    """What the previous build of `site` recorded, as far as this build may use it: the seals of the inputs it
+    validated when it was this sitegen, and its pages and results when it had these settings too; else nothing
+    (a missing, unreadable or foreign status file only means a full build)."""
     try:
         text = (site / STATUS_FILE).read_bytes()
     except OSError:
-        return None
+        return BuildStatus(settings)
     try:
         data = loads(text)
     except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION:
-        return None
-    return data if data.get("sitegen") == __version__ else None
+        return BuildStatus(settings)
+    if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION or data.get("sitegen") != __version__:
+        return BuildStatus(settings)
+    return status_from_data(data, settings)
 
 
-def read_status(site: Path, settings: str) -> BuildStatus:
-    """The previous build's status when it was made with these settings; an empty one otherwise."""
-    return status_from_data(read_status_data(site), settings)
-
-
-def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
-    """The status in `data` (from read_status_data) when it was made with these settings; an empty one otherwise."""
-    empty = BuildStatus(settings)
-    if data is None or data.get("settings") != settings:
+def status_from_data(data: dict[str, Any], settings: str) -> BuildStatus:
+    """The status in a parsed status file of this sitegen; its pages and results only if made with these settings.
+    A case whose recorded result cannot be read is left out: its page is rendered again."""
+    cases_seal, baseline_seal_ = (_seal(data.get(key)) for key in ("validatedCases", "validatedBaseline"))
+    empty = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
+    if data.get("settings") != settings:
         return empty
-    status = BuildStatus(settings)
+    status = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
     try:
         items = data["cases"]
         # Every result's report.json text parsed at once (one parse of it all is far quicker than one each).
@@ -171,13 +162,30 @@ def status_from_data(data: dict[str, Any] | None, settings: str) -> BuildStatus:
             if not isinstance(loaded, bool) or not isinstance(result, dict) or result.get("caseId") != item["id"]:
                 return empty
             texts = _text(item["report"]), _text(item["markdown"])
-            record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, loaded, result)
-            status.cases[_text(item["id"])] = record
+            case_result = _recorded_result(result, loaded)
+            if case_result is not None:
+                record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, case_result)
+                status.cases[_text(item["id"])] = record
         for item in data["pages"]:
             status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]))
     except (KeyError, TypeError, ValueError, RecursionError):
         return empty
     return status
+
+
+def _seal(value: Any) -> str:
+    """A validated-input seal of a status file's head (only a string counts)."""
+    return value if isinstance(value, str) else ""
+
+
+def _recorded_result(data: dict[str, Any], trace_loaded: bool) -> CaseResult | None:
+    """The result a status file records for a case; None when it is not one (a hand-edited file)."""
+    try:
+        result = result_from_json(data)
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    result.traceLoaded = trace_loaded
+    return result
 
 
 def _text(value: Any) -> str:

@@ -11,8 +11,16 @@ import typer
 from typer.core import TyperGroup
 
 from sitegen import __version__
-from sitegen.errors import SitegenError
-from sitegen.history import DEFAULT_HISTORY_LIMIT
+from sitegen.config import (
+    DEFAULT_BASELINE_DIR,
+    DEFAULT_CONFIG_PATH,
+    DEFAULT_CASES,
+    DEFAULT_FIXTURES,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_OUT,
+    config_for,
+)
+from sitegen.errors import SitegenError, UsageError
 
 
 class _SitegenGroup(TyperGroup):
@@ -35,11 +43,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
-DEFAULT_FIXTURES = Path("eval/fixtures")
-DEFAULT_CONFIG = Path("eval/sitegen.toml")
-DEFAULT_BASELINE_DIR = Path("eval/baseline")
 
 CasesOpt = Annotated[Path, typer.Option("--cases", help="Case file: a JSON array of case definitions.")]
 FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases' traceFixture paths are relative to.")]
@@ -73,14 +76,6 @@ ConfigOpt = Annotated[
 ]
 
 
-def _config(path: Path | None):  # noqa: ANN202 - returns SuiteConfig, imported lazily
-    from sitegen.config import load_config
-
-    if path is None:
-        return load_config(DEFAULT_CONFIG, explicit=False)
-    return load_config(path, explicit=True)
-
-
 class _Verbosity:
     """How chatty commands are: -1 quiet (errors only), 0 normal, 1 verbose. Set by the global options."""
 
@@ -94,7 +89,7 @@ def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN20
     from sitegen.loading import load_cases
 
     with cycle_collection_paused():
-        return evaluate_suite(load_cases(cases), fixtures, _config(config))
+        return evaluate_suite(load_cases(cases), fixtures, config_for(config))
 
 
 def _say(message: str) -> None:
@@ -135,8 +130,6 @@ def _main(
 ) -> None:
     """sitegen: is the diagnosis agent better or worse than the baseline?"""
     if quiet and verbose:
-        from sitegen.errors import UsageError
-
         raise UsageError("--quiet and --verbose contradict each other: give one of them")
     _Verbosity.level = -1 if quiet else 1 if verbose else 0
 
@@ -153,7 +146,7 @@ def check(
     """
     from sitegen.suitecheck import check_suite
 
-    summary = check_suite(cases, fixtures, _config(config))
+    summary = check_suite(cases, fixtures, config_for(config))
     for warning in summary.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if summary.problems:
@@ -254,7 +247,7 @@ def diff(
     from sitegen.diffmarkdown import diff_markdown
     from sitegen.report import read_report
 
-    tolerance = cost_tolerance if cost_tolerance is not None else _config(config).cost_tolerance
+    tolerance = cost_tolerance if cost_tolerance is not None else config_for(config).cost_tolerance
     result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=tolerance)
     # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
     outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
@@ -301,7 +294,7 @@ def build(
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
     config: ConfigOpt = None,
     baseline: BaselineOpt = None,
-    out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = Path("site"),
+    out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = DEFAULT_OUT,
     history: Annotated[
         Optional[str],
         typer.Option(
@@ -319,7 +312,7 @@ def build(
         Optional[str], typer.Option("--run-id", help="This run's id; a run with the same id is replaced. Default: a hash of commit and report.")
     ] = None,
     run_label: Annotated[Optional[str], typer.Option("--run-label", help="This run's label (e.g. 'PR #12'). Default: the commit.")] = None,
-    history_limit: Annotated[int, typer.Option("--history-limit", help="Keep this many runs.")] = DEFAULT_HISTORY_LIMIT,
+    history_limit: Annotated[int, typer.Option("--history-limit", help="Keep this many runs (at least 1).")] = DEFAULT_HISTORY_LIMIT,
     fail_on_regression: Annotated[
         bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing the site) when the diff has any regression.")
     ] = False,
@@ -374,7 +367,7 @@ def build(
 
 @app.command()
 def serve(
-    out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = Path("site"),
+    out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = DEFAULT_OUT,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 8000,
     watch: Annotated[
         bool,
@@ -450,7 +443,7 @@ def record(
     from sitegen.record import Recorder, RecordOptions, check_url
     from sitegen.recordconfig import load_record_config, resolve_headers
 
-    config_path = DEFAULT_CONFIG if config is None else config
+    config_path = DEFAULT_CONFIG_PATH if config is None else config
     request = load_record_config(config_path, explicit=config is not None)
     headers = resolve_headers(request, config_path)
     options = RecordOptions(

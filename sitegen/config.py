@@ -1,52 +1,71 @@
-"""Suite defaults (verdicts, claim values, markers), overridable from a TOML file without code changes."""
+"""Defaults, defined once: where the suite lives, what a build keeps, and the suite's known values (which a
+TOML file may override without code changes, see eval/README.md)."""
 
 from __future__ import annotations
 
-import math
 import tomllib
-from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic_core import ErrorDetails
 
 from sitegen.diff import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput
+from sitegen.loading import describe_error, format_loc
 
+# Where the commands look when no option names a file (relative to the current folder).
+DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
+DEFAULT_FIXTURES = Path("eval/fixtures")
 DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")
+DEFAULT_BASELINE_DIR = Path("eval/baseline")
+DEFAULT_BASELINE = DEFAULT_BASELINE_DIR / "report.json"
+DEFAULT_OUT = Path("site")
+
+# Runs the site's history keeps (--history-limit).
+DEFAULT_HISTORY_LIMIT = 200
+# A case is flaky when its pass/fail flipped at least FLAKY_FLIPS times in its last FLAKY_WINDOW runs.
+FLAKY_WINDOW = 10
+FLAKY_FLIPS = 2
+
+_LIST = "a non-empty list of non-empty strings"
+_STRING = "a non-empty string"
+_Text = Annotated[str, StringConstraints(min_length=1), Field(description=_STRING)]
+_Texts = Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1, description=_LIST)]
 
 
-@dataclass(frozen=True)
-class SuiteConfig:
+class SuiteConfig(BaseModel):
     """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff] costTolerance`."""
 
-    verdicts: tuple[str, ...] = ("PASS", "LOW_CONFID", "REJECT")
-    claim_verifications: tuple[str, ...] = (
-        "SUPPORTED",
-        "PARTIALLY_SUPPORTED",
-        "UNSUPPORTED",
-        "CONTRADICTED",
-        "INSUFFICIENT_EVIDENCE",
-    )
-    raw_executor_markers: tuple[str, ...] = (
-        "executor_evidence_v2",
-        "answer_version",
-        "evidence_bindings",
-        "claim_id",
-    )
-    degraded_answer_markers: tuple[str, ...] = ("证据不足",)
-    composer_modes: tuple[str, ...] = ("parsed", "fallback", "degraded")
-    reject_verdict: str = "REJECT"
-    pass_verdict: str = "PASS"
-    # `[diff] costTolerance`: the relative change of a paired cost average that counts (diff.py).
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdicts: _Texts = ("PASS", "LOW_CONFID", "REJECT")
+    claim_verifications: _Texts = ("SUPPORTED", "PARTIALLY_SUPPORTED", "UNSUPPORTED", "CONTRADICTED", "INSUFFICIENT_EVIDENCE")
+    raw_executor_markers: _Texts = ("executor_evidence_v2", "answer_version", "evidence_bindings", "claim_id")
+    degraded_answer_markers: _Texts = ("证据不足",)
+    composer_modes: _Texts = ("parsed", "fallback", "degraded")
+    reject_verdict: _Text = "REJECT"
+    pass_verdict: _Text = "PASS"
+    # `[diff] costTolerance` (set in its own table, see DiffSettings): the relative change of a paired cost
+    # average that counts (diff.py).
     cost_tolerance: float = DEFAULT_COST_TOLERANCE
-    extra: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def fingerprint(self) -> str:
         """A stable text form, used to hash the configuration into build status."""
-        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "extra"]
-        return ";".join(parts)
+        return ";".join(f"{name}={getattr(self, name)!r}" for name in type(self).model_fields)
 
 
-_LIST_KEYS = {"verdicts", "claim_verifications", "raw_executor_markers", "degraded_answer_markers", "composer_modes"}
-_STRING_KEYS = {"reject_verdict", "pass_verdict"}
+class DiffSettings(BaseModel):
+    """`[diff]` of the config file: how the baseline diff decides a cost regression."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    costTolerance: Annotated[
+        float, Field(ge=0, allow_inf_nan=False, strict=False, description="a number ≥ 0 (a ratio such as 0.1)")
+    ] = DEFAULT_COST_TOLERANCE
+
+
+_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name != "cost_tolerance")
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
@@ -66,32 +85,43 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
     suite = data.get("suite", {})
     if not isinstance(suite, dict):
         raise BadInput(path, "expected [suite] to be a table")
-    values: dict[str, object] = {}
-    for key, value in suite.items():
-        if key in _LIST_KEYS:
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value) or not value:
-                raise BadInput(path, f"expected a non-empty list of non-empty strings", where=f"suite.{key}")
-            values[key] = tuple(value)
-        elif key in _STRING_KEYS:
-            if not isinstance(value, str) or not value:
-                raise BadInput(path, "expected a non-empty string", where=f"suite.{key}")
-            values[key] = value
-        else:
-            known = ", ".join(sorted(_LIST_KEYS | _STRING_KEYS))
-            raise BadInput(path, f"unknown setting (expected one of: {known})", where=f"suite.{key}")
-    values.update(_diff_settings(path, data.get("diff", {})))
-    return SuiteConfig(**values)  # type: ignore[arg-type]
-
-
-def _diff_settings(path: Path, table: object) -> dict[str, object]:
-    """`[diff]`: costTolerance, a number ≥ 0."""
-    if not isinstance(table, dict):
+    diff = data.get("diff", {})
+    if not isinstance(diff, dict):
         raise BadInput(path, "expected [diff] to be a table")
-    values: dict[str, object] = {}
-    for key, value in table.items():
-        if key != "costTolerance":
-            raise BadInput(path, "unknown setting (expected: costTolerance)", where=f"diff.{key}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise BadInput(path, f"expected a number ≥ 0 (a ratio such as 0.1), got {value!r}", where="diff.costTolerance")
-        values["cost_tolerance"] = float(value)
-    return values
+    unknown = next((key for key in suite if key not in _SUITE_KEYS), None)
+    if unknown is not None:
+        raise BadInput(path, f"unknown setting (expected one of: {', '.join(sorted(_SUITE_KEYS))})", where=f"suite.{unknown}")
+    try:
+        tolerance = DiffSettings.model_validate(diff).costTolerance
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadInput(path, _diff_problem(first), where=format_loc(("diff", *first["loc"]))) from None
+    try:
+        return SuiteConfig.model_validate({**suite, "cost_tolerance": tolerance})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None
+
+
+def _diff_problem(error: ErrorDetails) -> str:
+    """What is wrong with a `[diff]` setting."""
+    if error["type"] == "extra_forbidden":
+        return f"unknown setting (expected one of: {', '.join(DiffSettings.model_fields)})"
+    value = error.get("input")
+    got = "" if isinstance(value, dict) else f", got {value!r}"
+    return f"expected {DiffSettings.model_fields['costTolerance'].description}{got}"
+
+
+def config_for(path: Path | None) -> SuiteConfig:
+    """The config a command uses: the file it was given (which must exist), else the default file if present."""
+    return load_config(path, explicit=True) if path is not None else load_config(DEFAULT_CONFIG_PATH)
+
+
+def _problem(error: ErrorDetails) -> str:
+    """What is wrong with one setting: an unknown key, or what its value should have been."""
+    loc = error["loc"]
+    if error["type"] == "extra_forbidden":
+        return f"unknown setting (expected one of: {', '.join(sorted(_SUITE_KEYS))})"
+    if len(loc) == 1:  # the value as a whole (not one item of a list) is not what the setting takes
+        return f"expected {SuiteConfig.model_fields[str(loc[0])].description}"
+    return describe_error(error)

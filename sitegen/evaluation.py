@@ -1,9 +1,8 @@
-"""Evaluating cases against their traces: one CaseResult per case, streamed in case-file order."""
+"""Evaluating cases against their traces: one CaseResult per case, from the rules in rules.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from sitegen.config import SuiteConfig
@@ -11,15 +10,6 @@ from sitegen.loading import FIXTURE_MISSING, FixtureProblem, LoadedTrace, load_t
 from sitegen.models import Case
 from sitegen.report import CaseResult, Report, build_report
 from sitegen.rules import evidence_coverage, matched_keywords, run_rules
-
-
-@dataclass(frozen=True)
-class Evaluated:
-    """A case, what loading its trace gave, and the verdict of the rules."""
-
-    case: Case
-    outcome: LoadedTrace | FixtureProblem
-    result: CaseResult
 
 
 def evaluate_case(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> CaseResult:
@@ -61,13 +51,6 @@ def evaluate_case(case: Case, outcome: LoadedTrace | FixtureProblem, config: Sui
     )
 
 
-def iter_evaluations(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Iterator[Evaluated]:
-    """Load and evaluate one trace at a time, so no more than one parsed trace is held."""
-    for case in cases:
-        outcome = load_trace(fixtures_dir, case.traceFixture)
-        yield Evaluated(case, outcome, evaluate_case(case, outcome, config))
-
-
 def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:
-    """Evaluate every case and aggregate the report."""
-    return build_report([item.result for item in iter_evaluations(cases, fixtures_dir, config)])
+    """Evaluate every case (one parsed trace held at a time) and aggregate the report."""
+    return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture), config) for case in cases])

@@ -23,14 +23,12 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.errors import BadInput, UsageError
 from sitegen.jsontext import dumps_json
 from sitegen.report import Report
 
 HISTORY_FORMAT_VERSION = 1
-DEFAULT_HISTORY_LIMIT = 200
-FLAKY_WINDOW = 10
-FLAKY_FLIPS = 2
 URL_TIMEOUT_SECONDS = 60
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -168,9 +166,9 @@ def parse_history(source: str, text: str) -> list[Run]:
 
 def read_history(path: Path) -> list[Run]:
     """Read a history.json file (oldest run first); a missing or corrupt file is BadInput."""
-    from sitegen.loading import read_input_text
+    from sitegen.loading import read_input
 
-    return parse_history(str(path), read_input_text(path, "history file"))
+    return parse_history(str(path), read_input(path, "history file").text)
 
 
 def is_url(source: str | Path) -> bool:

@@ -9,7 +9,7 @@ import math
 import os
 import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
@@ -123,18 +123,6 @@ def decode_utf8(data: bytes) -> str | TextProblem:
         return TextProblem(_line_col(before, len(before)), f"not UTF-8 (byte 0x{data[exc.start]:02x}): expected UTF-8 text")
 
 
-def parse_json_quickly(text: str | bytes) -> Any:
-    """JSON known to be well-formed (sitegen wrote it, or read it before with every check), parsed by orjson:
-    several times quicker on thousands of cases. What orjson refuses (a lone surrogate, deep nesting, an
-    integer beyond 64 bits) goes to the json module; ValueError or RecursionError if neither reads it."""
-    import orjson
-
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
 def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[int, str] | None = None) -> Any | TextProblem:
     """Parse strict JSON (no NaN/Infinity); a failure comes back as a TextProblem.
 
@@ -178,7 +166,7 @@ def format_loc(loc: Sequence[int | str]) -> str:
     return out
 
 
-def describe_error(error: dict[str, Any]) -> str:
+def describe_error(error: Mapping[str, Any]) -> str:
     """One validation error as `expected X, got Y`."""
     expected = _EXPECTED.get(error["type"])
     if error["type"] == "missing":
@@ -200,11 +188,6 @@ class InputFile(NamedTuple):
     text: str
 
 
-def read_input_text(path: Path, what: str) -> str:
-    """Read a required UTF-8 input file or raise BadInput naming it."""
-    return read_input(path, what).text
-
-
 def read_input(path: Path, what: str) -> InputFile:
     """Read a required UTF-8 input file, bytes and text, or raise BadInput naming it."""
     if not path.exists():
@@ -223,7 +206,7 @@ def read_input(path: Path, what: str) -> InputFile:
 
 def load_json_file(path: Path, what: str, text: str | None = None) -> Any:
     """Read and parse a required JSON input, raising BadInput with line and column (`text`: already read)."""
-    value = parse_json_text(read_input_text(path, what) if text is None else text, strict_keys=True)
+    value = parse_json_text(read_input(path, what).text if text is None else text, strict_keys=True)
     if isinstance(value, TextProblem):
         raise BadInput(path, value.problem, where=value.where)
     return value

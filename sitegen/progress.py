@@ -1,6 +1,6 @@
 """Progress of long builds: a progress bar on a terminal, a line now and then in CI logs, or nothing.
 
-The build reports through a Progress object (`start`, `advance`, `finish`); the base class is silent, so the
+The build reports through a Progress object (`step`, `start`, `advance`, `finish`); the base class is silent, so the
 library says nothing unless the command line asks for it. Short runs stay silent in every mode.
 """
 
@@ -20,6 +20,9 @@ LINE_EVERY_SECONDS = 10.0
 
 class Progress:
     """Silent progress: the interface the build reports to."""
+
+    def step(self, name: str) -> None:
+        """The build begins its step `name` (see site.build_site); shown by none of sitegen's own displays."""
 
     def start(self, label: str, total: int) -> None:
         """A task of `total` steps begins."""

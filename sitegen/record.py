@@ -27,7 +27,7 @@ import httpx
 
 from sitegen.errors import BadInput, UsageError
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
-from sitegen.loading import TextProblem, decode_utf8, load_cases, parse_json_text, read_input_text
+from sitegen.loading import TextProblem, decode_utf8, load_cases, parse_json_text, read_input
 from sitegen.models import Case
 from sitegen.progress import Progress
 from sitegen.recordconfig import RecordConfig, ResolvedHeaders, fill_body
@@ -208,7 +208,7 @@ class Recorder:
 
     def record(self, cases_path: Path) -> RecordSummary:
         """Write OUT/cases.json, then record every trial of every case that is not recorded yet."""
-        text = read_input_text(cases_path, "case file")
+        text = read_input(cases_path, "case file").text
         cases = load_cases(cases_path, text)
         raw_cases = parse_json_text(text)
         assert not isinstance(raw_cases, TextProblem)  # load_cases parsed the same text

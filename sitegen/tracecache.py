@@ -90,14 +90,16 @@ def load_remembered(fixtures_root: Path) -> dict[str, Remembered]:
         return {}
     if data.get("root") != os.fsdecode(fixtures_root) or not isinstance(data.get("traces"), dict):
         return {}
-    return {name: tuple(entry) for name, entry in data["traces"].items() if _is_entry(entry)}  # type: ignore[misc]
+    return {name: found for name, entry in data["traces"].items() if (found := _entry(entry)) is not None}
 
 
 _ENTRY_TYPES = [int, int, int, int, int, str]
 
 
-def _is_entry(entry: Any) -> bool:
-    return type(entry) is list and list(map(type, entry)) == _ENTRY_TYPES
+def _entry(entry: Any) -> Remembered | None:
+    if type(entry) is list and list(map(type, entry)) == _ENTRY_TYPES:
+        return (entry[0], entry[1], entry[2], entry[3], entry[4], entry[5])
+    return None
 
 
 def save_remembered(fixtures_root: Path, entries: Mapping[str, Remembered]) -> None:

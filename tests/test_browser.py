@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.site import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser

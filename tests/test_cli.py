@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 
 runner = CliRunner()
@@ -130,6 +130,10 @@ def test_config_file_changes_defaults(tmp_path: Path) -> None:
         ("[suite\n", "invalid TOML"),
         ('[suite]\nverdicts = "PASS"\n', "sitegen.toml:suite.verdicts: expected a non-empty list of non-empty strings"),
         ("[suite]\ncolour = 1\n", "sitegen.toml:suite.colour: unknown setting"),
+        ('[suite]\nverdicts = ["PASS", ""]\n', 'sitegen.toml:suite.verdicts[1]: expected a non-empty string, got ""'),
+        ("[suite]\nverdicts = []\n", "sitegen.toml:suite.verdicts: expected a non-empty list of non-empty strings"),
+        ("[suite]\nreject_verdict = 3\n", "sitegen.toml:suite.reject_verdict: expected a non-empty string"),
+        ("suite = 3\n", "sitegen.toml: expected [suite] to be a table"),
     ],
 )
 def test_bad_config_exits_2(suite: tuple[Path, Path], tmp_path: Path, text: str, message: str) -> None:

@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen import __version__
 from sitegen.cli import app
 

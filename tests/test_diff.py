@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
-from conftest import ROOT, check_golden
+from helpers import ROOT, check_golden
 from sitegen.diff import (
     DEFAULT_COST_TOLERANCE,
     DIFF_FORMAT_VERSION,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT, make_case, make_trace, write_suite
+from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.diff import compare_reports, diff_json
 from sitegen.diffmarkdown import diff_markdown

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from hostile_corpus import HOSTILE_IDS
 from site_audit import audit_site, parse
 from test_kill_build import ENV, WRITE_SPY

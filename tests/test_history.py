@@ -14,7 +14,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
 from sitegen.history import (

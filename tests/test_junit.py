@@ -9,7 +9,7 @@ import pytest
 from junitparser import Failure, JUnitXml, Skipped
 from typer.testing import CliRunner
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.diff import compare_reports
 from sitegen.errors import UsageError

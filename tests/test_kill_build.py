@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.site import BuildOptions, build_site
 
 CASES = 400

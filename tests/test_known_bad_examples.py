@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_suite
 from sitegen.loading import load_cases

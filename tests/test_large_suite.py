@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.errors import UsageError
 from sitegen.site import BuildOptions, build_site
 from test_browser import Watched, browser, watched  # noqa: F401 - fixtures

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_case, make_trace, write_suite
+from helpers import make_case, make_trace, write_suite
 from sitegen.errors import BadInput
 from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace
 

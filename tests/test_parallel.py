@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 import sitegen.casepages as casepages
-from conftest import make_case, make_trace, write_suite
-from sitegen.site import BuildOptions, build_site
+from helpers import StepProgress, fail_at, make_case, make_trace, write_suite
+from sitegen import parallel
 from sitegen.urls import INDEX_PAGE_ROWS
+from sitegen.progress import Progress
+from sitegen.site import BuildOptions, build_site
 from test_site import snapshot
 
 
@@ -32,13 +34,27 @@ def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _build(root: Path, out: str, workers: int | None, rows: int = INDEX_PAGE_ROWS) -> None:
-    build_site(
-        BuildOptions(
-            cases=root / "cases.json", fixtures=root / "fixtures", out=root / out, run_id="same", cwd=root, workers=workers,
-            index_page_rows=rows,
-        )
+def _build(
+    root: Path, out: str, workers: int | None, progress: Progress | None = None, start_method: str | None = None,
+    rows: int = INDEX_PAGE_ROWS,
+) -> None:
+    options = BuildOptions(
+        cases=root / "cases.json", fixtures=root / "fixtures", out=root / out, run_id="same", cwd=root, workers=workers,
+        start_method=start_method, index_page_rows=rows,
     )
+    build_site(options, progress)
+
+
+def _in_workers(progress: StepProgress) -> int:
+    """How many case pages were done while worker processes ran."""
+    return sum(steps for steps, alive in progress.advances if alive)
+
+
+def _fork() -> str:
+    """Worker processes forked, whatever threads the test run has (where the system can fork)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs worker processes that are forked")
+    return "fork"
 
 
 def test_output_does_not_depend_on_the_number_of_workers(many: Path) -> None:
@@ -52,23 +68,18 @@ def test_output_does_not_depend_on_the_number_of_workers(many: Path) -> None:
 
 
 def test_case_list_pages_written_by_workers_are_the_same(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = 7  # 60 cases: index.html and index-2 … index-9.html
-    seen: list[int] = []
-    real = casepages._chunks
-
-    def chunks(jobs, workers):  # noqa: ANN001, ANN202 - spy on the splits the pools get
-        seen.append(len(jobs))
-        return real(jobs, workers)
-
-    monkeypatch.setattr(casepages, "_chunks", chunks)
-    _build(many, "one", 1, rows)
-    assert seen == []
-    _build(many, "two", 2, rows)
-    assert seen == [60, 9]  # the case pages, then the index and the 8 other pages of the case list
+    # 60 cases in pages of 7 rows: index.html and index-2 … index-9.html
+    serial = StepProgress()
+    _build(many, "one", 1, serial, rows=7)
+    assert _in_workers(serial) == 0 and max(alive for _, alive in serial.steps) == 0
+    pooled = StepProgress()
+    _build(many, "two", 2, pooled, _fork(), rows=7)
+    assert _in_workers(pooled) == 60
+    assert dict(pooled.steps)["diff"] == 2  # the index and the 8 other pages of the case list, in 2 workers
     one = snapshot(many / "one")
     assert "index-9.html" in one and "index-10.html" not in one
     assert snapshot(many / "two") == one
-    _build(many, "two", 2, rows)  # a rebuild: every page of the case list taken from the previous site by the workers
+    _build(many, "two", 2, start_method="fork", rows=7)  # a rebuild: every page of the case list taken by the workers
     assert snapshot(many / "two") == one
 
 
@@ -80,7 +91,7 @@ def test_workers_are_spawned_not_forked_while_other_threads_run(many: Path) -> N
     server = threading.Thread(target=stop.wait, daemon=True)  # as `sitegen serve --watch` serves from a thread
     server.start()
     try:
-        assert casepages._start_method() in ("spawn", None)
+        assert parallel.start_method() in ("spawn", None)
         _build(many, "two", 2)
     finally:
         stop.set()
@@ -89,67 +100,50 @@ def test_workers_are_spawned_not_forked_while_other_threads_run(many: Path) -> N
     assert multiprocessing.active_children() == []
 
 
-def test_a_rebuild_with_spawned_workers_checks_unchanged_pages_first(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rebuild_with_spawned_workers_checks_unchanged_pages_first(many: Path) -> None:
     import threading
 
     _build(many, "site", 2)
     for index in range(10):  # ten pages to render again: enough to start workers for them
         (many / "fixtures" / f"c{index:02d}.json").write_text(json.dumps(make_trace(f"the **pool** again {index}")), encoding="utf-8")
-    seen: list[int] = []
-    real = casepages._chunks
-
-    def chunks(jobs, workers):  # noqa: ANN001, ANN202 - spy on what the pool gets
-        seen.append(len(jobs))
-        return real(jobs, workers)
-
-    monkeypatch.setattr(casepages, "_chunks", chunks)
+    progress = StepProgress()
     stop = threading.Event()
     server = threading.Thread(target=stop.wait, daemon=True)  # as `sitegen serve --watch` serves from a thread
     server.start()
     try:
-        assert not casepages.workers_fork()
-        _build(many, "site", 2)
+        assert parallel.start_method() != "fork"
+        _build(many, "site", 2, progress)
     finally:
         stop.set()
         server.join()
-    assert seen == [10]  # only the changed cases go to the workers: the others were checked in this process
+    assert _in_workers(progress) == 10  # only the changed cases go to the workers: the others were checked here
     _build(many, "fresh", 1)
     assert snapshot(many / "site") == snapshot(many / "fresh")
     assert multiprocessing.active_children() == []
 
 
-def test_workers_are_used_and_gone_afterwards(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[int] = []
-    real = casepages._chunks
-
-    def chunks(jobs, workers):  # noqa: ANN001, ANN202 - spy on the split the pool gets
-        seen.append(workers)
-        return real(jobs, workers)
-
-    monkeypatch.setattr(casepages, "_chunks", chunks)
-    _build(many, "site", 2)
-    assert seen == [2]
+def test_workers_are_used_and_gone_afterwards(many: Path) -> None:
+    progress = StepProgress()
+    _build(many, "site", 2, progress)
+    assert {alive for _, alive in progress.advances} == {2}
     assert multiprocessing.active_children() == []
 
 
 def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _build(many, "site", 1)
     before = snapshot(many / "site")
-    real = casepages.write_case_page
+    real = casepages.render_case
 
-    def failing(job, context):  # noqa: ANN001, ANN202 - inherited by the forked workers
-        if job.case.id.startswith("case 33"):
+    def failing(job, trace, key, context):  # noqa: ANN001, ANN202 - inherited by the forked workers
+        if context.cases.ids[job.position].startswith("case 33"):
             raise RuntimeError("renderer crashed")
-        return real(job, context)
+        return real(job, trace, key, context)
 
-    monkeypatch.setattr(casepages, "write_case_page", failing)
-    if "fork" not in multiprocessing.get_all_start_methods():
-        pytest.skip("the failing renderer reaches the workers only when they are forked")
-    monkeypatch.setattr(casepages, "_start_method", lambda: "fork")  # whatever threads the test run has
+    monkeypatch.setattr(casepages, "render_case", failing)  # the failing renderer reaches forked workers only
     (many / "fixtures" / "c00.json").write_text('{"session": {"answer": "changed"}}', encoding="utf-8")
     monkeypatch.setattr("sitegen.site.code_fingerprint", lambda: "force every page to render")
     with pytest.raises(RuntimeError, match="renderer crashed"):
-        _build(many, "site", 2)
+        _build(many, "site", 2, start_method=_fork())
     assert snapshot(many / "site") == before
     assert [p.name for p in many.iterdir() if p.name.startswith(".site")] == []
     assert multiprocessing.active_children() == []
@@ -157,36 +151,20 @@ def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, mo
 
 def test_case_list_pages_are_written_while_the_build_goes_on(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Workers write the case list's pages while the build process writes the diff, history and reports.
-    import sitegen.site as site_module
-
-    monkeypatch.setattr(casepages, "_start_method", lambda: "fork")
-    seen: list[tuple[str, int]] = []  # each step, and how many worker processes were running when it began
-    for name in ("_start_index", "_write_diff", "_finish_index"):
-        real = getattr(site_module, name)
-        monkeypatch.setattr(
-            site_module, name, lambda site, real=real, name=name: seen.append((name, len(multiprocessing.active_children()))) or real(site)
-        )
-    monkeypatch.setattr(site_module, "WRITE_STEPS", tuple(getattr(site_module, step.__name__) for step in site_module.WRITE_STEPS))
-    _build(many, "site", 2, rows=7)
-    assert seen == [("_start_index", 0), ("_write_diff", 2), ("_finish_index", 2)]
+    progress = StepProgress()
+    _build(many, "site", 2, progress, _fork(), rows=7)
+    alive = dict(progress.steps)
+    assert (alive["case list"], alive["diff"], alive["reports"], alive["status"]) == (0, 2, 2, 0)
     assert {p.name for p in (many / "site").glob("index*.html")} == {"index.html"} | {f"index-{n}.html" for n in range(2, 10)}
     assert multiprocessing.active_children() == []
 
 
 def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sitegen.site as site_module
-
-    _build(many, "site", 1)
+    _build(many, "site", 1, rows=7)
     before = snapshot(many / "site")
-    monkeypatch.setattr(casepages, "_start_method", lambda: "fork")
     monkeypatch.setattr("sitegen.site.code_fingerprint", lambda: "force every page to render")
-
-    def failing(site: object) -> None:
-        raise RuntimeError("diff page crashed")
-
-    monkeypatch.setattr(site_module, "WRITE_STEPS", tuple(failing if s.__name__ == "_write_diff" else s for s in site_module.WRITE_STEPS))
     with pytest.raises(RuntimeError, match="diff page crashed"):
-        _build(many, "site", 2, rows=7)
+        _build(many, "site", 2, fail_at("diff", "diff page crashed"), _fork(), rows=7)
     assert multiprocessing.active_children() == []
     assert snapshot(many / "site") == before
     assert [p.name for p in many.iterdir() if p.name.startswith(".site")] == []
@@ -194,21 +172,48 @@ def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkey
 
 @pytest.mark.parametrize(
     ("requested", "jobs", "expected"),
-    [(None, 10, 1), (None, casepages.POOL_MIN_JOBS - 1, 1), (1, 5000, 1), (2, 1, 1), (4, 3, 3), (2, 0, 1)],
+    [(None, 10, 1), (None, parallel.POOL_MIN_JOBS - 1, 1), (1, 5000, 1), (2, 1, 1), (4, 3, 3), (2, 0, 1)],
 )
 def test_worker_count(requested: int | None, jobs: int, expected: int) -> None:
-    assert casepages.worker_count(requested, jobs) == expected
+    assert parallel.worker_count(requested, jobs) == expected
 
 
 def test_big_batches_use_every_core_by_default() -> None:
-    assert casepages.worker_count(None, casepages.POOL_MIN_JOBS) == min(casepages.usable_cores(), casepages.POOL_MIN_JOBS)
+    assert parallel.worker_count(None, parallel.POOL_MIN_JOBS) == min(parallel.usable_cores(), parallel.POOL_MIN_JOBS)
 
 
 def test_chunks_cover_every_job_once_in_order() -> None:
     jobs = list(range(1001))
-    chunks = casepages._chunks(jobs, 2)  # type: ignore[arg-type]
+    chunks = parallel.chunks(jobs, 2)
     assert [job for chunk in chunks for job in chunk] == jobs
-    assert max(len(chunk) for chunk in chunks) <= casepages.MAX_CHUNK
+    assert max(len(chunk) for chunk in chunks) <= parallel.MAX_CHUNK
     sizes = [len(chunk) for chunk in chunks]
     assert sizes[:-1] == sorted(sizes[:-1], reverse=True)  # large first, smaller towards the end
-    assert sizes[-2] == casepages.MIN_CHUNK  # the end comes in small pieces, so no worker waits on a long one
+    assert sizes[-2] == parallel.MIN_CHUNK  # the end comes in small pieces, so no worker waits on a long one
+
+
+def _square(item: int, offset: int) -> int:
+    return item * item + offset
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parallel_and_serial_tasks_give_the_same_outcomes(workers: int) -> None:
+    done: list[int] = []
+    with parallel.run_tasks(_square, list(range(50)), 3, workers, done.append) as tasks:
+        outcomes = sorted(tasks)
+    assert outcomes == [n * n + 3 for n in range(50)] and sum(done) == 50
+    assert isinstance(tasks, parallel.SerialTasks if workers == 1 else parallel.ParallelTasks)
+    assert multiprocessing.active_children() == []
+
+
+def _explode(item: int, context: None) -> int:
+    if item == 7:
+        raise ValueError("task seven failed")
+    return item
+
+
+def test_a_task_failing_in_a_worker_raises_here_and_stops_the_workers() -> None:
+    with pytest.raises(ValueError, match="task seven failed"):
+        with parallel.run_tasks(_explode, list(range(40)), None, 2) as tasks:
+            list(tasks)
+    assert multiprocessing.active_children() == []

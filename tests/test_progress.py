@@ -92,7 +92,7 @@ def test_the_bar_draws_on_a_terminal_and_clears_itself() -> None:
 
 @pytest.fixture
 def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    from conftest import make_case, make_trace, write_suite
+    from helpers import make_case, make_trace, write_suite
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(progress, "MIN_STEPS", 3)  # so that a small suite counts as a long build

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT, make_case, make_trace, write_suite
+from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
 from sitegen.loading import load_cases, load_trace

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, check_golden, make_case, make_trace, write_suite
+from helpers import ROOT, check_golden, make_case, make_trace, write_suite
 from sitegen.config import SuiteConfig, load_config
 from sitegen.evaluation import evaluate_suite
 from sitegen.loading import load_cases

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import make_case, make_trace
+from helpers import make_case, make_trace
 from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_case
 from sitegen.loading import LoadedTrace, validate_trace
@@ -535,7 +535,7 @@ def test_keyword_coverage_counts_each_keyword_once_after_normalisation() -> None
 
 
 def test_the_loader_refuses_what_would_count_twice(tmp_path: Path) -> None:
-    from conftest import write_suite
+    from helpers import write_suite
     from sitegen.errors import BadInput
     from sitegen.loading import load_cases
 

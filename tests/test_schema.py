@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from conftest import ROOT
+from helpers import ROOT
 from sitegen.errors import BadInput
 from sitegen.loading import LoadedTrace, TextProblem, fixture_files, load_cases, parse_json_text, validate_trace
 from sitegen.schema import CASES_FILE, TRACE_FILE, schema_files

@@ -12,7 +12,7 @@ import re
 import shutil
 from pathlib import Path
 
-from conftest import REGEN
+from helpers import REGEN
 from test_site import site, snapshot, suite  # noqa: F401 - site and suite are fixtures
 
 GOLDEN = Path(__file__).parent / "golden" / "site"

@@ -11,7 +11,7 @@ from junitparser import Failure, JUnitXml, Skipped
 from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
-from conftest import ROOT, check_golden, make_case, make_trace, write_suite
+from helpers import ROOT, check_golden, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.diff import compare_reports
 from sitegen.errors import BadInput

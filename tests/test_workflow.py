@@ -23,7 +23,7 @@ from bs4 import BeautifulSoup
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from conftest import ROOT, make_case, make_trace
+from helpers import ROOT, make_case, make_trace
 from sitegen.cli import app
 
 WORKFLOW = ROOT / ".github" / "workflows" / "eval-site.yml"
