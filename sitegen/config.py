@@ -61,7 +61,7 @@ class DiffSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     costTolerance: Annotated[
-        float, Field(ge=0, allow_inf_nan=False, strict=False, description="a number ≥ 0 (a ratio such as 0.1)")
+        float, Field(ge=0, allow_inf_nan=False, strict=True, description="a number ≥ 0 (a ratio such as 0.1)")
     ] = DEFAULT_COST_TOLERANCE
 
 
