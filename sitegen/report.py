@@ -79,7 +79,7 @@ class Report:
     results: list[CaseResult]
 
     def to_json(self, results: bool = True) -> dict[str, Any]:
-        """The report as a JSON object (CONTRACT §3); without `results`, only its top-level fields."""
+        """The report as a JSON object (eval/README.md, "The report"); without `results`, only its top-level fields."""
         data = {
             "formatVersion": REPORT_FORMAT_VERSION,
             "totalCases": self.totalCases,
