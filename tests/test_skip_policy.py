@@ -9,6 +9,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CONFTEST = (Path(__file__).parent / "conftest.py").read_text(encoding="utf-8")
+HELPERS = (Path(__file__).parent / "helpers.py").read_text(encoding="utf-8")  # conftest.py imports it
 TESTS = """
 import pytest
 
@@ -35,6 +36,7 @@ def test_a_skip_fails_a_ci_run_unless_allowed(
         )
         assert conftest != CONFTEST
     pytester.makeconftest(conftest)
+    pytester.makepyfile(helpers=HELPERS)
     pytester.makepyfile(test_policy=TESTS)
     monkeypatch.setenv("CI", ci)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
@@ -46,6 +48,7 @@ def test_a_skip_fails_a_ci_run_unless_allowed(
 
 def test_a_failing_run_keeps_its_exit_code(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(helpers=HELPERS)
     pytester.makepyfile(test_policy="import pytest\ndef test_skip():\n    pytest.skip('x')\ndef test_no():\n    assert False\n")
     monkeypatch.setenv("CI", "true")
     assert pytester.runpytest_subprocess("-p", "no:cacheprovider").ret == pytest.ExitCode.TESTS_FAILED
