@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen import urls
+from sitegen.casechanges import CaseChange
 from sitegen.config import SuiteConfig
 from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.highlight import Highlight
@@ -23,6 +24,7 @@ from sitegen.render import markdown_html
 from sitegen.report import CaseResult
 from sitegen.textmatch import found_in
 from sitegen.views.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
+from sitegen.views.changes import CaseChangeView, case_change_view
 from sitegen.views.common import Fact, Layout, Link, SiteInfo, make_layout
 from sitegen.views.text import CELL_LIMIT, MAX_TOOL_CALLS, RAW_LIMIT, TEXT_LIMIT, TextBlock, clip, pretty, text_block
 from sitegen.views.tools import ToolsView, tools_view
@@ -107,6 +109,9 @@ class CasePage(NamedTuple):
     title: str
     status: Badge
     verdict: Badge
+    change: CaseChangeView | None  # against the baseline; None without one
+    notes: Markup | None  # the case's notes, rendered as safe Markdown
+    annotations: tuple[Fact, ...]  # the case's `_…`/`x-…` annotations
     tags: tuple[Link, ...]
     facts: tuple[Fact, ...]
     pager: Pager
@@ -243,9 +248,20 @@ def _definition(case: Case, config: SuiteConfig, digest: str) -> tuple[Fact, ...
         Fact("Tags", _list_text(case.tags)),
         Fact("Case digest", digest),
     ]
-    for key, value in sorted(case.extra_fields.items()):
-        facts.append(Fact(f"{key} (extra field)", clip(pretty(value), TEXT_LIMIT).text))
     return tuple(facts)
+
+
+def _notes(case: Case) -> Markup | None:
+    """The case's notes: text from the case file, rendered as Markdown with raw HTML off like an answer."""
+    return markdown_html(clip(case.notes, TEXT_LIMIT).text) if case.notes.strip() else None
+
+
+def _annotations(case: Case) -> tuple[Fact, ...]:
+    """The case's free annotations in file order: a string as written, any other value as JSON."""
+    return tuple(
+        Fact(fmt.shorten(key), clip(value if isinstance(value, str) else pretty(value), CELL_LIMIT).text)
+        for key, value in case.annotations.items()
+    )
 
 
 def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[Fact, ...]:
@@ -274,8 +290,10 @@ def build_case_page(
     diff_items: Sequence[DiffItem] | None,
     prev: Neighbour | None,
     next_: Neighbour | None,
+    change: CaseChange | None = None,
 ) -> CasePage:
-    """One case page's view model; depends only on the case, its trace, its baseline items and neighbours."""
+    """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
+    `change`, None without a baseline) and neighbours."""
     config = site.config
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
     checks = tuple(Check(*_split_check(clip(check, CELL_LIMIT).text)) for check in result.failedChecks[:MAX_TOOL_CALLS])
@@ -285,6 +303,9 @@ def build_case_page(
         title=case.display_title if case.display_title != case.id else "",
         status=status_badge(result.status),
         verdict=verdict_badge(result.verdict, config),
+        change=case_change_view(change) if change is not None else None,
+        notes=_notes(case),
+        annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result),
         pager=_pager(prev, next_),
