@@ -5,7 +5,7 @@ The baseline is the report of an earlier build of the same cases (with `gone`, w
     steady  passes in both           → still_passing ("unchanged")
     breaks  passed, now says a forbidden phrase → regressed (forbidden_answer_keyword)
     mends   failed (keyword missing), now passes → fixed
-    known   fails in both            → still_failing ("known failure")
+    known   fails in both, now also says the forbidden phrase → still_failing ("known failure"), one new check
     fresh   only now                 → new
     gone    only in the baseline     → removed
 """
@@ -45,8 +45,8 @@ _CASES = {
 }
 _GOOD, _BAD = "The pool is exhausted.", "No idea."
 _BEFORE = {"steady": _GOOD, "breaks": _GOOD, "mends": _BAD, "known": _BAD, "gone": _GOOD}
-_NOW = {"steady": _GOOD, "breaks": "The pool is exhausted: restart the database.", "mends": _GOOD, "known": _BAD,
-        "fresh": _GOOD}
+_NOW = {"steady": _GOOD, "breaks": "The pool is exhausted: restart the database.", "mends": _GOOD,
+        "known": "No idea; restart the database.", "fresh": _GOOD}
 
 
 def build_changes_site(

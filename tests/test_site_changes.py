@@ -133,13 +133,20 @@ def test_a_case_page_states_its_change_at_the_top(built: tuple[Path, BuildResult
     children = head.find_all(["h1", "div", "dl"], recursive=False)
     order = [node.name if node.name in ("h1", "dl") else node.get("id") for node in children]
     assert order[0] == "h1" and order.index("change") < order.index("dl")
-    checks = [text(li) for li in head.select("#change .case-change-checks li")]
-    assert checks == ["forbidden_answer_keyword answer contains forbidden phrase 'restart the database'"]
+    # the failed checks that broke it are marked new in the list of failed checks (not listed twice)
+    checks = [text(li) for li in head.select("ul.checks li.check-new")]
+    assert checks == ["forbidden_answer_keyword answer contains forbidden phrase 'restart the database' new"]
+    assert head.select("#change li") == []
     mends = case_page(site, "mends").select_one("#change")
     assert text(mends.select_one(".case-change-statement")) == "Fixed since the baseline; resolved: keyword_coverage"
     assert [text(c) for c in mends.select(".case-change-checks code")] == ["keyword_coverage"]
-    known = case_page(site, "known").select_one("#change")
-    assert text(known.select_one(".case-change-statement")) == "Known failure: it failed in the baseline too."
+    known = case_page(site, "known")
+    statement = text(known.select_one("#change .case-change-statement"))
+    assert statement == "Known failure, with new failed checks since the baseline: forbidden_answer_keyword"
+    marked = {text(li.code): "check-new" in li.get("class", []) for li in known.select("ul.checks li")}
+    assert marked == {"keyword_coverage": False, "forbidden_answer_keyword": True}
+    steady = case_page(site, "steady").select_one("#change .case-change-statement")
+    assert text(steady) == "Unchanged: it passed in the baseline too."
 
 
 def test_notes_and_annotations_are_shown_as_text(built: tuple[Path, BuildResult]) -> None:

@@ -7,6 +7,7 @@ it unchanged); what changes with every run, the pass/fail history, comes from as
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -14,7 +15,7 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen import urls
-from sitegen.casechanges import CaseChange
+from sitegen.casechanges import NEW, CaseChange
 from sitegen.config import SuiteConfig
 from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.highlight import Highlight
@@ -55,6 +56,7 @@ class Check(NamedTuple):
 
     code: str
     message: str
+    new: bool = False  # failing now but not in the baseline
 
 
 class Chip(NamedTuple):
@@ -296,7 +298,7 @@ def build_case_page(
     `change`, None without a baseline) and neighbours."""
     config = site.config
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
-    checks = tuple(Check(*_split_check(clip(check, CELL_LIMIT).text)) for check in result.failedChecks[:MAX_TOOL_CALLS])
+    checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
     return CasePage(
         layout=make_layout(site, title=case.id, depth=_DEPTH, current="", history_data=True),
         case_id=case.id,
@@ -328,6 +330,17 @@ def raw_trace_text(outcome: LoadedTrace) -> str:
     if outcome.text is not None and "\n" in outcome.text.strip():
         return outcome.text.rstrip()
     return pretty(outcome.raw)
+
+
+def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ...]:
+    """The failed checks, those new against the baseline marked (counted as a multiset, as the diff counts them)."""
+    new = Counter(change.newFailedChecks if change is not None and change.change != NEW else ())
+    checks = []
+    for check in failed:
+        is_new = new[check] > 0
+        new[check] -= is_new
+        checks.append(Check(*_split_check(clip(check, CELL_LIMIT).text), is_new))
+    return tuple(checks)
 
 
 def _split_check(check: str) -> tuple[str, str]:

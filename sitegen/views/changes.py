@@ -154,8 +154,8 @@ class CaseChangeView(NamedTuple):
     badge: Badge
     css: str
     statement: str
-    checks_title: str
-    checks: tuple[CheckLine, ...]
+    detail: str
+    resolved: tuple[CheckLine, ...]  # the checks that failed in the baseline and no longer do
 
 
 def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
@@ -166,30 +166,28 @@ def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
 def case_change_view(change: CaseChange) -> CaseChangeView:
     """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
     kind, before, now = change.change, _STATUS_WORDS[change.baselineStatus], _STATUS_WORDS[change.currentStatus]
-    new = tuple(check_line(check) for check in change.newFailedChecks[:MAX_TOOL_CALLS])
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
-    title, checks = "", ()
+    new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
+    css, detail = "case-change", ""
     if kind == REGRESSED:
         statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
-        title, checks = f"New failed checks (the baseline {before}, now {now})", new
+        detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
         css = "case-change case-change-bad"
     elif kind == FIXED:
         statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
-        title, checks = f"Resolved checks (the baseline {before}, now {now})", resolved
+        detail = f"In the baseline: {before}; now: {now}."
         css = "case-change case-change-good"
     elif kind == STILL_FAILING:
         statement = "Known failure: it failed in the baseline too."
         if new:
-            statement = _codes_sentence("Known failure, with new failed checks since the baseline", change.newFailedChecks)
-            title, checks = "New failed checks", new
+            statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
+            detail = "The failed checks marked new below did not fail in the baseline."
         css = "case-change case-change-known"
     elif kind == NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
-        css = "case-change"
     else:
         statement = "Unchanged: it passed in the baseline too."
-        css = "case-change"
-    return CaseChangeView(kind, change_badge(kind), css, statement, title, checks)
+    return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
 
 
 # --- the diff page's cases by change ------------------------------------------------------------------------
