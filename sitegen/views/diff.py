@@ -166,7 +166,7 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
     points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
-    items = f"▼ {diff.regressionCount:,} · ▲ {diff.improvementCount:,} · ● {diff.changedCount:,}"
+    items = f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · ● {diff.changedCount:,} other"
     return (
         Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
              regressed_css, f"#{REGRESSED_ANCHOR}"),
@@ -175,7 +175,7 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
         Stat("New", f"✚ {counts.get(NEW, 0):,}", "cases", "stat", "#new-cases"),
         Stat("Pass rate", fmt.percent(diff.currentPassRate), f"baseline {fmt.percent(diff.baselinePassRate)} · {points}",
              pass_rate_css(diff), None),
-        Stat("Items", items, "regression · improvement · other", "stat", "#items"),
+        Stat("Items", f"{len(diff.items):,}", items, "stat", "#items"),
     )
 
 
