@@ -44,7 +44,8 @@ def _rows(doc: BeautifulSoup) -> dict[str, Tag]:
 
 
 BADGES = {
-    "steady": "= unchanged", "breaks": "▼ regressed", "mends": "▲ fixed", "known": "≡ known failure", "fresh": "✚ new",
+    "steady": "= unchanged", "breaks": "▼ regressed", "mends": "▲ fixed", "known": "≡ known failure",
+    "fresh": "✚ new",
 }
 
 

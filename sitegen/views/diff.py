@@ -166,7 +166,8 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
     points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
-    items = f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · ● {diff.changedCount:,} other"
+    items = (f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · "
+             f"● {diff.changedCount:,} other")
     return (
         Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
              regressed_css, f"#{REGRESSED_ANCHOR}"),

@@ -205,7 +205,8 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     """The headline figures: pass rate, the counts per status, regressions, averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
     if diff is not None:
-        rate_detail += f" · {describe_delta('passRate', diff.currentPassRate - diff.baselinePassRate)} vs baseline ({fmt.percent(diff.baselinePassRate)})"
+        points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+        rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
     stats = [
@@ -218,7 +219,8 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
         counts = diff.caseChangeCounts
         css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
         detail = f"cases · ▲ {counts.get(FIXED, 0):,} fixed · ✚ {counts.get(NEW, 0):,} new"
-        stats.append(Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", detail, css, f"{urls.DIFF}#{REGRESSED_ANCHOR}"))
+        link = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+        stats.append(Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", detail, css, link))
     stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
     stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
     return stats
