@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from sitegen.buildstatus import BuildStatus, CaseRecord, digest
 from sitegen.caselist import CaseList
+from sitegen.casechanges import classify_case
 from sitegen.config import SuiteConfig
 from sitegen.diff import case_items
 from sitegen.evaluation import evaluate_case
@@ -187,7 +188,8 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
     items = case_items(case.id, job.baseline, result) if context.baseline is not None else None
-    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next)
+    change = classify_case(job.baseline, result) if context.baseline is not None else None
+    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result)

@@ -51,12 +51,13 @@ def write_list_page(number: int, pages: ListPages) -> tuple[str, PageRecord | No
     results = pages.report.results
     name = urls.case_list_page(number)
     shown = case_list_rows(results, number, pages.site.index_page_rows)
-    # A row shows its case's result and file name (both in the case page's key) and whether it is flaky.
+    # A row shows its case's result, file name and change against the baseline (its baseline entry: all in the
+    # case page's key) and whether it is flaky.
     rows = (pages.keys[r.caseId] + ("+flaky" if r.caseId in pages.flaky else "") for r in shown)
     key = digest(pages.settings, name, str(len(results)), *rows)
     record = pages.previous.get(name)
     if record is not None and record.key == key and pages.writer.take_previous(name, record.size):
         return name, record
-    list_page = build_case_list_page(pages.site, results, pages.slugs, pages.flaky, number)
+    list_page = build_case_list_page(pages.site, results, pages.slugs, pages.flaky, number, pages.diff)
     size = pages.writer.write(name, page_bytes(render.render_template("case-list.html", page_context(list_page))))
     return name, PageRecord(key, size)

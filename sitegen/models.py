@@ -180,12 +180,6 @@ class Case(BaseModel):
         """The case's free annotations (`_…`, `x-…` fields), in file order."""
         return dict(self._annotations)
 
-    @property
-    def extra_fields(self) -> dict[str, Any]:
-        """What the case page lists after the defined fields, as it did when these were unknown fields: the notes
-        (when there are any), then the annotations."""
-        return ({"notes": self.notes} if self.notes else {}) | self._annotations
-
     def digest(self) -> str:
         """A short, stable hash of the whole definition, so a diff can tell an edited case."""
         data = self.model_dump(mode="json", exclude_none=False)

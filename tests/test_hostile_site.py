@@ -65,9 +65,13 @@ def test_every_case_has_its_page_showing_its_payloads_as_text(hostile: tuple[Pat
         assert doc.select_one(".case-head .subtitle").get_text() == case["title"], where
         assert doc.select_one("#question p.question").get_text() == case["question"], where
         assert doc.title.get_text().startswith(case["id"]), where
-        # The annotation named by the payload itself, with the payload as its value.
+        # The annotations named by the payload itself: a string as written, another value as JSON text.
+        annotations = {div.dt.get_text(): div.dd.get_text() for div in doc.select("#annotations > div")}
+        assert annotations[f"_{payload}"] == payload, where
+        assert json.loads(annotations[f"x-{payload}"]) == {payload: payload}, where
+        # The notes are Markdown with raw HTML off, like an answer (the site audit checks no markup got through).
+        assert doc.select_one("#notes.markdown") is not None, where
         definition = {dt.get_text(): dd.get_text() for dt, dd in zip(doc.select("#definition dt"), doc.select("#definition dd"))}
-        assert definition[f"_{payload} (extra field)"] == payload, where
         assert definition["Expected rule set version"] == payload, where
         # The raw trace shows the payload verbatim (as JSON text), never as markup.
         assert json.dumps(payload, ensure_ascii=False)[1:-1] in doc.select_one("#raw pre").get_text(), where

@@ -193,8 +193,8 @@ def test_index_headline_charts_and_table(site: Path) -> None:
     stats = {s.select_one(".stat-label").get_text(): s.select_one(".stat-value").get_text() for s in doc.select(".stat")}
     assert stats["Pass rate"] == "28.6%"
     assert stats["Passed"] == "✓ 2" and stats["Failed"] == "✗ 4" and stats["Not run"] == "⊘ 1"
-    assert stats["Regressions"] == "▼ 5"
-    assert doc.select_one(".stat a[href='diff.html']") is not None
+    assert stats["Regressions"] == "▼ 2"  # cases: db-pool regressed, retired-case removed
+    assert doc.select_one(".stat a[href='diff.html#regressed-cases']") is not None
     charts = doc.select("[data-chart]")
     assert [c["id"] for c in charts] == ["chart-pass-rate", "chart-verdicts", "chart-verdict-history"]
     for chart in charts:
@@ -245,7 +245,9 @@ def test_case_page_sections(site: Path) -> None:
     claims = [[td.get_text(" ", strip=True) for td in tr.find_all("td")] for tr in doc.select("#verifier tbody tr")]
     assert claims == [["c1", "✓ SUPPORTED", "日志中 ConnectionPoolTimeoutException 激增"], ["c2", "! PARTIALLY_SUPPORTED", "渠道侧错误码不多"]]
     definition = {div.dt.get_text(): div.dd.get_text() for div in doc.select("#definition dl > div")}
-    assert definition["_owner (extra field)"] == "payments-team"
+    assert "_owner (extra field)" not in definition
+    annotations = {div.dt.get_text(): div.dd.get_text() for div in doc.select("#annotations > div")}
+    assert annotations["_owner"] == "payments-team"
     raw = json.loads(doc.select_one("#raw pre").get_text())
     assert raw["session"]["sessionId"] == "s-pay-1"
     assert doc.select_one('a[rel="next"]')["href"] == case_page(site, "db-pool").name
@@ -305,7 +307,9 @@ def test_case_baseline_items_in_words(site: Path) -> None:
 def test_diff_page(site: Path) -> None:
     doc = soup(site / "diff.html")
     sections = [s["id"] for s in doc.select("main > section.card")]
-    assert sections[:3] == ["regressions", "improvements", "changes"]
+    assert sections[:7] == [
+        "regressed-cases", "known-failures", "fixed-cases", "new-cases", "regressions", "improvements", "changes"
+    ]
     rows = doc.select("#regressions tbody tr")
     assert len(rows) == 5
     linked = {a.get_text(): a["href"] for a in doc.select("#regressions tbody a")}

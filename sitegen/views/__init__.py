@@ -12,9 +12,9 @@ that builds pages imports them about 25 ms sooner (a dataclass is generated code
 context keys of each template are listed in TEMPLATE_CONTEXT and checked by the tests:
 
 - index.html    layout, heading, subtitle, stats, charts, table, banner
-- case.html     layout, case_id, title, status, verdict, tags, facts, pager, toc, checks, problem, question,
-                answer, evidence, tools, verifier, baseline, definition, raw
-- diff.html     layout, heading, subtitle, stats, sections, matrix, transitions, downloads
+- case.html     layout, case_id, title, status, verdict, change, notes, annotations, tags, facts, pager, toc, checks,
+                problem, question, answer, evidence, tools, verifier, baseline, definition, raw
+- diff.html     layout, heading, subtitle, banner, stats, cases, sections, matrix, transitions, downloads
 - history.html  layout, heading, subtitle, charts, runs
 - case-list.html  layout, heading, subtitle, table, pages
 """
@@ -30,10 +30,12 @@ from sitegen.views.index import build_case_list_page, build_index_page, case_lis
 TEMPLATE_CONTEXT: dict[str, tuple[str, ...]] = {
     "index.html": ("layout", "heading", "subtitle", "stats", "charts", "table", "banner"),
     "case.html": (
-        "layout", "case_id", "title", "status", "verdict", "tags", "facts", "pager", "toc", "checks", "problem",
-        "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw",
+        "layout", "case_id", "title", "status", "verdict", "change", "notes", "annotations", "tags", "facts", "pager",
+        "toc", "checks", "problem", "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw",
     ),
-    "diff.html": ("layout", "heading", "subtitle", "stats", "sections", "matrix", "transitions", "downloads"),
+    "diff.html": (
+        "layout", "heading", "subtitle", "banner", "stats", "cases", "sections", "matrix", "transitions", "downloads",
+    ),
     "history.html": ("layout", "heading", "subtitle", "charts", "runs"),
     "case-list.html": ("layout", "heading", "subtitle", "table", "pages"),
 }

@@ -1,4 +1,5 @@
-"""Badges: a status, verdict, diff type or check mark shown by colour *and* by an icon and a word."""
+"""Badges: a status, verdict, diff type, change against the baseline or check mark shown by colour *and* by an
+icon and a word."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import NamedTuple
 
 from markupsafe import escape
 
+from sitegen.casechanges import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING
 from sitegen.config import SuiteConfig
 from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION
 from sitegen.formatting import shorten
@@ -25,6 +27,17 @@ _DIFF_SHOW = {
     IMPROVEMENT: ("▲", "improvement", "diff diff-improvement"),
     CHANGED: ("●", "changed", "diff diff-changed"),
 }
+# A case's change against the baseline (casechanges.py), in the words of the headline ("2 known failures").
+_CHANGE_SHOW = {
+    REGRESSED: ("▼", "regressed", "change change-regressed"),
+    REMOVED: ("⊖", "removed", "change change-removed"),
+    FIXED: ("▲", "fixed", "change change-fixed"),
+    STILL_FAILING: ("≡", "known failure", "change change-known"),
+    NEW: ("✚", "new", "change change-new"),
+    STILL_PASSING: ("=", "unchanged", "change change-unchanged"),
+}
+# The order of the index's Change filter: what needs attention first.
+CHANGE_ORDER = (REGRESSED, REMOVED, FIXED, STILL_FAILING, NEW, STILL_PASSING)
 _VERDICT_ICONS = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
 
 
@@ -59,6 +72,12 @@ def diff_badge(kind: str) -> Badge:
     """The badge of a diff item type."""
     icon, text, css = _DIFF_SHOW.get(kind, ("●", kind.lower(), "diff diff-changed"))
     return Badge(icon, text, css)
+
+
+def change_badge(change: str) -> Badge:
+    """The badge of a case's change against the baseline (regressed, fixed, known failure, …)."""
+    icon, text, css = _CHANGE_SHOW.get(change, ("●", change.replace("_", " "), "change change-unchanged"))
+    return Badge(icon, text, css, "Change against the baseline")
 
 
 def verdict_kind(verdict: str | None, config: SuiteConfig) -> str:

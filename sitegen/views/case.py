@@ -7,6 +7,7 @@ it unchanged); what changes with every run, the pass/fail history, comes from as
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -14,6 +15,7 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen import urls
+from sitegen.casechanges import NEW, CaseChange
 from sitegen.config import SuiteConfig
 from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.highlight import Highlight
@@ -23,6 +25,7 @@ from sitegen.render import markdown_html
 from sitegen.report import CaseResult
 from sitegen.textmatch import found_in
 from sitegen.views.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
+from sitegen.views.changes import CaseChangeView, case_change_view
 from sitegen.views.common import Fact, Layout, Link, SiteInfo, make_layout
 from sitegen.views.text import CELL_LIMIT, MAX_TOOL_CALLS, RAW_LIMIT, TEXT_LIMIT, TextBlock, clip, pretty, text_block
 from sitegen.views.tools import ToolsView, tools_view
@@ -53,6 +56,7 @@ class Check(NamedTuple):
 
     code: str
     message: str
+    new: bool = False  # failing now but not in the baseline
 
 
 class Chip(NamedTuple):
@@ -107,6 +111,9 @@ class CasePage(NamedTuple):
     title: str
     status: Badge
     verdict: Badge
+    change: CaseChangeView | None  # against the baseline; None without one
+    notes: Markup | None  # the case's notes, rendered as safe Markdown
+    annotations: tuple[Fact, ...]  # the case's `_…`/`x-…` annotations
     tags: tuple[Link, ...]
     facts: tuple[Fact, ...]
     pager: Pager
@@ -243,9 +250,20 @@ def _definition(case: Case, config: SuiteConfig, digest: str) -> tuple[Fact, ...
         Fact("Tags", _list_text(case.tags)),
         Fact("Case digest", digest),
     ]
-    for key, value in sorted(case.extra_fields.items()):
-        facts.append(Fact(f"{key} (extra field)", clip(pretty(value), TEXT_LIMIT).text))
     return tuple(facts)
+
+
+def _notes(case: Case) -> Markup | None:
+    """The case's notes: text from the case file, rendered as Markdown with raw HTML off like an answer."""
+    return markdown_html(clip(case.notes, TEXT_LIMIT).text) if case.notes.strip() else None
+
+
+def _annotations(case: Case) -> tuple[Fact, ...]:
+    """The case's free annotations in file order: a string as written, any other value as JSON."""
+    return tuple(
+        Fact(fmt.shorten(key), clip(value if isinstance(value, str) else pretty(value), CELL_LIMIT).text)
+        for key, value in case.annotations.items()
+    )
 
 
 def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[Fact, ...]:
@@ -274,17 +292,22 @@ def build_case_page(
     diff_items: Sequence[DiffItem] | None,
     prev: Neighbour | None,
     next_: Neighbour | None,
+    change: CaseChange | None = None,
 ) -> CasePage:
-    """One case page's view model; depends only on the case, its trace, its baseline items and neighbours."""
+    """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
+    `change`, None without a baseline) and neighbours."""
     config = site.config
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
-    checks = tuple(Check(*_split_check(clip(check, CELL_LIMIT).text)) for check in result.failedChecks[:MAX_TOOL_CALLS])
+    checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
     return CasePage(
         layout=make_layout(site, title=case.id, depth=_DEPTH, current="", history_data=True),
         case_id=case.id,
         title=case.display_title if case.display_title != case.id else "",
         status=status_badge(result.status),
         verdict=verdict_badge(result.verdict, config),
+        change=case_change_view(change) if change is not None else None,
+        notes=_notes(case),
+        annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result),
         pager=_pager(prev, next_),
@@ -307,6 +330,17 @@ def raw_trace_text(outcome: LoadedTrace) -> str:
     if outcome.text is not None and "\n" in outcome.text.strip():
         return outcome.text.rstrip()
     return pretty(outcome.raw)
+
+
+def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ...]:
+    """The failed checks, those new against the baseline marked (counted as a multiset, as the diff counts them)."""
+    new = Counter(change.newFailedChecks if change is not None and change.change != NEW else ())
+    checks = []
+    for check in failed:
+        is_new = new[check] > 0
+        new[check] -= is_new
+        checks.append(Check(*_split_check(clip(check, CELL_LIMIT).text), is_new))
+    return tuple(checks)
 
 
 def _split_check(check: str) -> tuple[str, str]:

@@ -1,22 +1,33 @@
-"""diff.html: the baseline diff, regressions first, and the verdict transition matrix."""
+"""diff.html: the baseline diff — the cases by change (regressed and removed first), the pass rate, the items by
+type and the verdict transition matrix. Values are worded as in diff.md (diff.describe_value/describe_delta)."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sitegen import formatting as fmt
 from sitegen import urls
 from sitegen.config import SuiteConfig
-from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport
+from sitegen.casechanges import FIXED, NEW, REMOVED, STILL_FAILING
+from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport, describe_delta, describe_value
 from sitegen.report import MISSING_VERDICT, Report
 from sitegen.views.badges import Badge, diff_badge, ordered_verdicts
+from sitegen.views.changes import (
+    REGRESSED_ANCHOR,
+    Banner,
+    CaseRef,
+    ChangeSection,
+    banner,
+    change_sections,
+    pass_rate_css,
+)
 from sitegen.views.common import Layout, Link, SiteInfo, Stat, make_layout
 
 _NEW_CASE = "(new case)"
 _REMOVED_CASE = "(removed)"
 _SECTIONS = (
-    (REGRESSION, "regressions", "Regressions", "No regressions: nothing got worse."),
-    (IMPROVEMENT, "improvements", "Improvements", "No improvements."),
+    (REGRESSION, "regressions", "Regression items", "No regression items: no figure got worse."),
+    (IMPROVEMENT, "improvements", "Improvement items", "No improvement items."),
     (CHANGED, "changes", "Other changes", "No other changes."),
 )
 
@@ -67,13 +78,6 @@ class Matrix(NamedTuple):
     rows: tuple[MatrixRow, ...]
 
 
-class CaseRef(NamedTuple):
-    """A case mentioned on the diff page (linked when it has a page in this run)."""
-
-    text: str
-    href: str | None
-
-
 class Transition(NamedTuple):
     """The cases of one cell of the matrix."""
 
@@ -83,38 +87,18 @@ class Transition(NamedTuple):
 
 
 class DiffPage(NamedTuple):
-    """diff.html: the baseline diff, regressions first, and the verdict transition matrix."""
+    """diff.html: the headline, the cases by change, the items by type and the verdict transition matrix."""
 
     layout: Layout
     heading: str
     subtitle: str
+    banner: Banner
     stats: tuple[Stat, ...]
+    cases: tuple[ChangeSection, ...]
     sections: tuple[DiffSection, ...]
     matrix: Matrix
     transitions: tuple[Transition, ...]
     downloads: tuple[Link, ...]
-
-
-def _value_text(value: Any, metric: str) -> str:
-    if value is None:
-        return fmt.UNKNOWN
-    if isinstance(value, bool):
-        return fmt.yes_no(value)
-    if metric == "passRate" and isinstance(value, (int, float)):
-        return fmt.percent(value)
-    if isinstance(value, (int, float)):
-        return fmt.count(value, 2)
-    if isinstance(value, list):
-        return "; ".join(str(v) for v in value) if value else "none"
-    return str(value)
-
-
-def _delta_text(delta: Any, metric: str) -> str:
-    if delta is None:
-        return ""
-    if metric == "passRate":
-        return fmt.points(delta)
-    return fmt.signed(delta)
 
 
 def _diff_row(item: DiffItem, slugs: dict[str, str]) -> DiffRow:
@@ -129,9 +113,9 @@ def _diff_row(item: DiffItem, slugs: dict[str, str]) -> DiffRow:
         case=link,
         case_text=text,
         metric=item.metric,
-        before=_value_text(item.baselineValue, item.metric),
-        after=_value_text(item.currentValue, item.metric),
-        delta=_delta_text(item.delta, item.metric),
+        before=describe_value(item.metric, item.baselineValue),
+        after=describe_value(item.metric, item.currentValue),
+        delta=describe_delta(item.metric, item.delta),
         message=item.message,
     )
 
@@ -177,27 +161,39 @@ def _transitions(
 
 
 def _stats(diff: DiffReport) -> tuple[Stat, ...]:
-    change = diff.currentPassRate - diff.baselinePassRate
-    rate_css = "stat stat-bad" if change < 0 else "stat stat-good" if change > 0 else "stat"
-    rate_detail = f"baseline {fmt.percent(diff.baselinePassRate)} · {fmt.points(change)}"
+    """The cases by change (as the headline orders them), then the pass rate, then the items."""
+    counts = diff.caseChangeCounts
+    removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
+    regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
+    points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+    items = (f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · "
+             f"● {diff.changedCount:,} other")
     return (
-        Stat("Pass rate", fmt.percent(diff.currentPassRate), rate_detail, rate_css, None),
-        Stat("Regressions", f"▼ {diff.regressionCount:,}", "items", "stat stat-bad" if diff.regressionCount else "stat stat-good", "#regressions"),
-        Stat("Improvements", f"▲ {diff.improvementCount:,}", "items", "stat stat-good" if diff.improvementCount else "stat", "#improvements"),
-        Stat("Other changes", f"● {diff.changedCount:,}", "items", "stat", "#changes"),
-        Stat("Cases", f"{diff.currentTotalCases:,}", f"baseline {diff.baselineTotalCases:,}", "stat", None),
+        Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
+             regressed_css, f"#{REGRESSED_ANCHOR}"),
+        Stat("Known failures", f"≡ {counts.get(STILL_FAILING, 0):,}", "cases", "stat", "#known-failures"),
+        Stat("Fixed", f"▲ {fixed:,}", "cases", "stat stat-good" if fixed else "stat", "#fixed-cases"),
+        Stat("New", f"✚ {counts.get(NEW, 0):,}", "cases", "stat", "#new-cases"),
+        Stat("Pass rate", fmt.percent(diff.currentPassRate), f"baseline {fmt.percent(diff.baselinePassRate)} · {points}",
+             pass_rate_css(diff), None),
+        Stat("Items", f"{len(diff.items):,}", items, "stat", "#items"),
     )
 
 
 def build_diff_page(site: SiteInfo, diff: DiffReport, baseline: Report, current: Report, slugs: dict[str, str]) -> DiffPage:
     """The diff page's view model."""
     matrix, transitions = _transitions(baseline, current, slugs, site.config)
-    verdict = "Regressions found." if diff.hasRegression else "No regressions."
+    subtitle = (
+        f"{diff.baselinePassedCases:,} of {fmt.plural(diff.baselineTotalCases, 'case')} passed in the baseline, "
+        f"{diff.currentPassedCases:,} of {diff.currentTotalCases:,} now."
+    )
     return DiffPage(
         layout=make_layout(site, title="Baseline diff", depth=0, current="diff"),
         heading="Against the baseline",
-        subtitle=f"{verdict} Passed {diff.baselinePassedCases:,} → {diff.currentPassedCases:,} cases.",
+        subtitle=subtitle,
+        banner=banner(diff, slugs, on_index=False),
         stats=_stats(diff),
+        cases=change_sections(diff, slugs),
         sections=_sections(diff, slugs),
         matrix=matrix,
         transitions=transitions,

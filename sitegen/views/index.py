@@ -7,7 +7,7 @@ index; the index's script shows every case from compact data inlined in the inde
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -15,12 +15,22 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen import urls
+from sitegen.casechanges import FIXED, NEW
 from sitegen.config import SuiteConfig
-from sitegen.diff import DiffReport
+from sitegen.diff import DiffReport, describe_delta
 from sitegen.history import FLAKY_FLIPS, FLAKY_WINDOW, Run
 from sitegen.render import json_for_script
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
-from sitegen.views.badges import STATUS_ORDER, Badge, ordered_verdicts, status_badge, verdict_badge
+from sitegen.views.badges import (
+    CHANGE_ORDER,
+    STATUS_ORDER,
+    Badge,
+    change_badge,
+    ordered_verdicts,
+    status_badge,
+    verdict_badge,
+)
+from sitegen.views.changes import REGRESSED_ANCHOR, Banner, banner, changes_by_case, pass_rate_css
 from sitegen.views.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.views.common import Link, Layout, Option, SiteInfo, Stat, make_layout
 
@@ -40,6 +50,8 @@ class CaseRow(NamedTuple):
     status: Badge
     status_value: str
     status_sort: int
+    change: Badge | None  # the change against the baseline, shown in the status cell; None without a baseline
+    change_value: str  # for data-change; "" without a baseline
     verdict: Badge
     verdict_value: str
     codes: tuple[str, ...]
@@ -76,6 +88,7 @@ class CaseTable(NamedTuple):
     status_options: tuple[Option, ...]
     verdict_options: tuple[Option, ...]
     tag_options: tuple[Option, ...]
+    change_options: tuple[Option, ...]  # none without a baseline: no Change filter
     total_text: str
     page_size: int
     flaky_count: int
@@ -92,7 +105,7 @@ class IndexPage(NamedTuple):
     stats: tuple[Stat, ...]
     charts: tuple[Chart, ...]
     table: CaseTable
-    banner: Stat | None
+    banner: Banner | None
 
 
 class CaseListPage(NamedTuple):
@@ -117,7 +130,9 @@ def _verdict_value(result: CaseResult) -> str:
     return fmt.shorten(result.verdict) if result.verdict else MISSING_VERDICT
 
 
-def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, on_index: bool = True) -> CaseRow:
+def _case_row(
+    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: str | None, on_index: bool = True
+) -> CaseRow:
     ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
     duration = result.durationMs
     codes = tuple(result.failed_codes)
@@ -130,6 +145,8 @@ def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, o
         status=status_badge(result.status),
         status_value=result.status,
         status_sort=STATUS_ORDER.get(result.status, 3),
+        change=change_badge(change) if change else None,
+        change_value=change or "",
         verdict=verdict_badge(result.verdict, config),
         verdict_value=_verdict_value(result),
         codes=codes,
@@ -152,7 +169,17 @@ def _tag_filter_link(tag: str, on_index: bool) -> Link:
     return Link(tag, urls.index_filter(tag=tag).removeprefix(urls.INDEX if on_index else ""))
 
 
-def _index_table(site: SiteInfo, report: Report, slugs: dict[str, str], flaky: set[str]) -> CaseTable:
+def _change_options(changes: Mapping[str, str] | None) -> tuple[Option, ...]:
+    """The Change filter's choices: the kinds some listed case has (removed cases are not rows); none without a baseline."""
+    if changes is None:
+        return ()
+    present = set(changes.values())
+    return (Option("", "All changes"), *(Option(c, change_badge(c).text) for c in CHANGE_ORDER if c in present))
+
+
+def _index_table(
+    site: SiteInfo, report: Report, slugs: dict[str, str], flaky: set[str], changes: Mapping[str, str] | None
+) -> CaseTable:
     """The case table of the index: the first page of rows when the list has several, and the filters."""
     config, results, rows_per_page = site.config, report.results, site.index_page_rows
     paged = urls.case_list_page_count(len(results), rows_per_page) > 1
@@ -161,15 +188,16 @@ def _index_table(site: SiteInfo, report: Report, slugs: dict[str, str], flaky: s
     tags = sorted({tag for r in results for tag in r.tags})
     statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
     return CaseTable(
-        rows=tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, config) for r in shown),
+        rows=tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r)) for r in shown),
         status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
         verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
         tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
+        change_options=_change_options(None if changes is None else {r.caseId: _change(changes, r) for r in results}),
         total_text=fmt.plural(len(results), "case"),
         page_size=TABLE_PAGE_SIZE,
         flaky_count=len(flaky & {r.caseId for r in results}),
         pages=_page_nav(1, len(results), rows_per_page) if paged else None,
-        data=json_for_script(case_table_data(results, slugs, flaky, config)) if paged else None,
+        data=json_for_script(case_table_data(results, slugs, flaky, config, changes)) if paged else None,
     )
 
 
@@ -177,30 +205,29 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     """The headline figures: pass rate, the counts per status, regressions, averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
     if diff is not None:
-        rate_detail += f" · {fmt.points(diff.currentPassRate - diff.baselinePassRate)} vs baseline ({fmt.percent(diff.baselinePassRate)})"
-    rate_css = "stat stat-good" if report.failedCases + report.notRunCases == 0 else "stat stat-bad"
+        points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+        rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
     stats = [
-        Stat("Pass rate", fmt.percent(report.passRate), rate_detail, rate_css + " stat-wide", None),
+        Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
         Stat("Passed", f"✓ {report.passedCases:,}", "cases", "stat stat-good", urls.index_filter(status="passed")),
         Stat("Failed", f"✗ {report.failedCases:,}", "cases", failed_css, urls.index_filter(status="failed")),
         Stat("Not run", f"⊘ {report.notRunCases:,}", "trace missing", not_run_css, urls.index_filter(status="not_run")),
     ]
     if diff is not None:
-        css = "stat stat-bad" if diff.regressionCount else "stat stat-good"
-        changes = f"▲ {diff.improvementCount:,} improved · ● {diff.changedCount:,} changed"
-        stats.append(Stat("Regressions", f"▼ {diff.regressionCount:,}", changes, css, urls.DIFF))
+        counts = diff.caseChangeCounts
+        css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
+        detail = f"cases · ▲ {counts.get(FIXED, 0):,} fixed · ✚ {counts.get(NEW, 0):,} new"
+        link = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+        stats.append(Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", detail, css, link))
     stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
     stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
     return stats
 
 
-def _regression_banner(diff: DiffReport | None) -> Stat | None:
-    if diff is None or not diff.regressionCount:
-        return None
-    regressions = fmt.plural(diff.regressionCount, "regression")
-    return Stat("Regressions against the baseline", regressions, "See what got worse, case by case.", "banner banner-bad", urls.DIFF)
+def _change(changes: Mapping[str, str] | None, result: CaseResult) -> str | None:
+    return None if changes is None else changes.get(result.caseId)
 
 
 def build_index_page(
@@ -214,6 +241,7 @@ def build_index_page(
 ) -> IndexPage:
     """The dashboard's view model (with the first page of the case list when there are several)."""
     config = site.config
+    changes = changes_by_case(diff)
     commit = f" · commit {run.commit[:10]}" if run.commit else ""
     subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {run.label or run.runId} · {fmt.timestamp(run.createdAt)}{commit}"
     return IndexPage(
@@ -222,22 +250,33 @@ def build_index_page(
         subtitle=subtitle,
         stats=tuple(_index_stats(report, diff)),
         charts=(pass_rate_chart(runs), verdict_bar_chart(report, config), verdict_history_chart(runs, config)),
-        table=_index_table(site, report, slugs, flaky),
-        banner=_regression_banner(diff),
+        table=_index_table(site, report, slugs, flaky, changes),
+        banner=banner(diff, slugs, on_index=True) if diff is not None else None,
     )
 
 
-def case_table_data(results: Sequence[CaseResult], slugs: dict[str, str], flaky: set[str], config: SuiteConfig) -> dict[str, Any]:
+def case_table_data(
+    results: Sequence[CaseResult],
+    slugs: dict[str, str],
+    flaky: set[str],
+    config: SuiteConfig,
+    changes: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
 
     A row: [id, slug, title ("" when it is the id), tags, status, verdict, failed check codes, matched
-    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1]; the badges
-    of each status and verdict are given once.
+    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
+    against the baseline ("" without one)]; the badges of each status, verdict and change are given once.
     """
     statuses: dict[str, list[Any]] = {}
     verdicts: dict[str, list[str]] = {}
+    change_badges: dict[str, list[str]] = {}
     rows = []
     for r in results:
+        change = _change(changes, r) or ""
+        if change and change not in change_badges:
+            badge = change_badge(change)
+            change_badges[change] = [badge.icon, badge.text, badge.css, badge.title]
         if r.status not in statuses:
             badge = status_badge(r.status)
             statuses[r.status] = [badge.icon, badge.text, badge.css, STATUS_ORDER.get(r.status, 3)]
@@ -249,10 +288,10 @@ def case_table_data(results: Sequence[CaseResult], slugs: dict[str, str], flaky:
             [
                 r.caseId, slugs[r.caseId], r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
                 r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
-                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0,
+                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change,
             ]
         )
-    return {"formatVersion": 1, "statuses": statuses, "verdicts": verdicts, "rows": rows}
+    return {"formatVersion": 2, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
 
 
 def case_list_rows(results: Sequence[CaseResult], number: int, rows: int) -> Sequence[CaseResult]:
@@ -261,14 +300,23 @@ def case_list_rows(results: Sequence[CaseResult], number: int, rows: int) -> Seq
 
 
 def build_case_list_page(
-    site: SiteInfo, results: Sequence[CaseResult], slugs: dict[str, str], flaky: set[str], number: int
+    site: SiteInfo,
+    results: Sequence[CaseResult],
+    slugs: dict[str, str],
+    flaky: set[str],
+    number: int,
+    diff: DiffReport | None,
 ) -> CaseListPage:
     """Page `number` (2 or more) of a long case list: its rows as plain HTML, with links to every page."""
     shown = case_list_rows(results, number, site.index_page_rows)
-    rows = tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, site.config, on_index=False) for r in shown)
+    changes = changes_by_case(diff)
+    config = site.config
+    rows = tuple(
+        _case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r), on_index=False) for r in shown
+    )
     nav = _page_nav(number, len(results), site.index_page_rows)
     table = CaseTable(
-        rows=rows, status_options=(), verdict_options=(), tag_options=(), total_text=fmt.plural(len(results), "case"),
+        rows=rows, status_options=(), verdict_options=(), tag_options=(), change_options=(), total_text=fmt.plural(len(results), "case"),
         page_size=site.index_page_rows, flaky_count=0, pages=nav,
     )
     return CaseListPage(

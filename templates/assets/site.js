@@ -76,6 +76,28 @@
     }
   }
 
+  /* ---- change against the baseline: a row's data-change, its badge, the Change filter -------------------- */
+  /* The Change filter is one more select like Status, kept in the URL hash as change=<kind>. Without a
+   * baseline the index has no such select and its rows no data-change: the filter is then always off. */
+  var changeFilter = {
+    fromHash: function (params) { return params.get("change") || ""; },
+    toHash: function (state, params) { if (state.change) params.set("change", state.change); },
+    matches: function (state, row) { return !state.change || row.change === state.change; },
+    // the badge of a compact row (views.case_table_data's "changes"), after the status badge in its cell
+    appendBadge: function (td, tr, data, kind) {
+      var spec = kind ? data.changes[kind] : null;
+      if (!spec) return;
+      tr.setAttribute("data-change", kind);
+      var wrap = td.appendChild(el("span", "change-badge"));
+      td.insertBefore(document.createTextNode(" "), wrap);
+      wrap.appendChild(badge(spec)).title = spec[3];
+    },
+    words: function (data, kind) {
+      var spec = kind ? data.changes[kind] : null;
+      return spec ? spec[0] + " " + spec[1] : "";
+    }
+  };
+
   /* ---- case table -------------------------------------------------------------------------------- */
 
   function readHashState() {
@@ -88,6 +110,7 @@
       verdict: params.get("verdict") || "",
       tag: params.get("tag") || "",
       flaky: params.get("flaky") === "1",
+      change: changeFilter.fromHash(params),
       sort: params.get("sort") || "",
       dir: params.get("dir") === "desc" ? "desc" : "asc",
       page: Math.max(1, parseInt(params.get("page") || "1", 10) || 1)
@@ -101,6 +124,7 @@
     if (state.verdict) params.set("verdict", state.verdict);
     if (state.tag) params.set("tag", state.tag);
     if (state.flaky) params.set("flaky", "1");
+    changeFilter.toHash(state, params);
     if (state.sort) { params.set("sort", state.sort); params.set("dir", state.dir); }
     if (state.page > 1) params.set("page", String(state.page));
     var query = params.toString();
@@ -133,10 +157,12 @@
         verdict: r[5],
         tags: r[3],
         flaky: r[12] === 1,
+        change: r[13] || "",
         text: null, // what the search looks in: made on the first search (see textOf)
         words: function () {
           return [r[0], r[12] === 1 ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
-            verdict[0] + " " + verdict[1], r[6].join(""), r[7] + "/" + r[8], fmt(r[9]), r[10]].join(" ");
+            verdict[0] + " " + verdict[1], changeFilter.words(data, r[13]), r[6].join(""), r[7] + "/" + r[8], fmt(r[9]),
+            r[10]].join(" ");
         },
         keys: [r[0], status[3], r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11]]
       };
@@ -162,7 +188,9 @@
             tags.appendChild(el("a", "tag", tag)).href = "#tag=" + encodeURIComponent(tag);
           });
         }
-        tr.appendChild(el("td")).appendChild(badge(status));
+        var statusCell = tr.appendChild(el("td"));
+        statusCell.appendChild(badge(status));
+        changeFilter.appendBadge(statusCell, tr, data, r[13]);
         tr.appendChild(el("td")).appendChild(badge(verdict));
         var codes = tr.appendChild(el("td", "codes"));
         r[6].forEach(function (code) { codes.appendChild(el("code", "", code)); });
@@ -189,6 +217,7 @@
         verdict: tr.getAttribute("data-verdict") || "",
         tags: tags,
         flaky: tr.hasAttribute("data-flaky"),
+        change: tr.getAttribute("data-change") || "",
         text: norm(tr.textContent),
         keys: sortKeys
       };
@@ -213,7 +242,8 @@
       status: document.getElementById("filter-status"),
       verdict: document.getElementById("filter-verdict"),
       tag: document.getElementById("filter-tag"),
-      flaky: document.getElementById("filter-flaky")
+      flaky: document.getElementById("filter-flaky"),
+      change: document.getElementById("filter-change") // none without a baseline
     };
     var count = document.getElementById("case-count");
     var pager = document.getElementById("case-pager");
@@ -222,7 +252,7 @@
     var info = document.getElementById("page-info");
     var empty = el("tr", "empty-row");
     empty.appendChild(el("td", "", "No cases match these filters.")).colSpan = headers.length;
-    var state = { q: "", status: "", verdict: "", tag: "", flaky: false, sort: "", dir: "asc", page: 1 };
+    var state = { q: "", status: "", verdict: "", tag: "", flaky: false, change: "", sort: "", dir: "asc", page: 1 };
 
     headers.forEach(function (th) {
       var key = th.getAttribute("data-key");
@@ -258,6 +288,8 @@
       controls.verdict.value = state.verdict;
       controls.tag.value = state.tag;
       controls.flaky.checked = state.flaky;
+      if (!controls.change) state.change = "";
+      else { ensureOption(controls.change, state.change); controls.change.value = state.change; }
     }
 
     function fromControls() {
@@ -266,6 +298,7 @@
       state.verdict = controls.verdict.value;
       state.tag = controls.tag.value;
       state.flaky = controls.flaky.checked;
+      state.change = controls.change ? controls.change.value : "";
       state.page = 1;
       update(true);
     }
@@ -282,6 +315,7 @@
         if (state.verdict && row.verdict !== state.verdict) return false;
         if (state.tag && row.tags.indexOf(state.tag) === -1) return false;
         if (state.flaky && !row.flaky) return false;
+        if (!changeFilter.matches(state, row)) return false;
         for (var i = 0; i < words.length; i++) if (textOf(row).indexOf(words[i]) === -1) return false;
         return true;
       });
@@ -329,11 +363,11 @@
     }
 
     controls.q.addEventListener("input", fromControls);
-    ["status", "verdict", "tag", "flaky"].forEach(function (name) {
-      controls[name].addEventListener("change", fromControls);
+    ["status", "verdict", "tag", "flaky", "change"].forEach(function (name) {
+      if (controls[name]) controls[name].addEventListener("change", fromControls);
     });
     document.getElementById("filter-reset").addEventListener("click", function () {
-      state = { q: "", status: "", verdict: "", tag: "", flaky: false, sort: "", dir: "asc", page: 1 };
+      state = { q: "", status: "", verdict: "", tag: "", flaky: false, change: "", sort: "", dir: "asc", page: 1 };
       toControls();
       update(true);
     });

@@ -1,0 +1,191 @@
+"""Each case's change against the baseline on the site: badges and data-change wherever a case appears, the
+headline banner, the statement at the top of a case page, the pass-rate card, the diff page led by the cases,
+and a case's notes and annotations (eval/README.md, "The site")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup, Tag
+
+from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
+from sitegen.casechanges import format_headline
+from sitegen.site import BuildResult
+
+
+def soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def case_page(site: Path, case_id: str) -> BeautifulSoup:
+    return soup(next((site / "cases").glob(f"{case_id}-*.html")))
+
+
+def text(node: Tag | None) -> str:
+    assert node is not None
+    return " ".join(node.get_text(" ", strip=True).split())
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildResult]:
+    return build_changes_site(tmp_path_factory.mktemp("changes"))
+
+
+@pytest.fixture(scope="module")
+def paged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same run with two rows a page: index.html, index-2.html, index-3.html and the index's compact rows."""
+    return build_changes_site(tmp_path_factory.mktemp("changes-paged"), rows=2)[0]
+
+
+def _rows(doc: BeautifulSoup) -> dict[str, Tag]:
+    return {text(tr.select_one("a.case-link")): tr for tr in doc.select("table.case-table tbody tr")}
+
+
+BADGES = {
+    "steady": "= unchanged", "breaks": "▼ regressed", "mends": "▲ fixed", "known": "≡ known failure",
+    "fresh": "✚ new",
+}
+
+
+def test_every_index_row_carries_its_change_in_its_status_cell(built: tuple[Path, BuildResult]) -> None:
+    site, _ = built
+    doc = soup(site / "index.html")
+    rows = _rows(doc)
+    assert list(rows) == ORDER
+    headers = [text(th) for th in doc.select("#case-table thead th")]
+    assert headers[:3] == ["Case", "Status", "Verdict"] and len(headers) == 7  # no column added
+    for case_id, tr in rows.items():
+        assert tr["data-change"] == EXPECTED[case_id], case_id
+        status_cell = tr.find_all("td")[1]
+        assert text(status_cell.select_one(".change")) == BADGES[case_id], case_id
+    assert "change-regressed" in rows["breaks"].select_one(".change")["class"]
+    options = [(o["value"], text(o)) for o in doc.select("#filter-change option")]
+    assert options == [
+        ("", "All changes"), ("regressed", "regressed"), ("fixed", "fixed"), ("still_failing", "known failure"),
+        ("new", "new"), ("still_passing", "unchanged"),
+    ]
+
+
+def test_static_case_list_pages_and_compact_rows_carry_the_change(paged: Path) -> None:
+    shown: dict[str, str] = {}
+    for name in ("index.html", "index-2.html", "index-3.html"):
+        for case_id, tr in _rows(soup(paged / name)).items():
+            shown[case_id] = tr["data-change"]
+            assert text(tr.find_all("td")[1].select_one(".change")) == BADGES[case_id]
+    assert shown == EXPECTED
+    data = json.loads(text(soup(paged / "index.html").select_one("script#case-rows")))
+    assert {row[0]: row[13] for row in data["rows"]} == EXPECTED
+    assert data["changes"]["regressed"][:3] == ["▼", "regressed", "change change-regressed"]
+
+
+def test_the_banner_leads_with_the_cases_in_the_headline_words(built: tuple[Path, BuildResult]) -> None:
+    site, result = built
+    assert result.diff is not None
+    expected = format_headline(result.diff.headline())
+    assert expected.startswith("1 case regressed: breaks (forbidden_answer_keyword) · 1 case removed: gone · ")
+    for name in ("index.html", "diff.html"):
+        banner = soup(site / name).select_one("#headline")
+        assert text(banner.select_one(".headline-text")) == expected, name
+        assert "banner-bad" in banner["class"] and banner["data-case-regressions"] == "2"
+        links = {text(a): a["href"] for a in banner.select(".headline-text a")}
+        assert links == {"breaks": "cases/" + next((site / "cases").glob("breaks-*.html")).name}  # gone has no page
+
+
+def test_the_pass_rate_card_is_coloured_by_its_comparison_with_the_baseline(
+    built: tuple[Path, BuildResult], tmp_path: Path
+) -> None:
+    def card(site: Path, page: str = "index.html") -> list[str]:
+        doc = soup(site / page)
+        return next(s for s in doc.select(".stat") if text(s.select_one(".stat-label")) == "Pass rate")["class"]
+
+    # 3 of 5 in both runs: neutral although two cases fail
+    assert card(built[0]) == ["stat", "stat-wide"] and card(built[0], "diff.html") == ["stat"]
+    lower, _ = build_changes_site(tmp_path / "lower", now={"fresh": "No idea."})
+    assert card(lower) == ["stat", "stat-bad", "stat-wide"] and card(lower, "diff.html") == ["stat", "stat-bad"]
+    higher, _ = build_changes_site(tmp_path / "higher", now={"known": "The pool is exhausted."})
+    assert card(higher) == ["stat", "stat-good", "stat-wide"]
+    alone, _ = build_changes_site(tmp_path / "alone", baseline=False)
+    assert card(alone) == ["stat", "stat-wide"]
+
+
+def test_without_a_baseline_there_is_no_change_to_show(tmp_path: Path) -> None:
+    site, result = build_changes_site(tmp_path, baseline=False)
+    assert result.diff is None
+    doc = soup(site / "index.html")
+    assert doc.select("[data-change]") == [] and doc.select(".change") == []
+    assert doc.select_one("#filter-change") is None and doc.select_one("#headline") is None
+    page = case_page(site, "breaks")
+    assert not page.main.has_attr("data-change") and page.select_one("#change") is None
+
+
+def test_a_case_page_states_its_change_at_the_top(built: tuple[Path, BuildResult]) -> None:
+    site, _ = built
+    for case_id, change in EXPECTED.items():
+        page = case_page(site, case_id)
+        assert page.main["data-change"] == change, case_id
+        assert text(page.select_one(".case-head .badges .change")) == BADGES[case_id], case_id
+    breaks = case_page(site, "breaks")
+    head = breaks.select_one("section.case-head")
+    statement = head.select_one("#change .case-change-statement")
+    assert text(statement) == "Regressed since the baseline: forbidden_answer_keyword"
+    # right under the title and its badges, before the facts and the failed checks
+    children = head.find_all(["h1", "div", "dl"], recursive=False)
+    order = [node.name if node.name in ("h1", "dl") else node.get("id") for node in children]
+    assert order[0] == "h1" and order.index("change") < order.index("dl")
+    # the failed checks that broke it are marked new in the list of failed checks (not listed twice)
+    checks = [text(li) for li in head.select("ul.checks li.check-new")]
+    assert checks == ["forbidden_answer_keyword answer contains forbidden phrase 'restart the database' new"]
+    assert head.select("#change li") == []
+    mends = case_page(site, "mends").select_one("#change")
+    assert text(mends.select_one(".case-change-statement")) == "Fixed since the baseline; resolved: keyword_coverage"
+    assert [text(c) for c in mends.select(".case-change-checks code")] == ["keyword_coverage"]
+    known = case_page(site, "known")
+    statement = text(known.select_one("#change .case-change-statement"))
+    assert statement == "Known failure, with new failed checks since the baseline: forbidden_answer_keyword"
+    marked = {text(li.code): "check-new" in li.get("class", []) for li in known.select("ul.checks li")}
+    assert marked == {"keyword_coverage": False, "forbidden_answer_keyword": True}
+    steady = case_page(site, "steady").select_one("#change .case-change-statement")
+    assert text(steady) == "Unchanged: it passed in the baseline too."
+
+
+def test_notes_and_annotations_are_shown_as_text(built: tuple[Path, BuildResult]) -> None:
+    page = case_page(built[0], "breaks")
+    notes = page.select_one(".case-head #notes")
+    assert notes.select("b, script") == [] and text(notes.select_one("strong")) == "strong"
+    assert "<b>bold</b>" in notes.get_text() and "<script>alert('notes')</script>" in notes.get_text()
+    annotations = {text(div.dt): div.dd.get_text() for div in page.select(".case-head #annotations > div")}
+    assert annotations["_owner"] == ANNOTATIONS["_owner"]
+    assert json.loads(annotations["x-ticket"]) == ANNOTATIONS["x-ticket"]
+    assert page.select("#annotations script") == []
+    definition = [text(dt) for dt in page.select("#definition dt")]
+    assert not any("extra field" in label or label in ANNOTATIONS for label in definition)
+    assert case_page(built[0], "steady").select_one("#notes") is None
+
+
+def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> None:
+    site, _ = built
+    doc = soup(site / "diff.html")
+    assert text(doc.select_one(".page-head .subtitle")) == "3 of 5 cases passed in the baseline, 3 of 5 now."
+    stats = {text(s.select_one(".stat-label")): text(s.select_one(".stat-value")) for s in doc.select(".stat")}
+    assert list(stats)[:5] == ["Regressions", "Known failures", "Fixed", "New", "Pass rate"]
+    assert stats["Regressions"] == "▼ 2"  # cases: breaks regressed, gone removed
+    sections = [s["id"] for s in doc.select("main > section.card")]
+    assert sections[:7] == [
+        "regressed-cases", "known-failures", "fixed-cases", "new-cases", "regressions", "improvements", "changes"
+    ]
+    breaking = {text(tr.td.select_one("a, span.muted")): [text(td) for td in tr.find_all("td")[1:]]
+                for tr in doc.select("#regressed-cases tbody tr")}
+    assert breaking["breaks"][:2] == ["passed → failed", "forbidden_answer_keyword"]
+    assert breaking["gone"] == ["removed", "—", "missing from the current report"]
+    assert doc.select_one("#regressed-cases tbody tr[data-change='removed'] a") is None  # no page to link
+    assert [text(tr.td.a) for tr in doc.select("#fixed-cases tbody tr")] == ["mends"]
+    # Value cells in the words of the message and of diff.md: present → absent, passed → failed, points
+    present = next(tr for tr in doc.select("#regressions tbody tr") if text(tr.find_all("td")[1]) == "present")
+    assert [text(td) for td in present.find_all("td")[2:4]] == ["present", "absent"]
+    passed = next(tr for tr in doc.select("#regressions tbody tr") if text(tr.find_all("td")[1]) == "passed")
+    assert [text(td) for td in passed.find_all("td")[2:4]] == ["passed", "failed"]
+    diff_md = (site / "diff.md").read_text(encoding="utf-8")
+    assert "present → absent" in diff_md and "passed → failed" in diff_md
+    assert "yes" not in [text(td) for td in doc.select("table.diff-table td.value")]
