@@ -47,6 +47,8 @@ from sitegen.report import CaseResult, Report
 
 DIFF_FORMAT_VERSION = 1
 DEFAULT_COST_TOLERANCE = 0.10
+# The significance level of a trial pass rate change ([diff] alpha): below it a fall is a REGRESSION.
+DEFAULT_ALPHA = 0.05
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
