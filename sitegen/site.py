@@ -339,7 +339,8 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     report = build_report(pages.results)
     report_text = report_json(report, [pages.records[case_id].report for case_id in inputs.cases.ids])
     tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
-    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance) if inputs.baseline is not None else None
+    alpha = inputs.config.alpha
+    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha) if inputs.baseline is not None else None
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
