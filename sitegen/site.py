@@ -81,6 +81,7 @@ from sitegen.render import (
     script_assignment,
 )
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+from sitegen.trials import run_with_trials
 from sitegen.slugs import assign_slugs
 from sitegen.staging import SiteWriter, check_out_folder, recover_moved_site, staging_folder
 from sitegen.tracecache import Remembered, load_remembered, save_remembered
@@ -344,6 +345,7 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
+    run = run_with_trials(run, report)  # the trial aggregates, for the pass-rate chart's band
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}

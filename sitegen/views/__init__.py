@@ -13,7 +13,7 @@ context keys of each template are listed in TEMPLATE_CONTEXT and checked by the 
 
 - index.html    layout, heading, subtitle, stats, charts, table, banner
 - case.html     layout, case_id, title, status, verdict, tags, facts, pager, toc, checks, problem, question,
-                answer, evidence, tools, verifier, baseline, definition, raw
+                answer, evidence, tools, verifier, baseline, definition, raw, trials
 - diff.html     layout, heading, subtitle, stats, sections, matrix, transitions, downloads
 - history.html  layout, heading, subtitle, charts, runs
 - case-list.html  layout, heading, subtitle, table, pages
@@ -31,7 +31,7 @@ TEMPLATE_CONTEXT: dict[str, tuple[str, ...]] = {
     "index.html": ("layout", "heading", "subtitle", "stats", "charts", "table", "banner"),
     "case.html": (
         "layout", "case_id", "title", "status", "verdict", "tags", "facts", "pager", "toc", "checks", "problem",
-        "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw",
+        "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw", "trials",
     ),
     "diff.html": ("layout", "heading", "subtitle", "stats", "sections", "matrix", "transitions", "downloads"),
     "history.html": ("layout", "heading", "subtitle", "charts", "runs"),

@@ -52,6 +52,7 @@ class CaseRow(NamedTuple):
     duration_sort: str
     flaky: bool
     flaky_title: str
+    trials: str = ""  # "passed/trials" for a case with a folder of trials, else empty
 
 
 class PageLink(NamedTuple):
@@ -129,7 +130,7 @@ def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, o
         tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
         status=status_badge(result.status),
         status_value=result.status,
-        status_sort=STATUS_ORDER.get(result.status, 3),
+        status_sort=_status_sort(result),
         verdict=verdict_badge(result.verdict, config),
         verdict_value=_verdict_value(result),
         codes=codes,
@@ -142,7 +143,27 @@ def _case_row(result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, o
         duration_sort="-1" if duration is None else repr(float(duration)),
         flaky=flaky,
         flaky_title=FLAKY_TITLE if flaky else "",
+        trials=_trial_count(result),
     )
+
+
+# --- trials: passed/trials in the status cell, and the status sort within a status by trial pass rate ---
+def _trial_count(result: CaseResult) -> str:
+    return "" if result.trialResults is None else f"{result.passedTrials}/{result.trials}"
+
+
+def _status_sort(result: CaseResult) -> int | float:
+    """The status order (failed, not run, passed); with trials, then the trial pass rate (as the script sorts)."""
+    order = STATUS_ORDER.get(result.status, 3)
+    if result.trialResults is None or not result.trials:
+        return order
+    return round(order + 0.999 * result.passedTrials / result.trials, 4)
+
+
+def _trial_row_data(result: CaseResult) -> list[list[int]]:
+    """What a row of the inlined case data adds for a case with a folder of trials: [[passed, trials]]."""
+    return [] if result.trialResults is None else [[result.passedTrials, result.trials]]
+# --- end trials ---
 
 
 # A suite has few distinct tags and thousands of rows that link them.
@@ -231,8 +252,8 @@ def case_table_data(results: Sequence[CaseResult], slugs: dict[str, str], flaky:
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
 
     A row: [id, slug, title ("" when it is the id), tags, status, verdict, failed check codes, matched
-    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1]; the badges
-    of each status and verdict are given once.
+    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1], plus
+    [passed trials, trials] for a case with a folder of trials; the badges of each status and verdict are given once.
     """
     statuses: dict[str, list[Any]] = {}
     verdicts: dict[str, list[str]] = {}
@@ -249,7 +270,7 @@ def case_table_data(results: Sequence[CaseResult], slugs: dict[str, str], flaky:
             [
                 r.caseId, slugs[r.caseId], r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
                 r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
-                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0,
+                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, *_trial_row_data(r),
             ]
         )
     return {"formatVersion": 1, "statuses": statuses, "verdicts": verdicts, "rows": rows}
