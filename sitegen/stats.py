@@ -18,7 +18,10 @@ def wilson_interval(passed: int, total: int, z: float = Z_95) -> tuple[float, fl
     centre = p + z2 / (2 * total)
     spread = z * math.sqrt(p * (1 - p) / total + z2 / (4 * total * total))
     denominator = 1 + z2 / total
-    return (max(0.0, (centre - spread) / denominator), min(1.0, (centre + spread) / denominator))
+    # At 0 or all passes the bound is exactly 0 or 1; the arithmetic would leave a rounding error there.
+    low = 0.0 if passed == 0 else max(0.0, (centre - spread) / denominator)
+    high = 1.0 if passed == total else min(1.0, (centre + spread) / denominator)
+    return (low, high)
 
 
 def fisher_one_sided(passed_a: int, total_a: int, passed_b: int, total_b: int) -> float:
