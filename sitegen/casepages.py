@@ -26,7 +26,15 @@ from sitegen.config import SuiteConfig
 from sitegen.diff import case_items
 from sitegen.evaluation import evaluate_case
 from sitegen.jsontext import identity
-from sitegen.loading import FixtureBytes, FixtureProblem, parse_fixture, plain_fixture_name, read_fixture
+from sitegen.loading import (
+    FixtureBytes,
+    FixtureProblem,
+    TrialFiles,
+    parse_fixture,
+    parse_trials,
+    plain_fixture_name,
+    read_fixture,
+)
 from sitegen import render
 from sitegen.render import page_bytes
 from sitegen.report import CaseResult, result_json_text, result_markdown_row
@@ -81,10 +89,13 @@ def case_job(index: int, context: PageContext) -> CaseJob:
 # --- the trace, read once --------------------------------------------------------------------------------
 
 
-def trace_digest(read: FixtureBytes | FixtureProblem) -> str:
-    """What a page key takes of a trace: a digest of its bytes, or of the problem reading it."""
+def trace_digest(read: FixtureBytes | TrialFiles | FixtureProblem) -> str:
+    """What a page key takes of a trace: a digest of its bytes, or of the problem reading it; for a folder of
+    trials, of every trial's name and digest, in order (a trial added, removed, renamed or changed is a change)."""
     if isinstance(read, FixtureProblem):
         return digest("problem", read.code, read.message)
+    if isinstance(read, TrialFiles):
+        return digest("trials", *(part for name, trial in read.trials for part in (name, trace_digest(trial))))
     return digest("bytes", read.data)
 
 
@@ -93,7 +104,7 @@ class TraceInput(NamedTuple):
     to remember of the file. `read` is None when the digest was remembered and the file not read (tracecache.py)."""
 
     digest: str
-    read: FixtureBytes | FixtureProblem | None
+    read: FixtureBytes | TrialFiles | FixtureProblem | None
     remember: Remembered | None = None
 
 
@@ -185,9 +196,12 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     assert trace.read is not None, "a page is rendered from the bytes it is keyed by"
     case = context.cases.case(job.position)
     read = trace.read
-    outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
+    if isinstance(read, TrialFiles):  # a folder of trials (eval/README.md, "Trials")
+        outcome = parse_trials(context.fixtures, read)
+    else:
+        outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
-    items = case_items(case.id, job.baseline, result) if context.baseline is not None else None
+    items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
     change = classify_case(job.baseline, result) if context.baseline is not None else None
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))

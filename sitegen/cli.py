@@ -247,8 +247,9 @@ def diff(
     from sitegen.diffmarkdown import diff_markdown
     from sitegen.report import read_report
 
-    tolerance = cost_tolerance if cost_tolerance is not None else config_for(config).cost_tolerance
-    result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=tolerance)
+    settings = config_for(config)
+    tolerance = cost_tolerance if cost_tolerance is not None else settings.cost_tolerance
+    result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=tolerance, alpha=settings.alpha)
     # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
     outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
 
-from sitegen.diff import DEFAULT_COST_TOLERANCE
+from sitegen.diff import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput
 from sitegen.loading import describe_error, format_loc
 
@@ -21,6 +21,9 @@ DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")
 DEFAULT_BASELINE_DIR = Path("eval/baseline")
 DEFAULT_BASELINE = DEFAULT_BASELINE_DIR / "report.json"
 DEFAULT_OUT = Path("site")
+
+# The trial policy of a suite that sets none: a case with several trials passes when every trial passed.
+DEFAULT_TRIAL_POLICY = "all"
 
 # Runs the site's history keeps (--history-limit).
 DEFAULT_HISTORY_LIMIT = 200
@@ -35,7 +38,7 @@ _Texts = Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], 
 
 
 class SuiteConfig(BaseModel):
-    """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff] costTolerance`."""
+    """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff]` settings."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -46,9 +49,16 @@ class SuiteConfig(BaseModel):
     composer_modes: _Texts = ("parsed", "fallback", "degraded")
     reject_verdict: _Text = "REJECT"
     pass_verdict: _Text = "PASS"
+    # When a case with several trials passes (docs/trials.md, "Choosing a policy"): every trial (pass^k), more
+    # than half, or at least one (pass@k).
+    trialPolicy: Annotated[
+        Literal["all", "majority", "any"], Field(description='one of "all", "majority", "any"')
+    ] = DEFAULT_TRIAL_POLICY
     # `[diff] costTolerance` (set in its own table, see DiffSettings): the relative change of a paired cost
     # average that counts (diff.py).
     cost_tolerance: float = DEFAULT_COST_TOLERANCE
+    # `[diff] alpha` (see DiffSettings): the significance level of a trial pass rate's change (diff.py).
+    alpha: float = DEFAULT_ALPHA
 
     def fingerprint(self) -> str:
         """A stable text form, used to hash the configuration into build status."""
@@ -56,16 +66,19 @@ class SuiteConfig(BaseModel):
 
 
 class DiffSettings(BaseModel):
-    """`[diff]` of the config file: how the baseline diff decides a cost regression."""
+    """`[diff]` of the config file: how the baseline diff decides a cost regression and a trial pass rate's change."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     costTolerance: Annotated[
         float, Field(ge=0, allow_inf_nan=False, strict=True, description="a number ≥ 0 (a ratio such as 0.1)")
     ] = DEFAULT_COST_TOLERANCE
+    alpha: Annotated[
+        float, Field(gt=0, lt=1, allow_inf_nan=False, strict=True, description="a number between 0 and 1 (such as 0.05)")
+    ] = DEFAULT_ALPHA
 
 
-_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name != "cost_tolerance")
+_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in ("cost_tolerance", "alpha"))
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
@@ -92,12 +105,12 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
     if unknown is not None:
         raise BadInput(path, f"unknown setting (expected one of: {', '.join(sorted(_SUITE_KEYS))})", where=f"suite.{unknown}")
     try:
-        tolerance = DiffSettings.model_validate(diff).costTolerance
+        settings = DiffSettings.model_validate(diff)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BadInput(path, _diff_problem(first), where=format_loc(("diff", *first["loc"]))) from None
     try:
-        return SuiteConfig.model_validate({**suite, "cost_tolerance": tolerance})
+        return SuiteConfig.model_validate({**suite, "cost_tolerance": settings.costTolerance, "alpha": settings.alpha})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None
@@ -109,7 +122,7 @@ def _diff_problem(error: ErrorDetails) -> str:
         return f"unknown setting (expected one of: {', '.join(DiffSettings.model_fields)})"
     value = error.get("input")
     got = "" if isinstance(value, dict) else f", got {value!r}"
-    return f"expected {DiffSettings.model_fields['costTolerance'].description}{got}"
+    return f"expected {DiffSettings.model_fields[str(error['loc'][0])].description}{got}"
 
 
 def config_for(path: Path | None) -> SuiteConfig:

@@ -17,8 +17,14 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
 - A baseline case absent now gives only its `present` REGRESSION; a new case only its `present` CHANGED.
 - `definition` (both sides carry a caseDigest and they differ) is CHANGED and comes last among the case's
   items; the case's other items are still reported, and `changedDefinitions` lists such cases.
+- `trialPassRate` (a case with at least 2 trials on both sides whose trial pass rate changed) is judged by a
+  one-sided Fisher exact test on the passed/failed trial counts (stats.py): fallen with p < α a REGRESSION,
+  risen with p < α an IMPROVEMENT, else CHANGED; the item carries `pValue` (of the direction it moved) and
+  `alpha`. The `passed` item keeps its own rule whatever the p-value.
 - `hasRegression` is what `--fail-on-regression` fails on: a case regressed or was removed
-  (`caseRegressionCount` > 0), or a cost signal is a REGRESSION by the paired rule. Other REGRESSION items
+  (`caseRegressionCount` > 0), a cost signal is a REGRESSION by the paired rule, or a case's trial pass rate
+  fell by more than chance (a `trialPassRate` REGRESSION: caught even when the trial policy still passes the
+  case, say `any` going from 5/5 to 1/5). Other REGRESSION items
   (the pass rate falling because a new case fails, fewer keywords in a case that still passes) are counted
   in `regressionCount` and shown, but do not fail the gate.
 """
@@ -44,9 +50,12 @@ from sitegen.errors import UsageError
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report
+from sitegen.stats import fisher_one_sided
 
 DIFF_FORMAT_VERSION = 1
 DEFAULT_COST_TOLERANCE = 0.10
+# The significance level of a trial pass rate change ([diff] alpha): below it a fall is a REGRESSION.
+DEFAULT_ALPHA = 0.05
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
@@ -73,6 +82,9 @@ class DiffItem:
     pairedCaseCount: int | None = None
     pairedBaselineValue: float | None = None
     pairedCurrentValue: float | None = None
+    # `trialPassRate` items: the one-sided Fisher exact p-value of the change and the level it was judged at.
+    pValue: float | None = None
+    alpha: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The item as a JSON object with the contract's field order (extra fields only where they apply)."""
@@ -92,6 +104,9 @@ class DiffItem:
             data["pairedCaseCount"] = self.pairedCaseCount
             data["pairedBaselineValue"] = self.pairedBaselineValue
             data["pairedCurrentValue"] = self.pairedCurrentValue
+        if self.pValue is not None:
+            data["pValue"] = self.pValue
+            data["alpha"] = self.alpha
         return data
 
 
@@ -115,10 +130,11 @@ class DiffReport:
     caseRegressionCount: int = 0
     caseChangeCounts: dict[str, int] = field(default_factory=dict)
     costTolerance: float = DEFAULT_COST_TOLERANCE
+    alpha: float = DEFAULT_ALPHA
 
     def to_json(self) -> dict[str, Any]:
         """The diff as a JSON object (eval/README.md's diff.json: the Java shape plus the case changes)."""
-        return {
+        data = {
             "formatVersion": DIFF_FORMAT_VERSION,
             "baselineTotalCases": self.baselineTotalCases,
             "currentTotalCases": self.currentTotalCases,
@@ -137,6 +153,9 @@ class DiffReport:
             "caseChanges": [change.to_json() for change in self.caseChanges],
             "items": [item.to_json() for item in self.items],
         }
+        if any(item.metric == TRIAL_PASS_RATE for item in self.items):  # single-trial diffs keep their shape
+            data["alpha"] = self.alpha
+        return data
 
     def headline(self) -> Headline:
         """What every summary leads with: the cases by change, then the pass rate (casechanges.format_headline)."""
@@ -146,6 +165,11 @@ class DiffReport:
     def cost_regressions(self) -> list[DiffItem]:
         """The cost signals that regressed by the paired rule (they fail the gate with the regressed cases)."""
         return [item for item in self.items if item.type == REGRESSION and item.metric in _COST_FIELDS]
+
+    @property
+    def trial_regressions(self) -> list[DiffItem]:
+        """The cases whose trial pass rate fell by more than chance (they fail the gate too)."""
+        return [item for item in self.items if item.type == REGRESSION and item.metric == TRIAL_PASS_RATE]
 
 
 def _is_number(value: Any) -> bool:
@@ -163,6 +187,8 @@ def _delta(baseline: Any, current: Any) -> int | float | None:
 
 
 _DURATIONS = ("averageDurationMs", "durationMs")
+TRIAL_PASS_RATE = "trialPassRate"
+_RATES = ("passRate", TRIAL_PASS_RATE)
 _WORDS: dict[str, dict[Any, str]] = {
     "present": {True: "present", False: "absent"},
     "passed": {True: "passed", False: "failed"},
@@ -177,7 +203,7 @@ def describe_value(metric: str, value: Any) -> str:
             return words[value]
     if value is None:
         return "unknown" if metric in _DURATIONS or metric == "averageToolCallCount" else "none"
-    if metric == "passRate":
+    if metric in _RATES:
         return percent(value)
     if metric in _DURATIONS:
         return f"{number(value)} ms"
@@ -193,7 +219,7 @@ def describe_delta(metric: str, delta: int | float | None) -> str:
     if delta is None:
         return ""
     sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    if metric == "passRate":
+    if metric in _RATES:
         return f"{sign}{abs(delta) * 100:.1f} points"
     return sign + describe_value(metric, abs(delta))
 
@@ -362,9 +388,40 @@ def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResul
         item.message = f"{sentence}, no longer failing {named}" if cur.passed else f"{sentence}: {named}"
 
 
-def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult) -> None:
+def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, float] | None:
+    """The type and p-value of a case's trial pass rate change; None unless both sides have ≥ 2 trials and the
+    rate moved. The p-value is the one-sided Fisher exact test in the direction the rate moved."""
+    if base.trialResults is None or cur.trialResults is None or base.trials < 2 or cur.trials < 2:
+        return None
+    before, after = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+    if before[0] * after[1] == after[0] * before[1]:
+        return None
+    fell = after[0] * before[1] < before[0] * after[1]
+    p_value = fisher_one_sided(*before, *after) if fell else fisher_one_sided(*after, *before)
+    if p_value >= alpha:
+        return CHANGED, p_value
+    return (REGRESSION if fell else IMPROVEMENT), p_value
+
+
+def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
+    change = trial_change(base, cur, alpha)
+    if change is None:
+        return
+    kind, p_value = change
+    before, after = base.passedTrials / base.trials, cur.passedTrials / cur.trials
+    sentence = f"Case {case_id} trial pass rate {'fell' if after < before else 'rose'}"
+    item = out.add(kind, case_id, TRIAL_PASS_RATE, before, after, sentence, pValue=p_value, alpha=alpha)
+    judged = "more than chance" if kind != CHANGED else "within chance"
+    item.message = (
+        f"{item.message[:-1]}; {base.passedTrials}/{base.trials} → {cur.passedTrials}/{cur.trials} trials passed, "
+        f"one-sided Fisher exact p = {p_value:.3g} {'<' if kind != CHANGED else '≥'} α {alpha:g}: {judged}."
+    )
+
+
+def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
     if base.passed != cur.passed:
         _passed_item(out, case_id, base, cur)
+    _trial_item(out, case_id, base, cur, alpha)
     for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
         metric = f"evidenceCoverage.{tool}"
@@ -402,44 +459,49 @@ def _by_id(report: Report) -> dict[str, CaseResult]:
     return {result.caseId: result for result in report.results}
 
 
-def _all_case_items(out: _Collector, baseline: Report, current: Report) -> Iterator[str]:
+def _all_case_items(out: _Collector, baseline: Report, current: Report, alpha: float) -> Iterator[str]:
     """Add every case's items in case-id order; yield the ids whose definition changed."""
     before, after = _by_id(baseline), _by_id(current)
     for case_id in sorted(set(before) | set(after)):
         if case_id not in after:
             out.add(REGRESSION, case_id, "present", True, False, f"Case {case_id} is missing from the current report")
             continue
-        _current_case_items(out, case_id, before.get(case_id), after[case_id])
+        _current_case_items(out, case_id, before.get(case_id), after[case_id], alpha)
         if case_id in before and definition_changed(before[case_id], after[case_id]):
             yield case_id
 
 
-def _current_case_items(out: _Collector, case_id: str, base: CaseResult | None, cur: CaseResult) -> None:
+def _current_case_items(out: _Collector, case_id: str, base: CaseResult | None, cur: CaseResult, alpha: float) -> None:
     if base is None:
         out.add(CHANGED, case_id, "present", False, True, f"Case {case_id} is new (not in the baseline)")
     elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
-        _case_items(out, case_id, base, cur)
+        _case_items(out, case_id, base, cur, alpha)
 
 
-def case_items(case_id: str, base: CaseResult | None, cur: CaseResult) -> list[DiffItem]:
+def case_items(case_id: str, base: CaseResult | None, cur: CaseResult, *, alpha: float = DEFAULT_ALPHA) -> list[DiffItem]:
     """The diff items of one current case against its baseline entry (None: not in the baseline), as in the full diff."""
     out = _Collector()
-    _current_case_items(out, case_id, base, cur)
+    _current_case_items(out, case_id, base, cur, alpha)
     return out.items
 
 
-def compare_reports(baseline: Report, current: Report, *, cost_tolerance: float = DEFAULT_COST_TOLERANCE) -> DiffReport:
+def compare_reports(
+    baseline: Report, current: Report, *, cost_tolerance: float = DEFAULT_COST_TOLERANCE, alpha: float = DEFAULT_ALPHA
+) -> DiffReport:
     """Compare two reports by case id: aggregate items first, then per case, and every case's change."""
     if not (math.isfinite(cost_tolerance) and cost_tolerance >= 0):
         raise UsageError(f"cost tolerance must be a finite number ≥ 0 (a ratio such as 0.1), got {cost_tolerance}")
+    if not 0 < alpha < 1:
+        raise UsageError(f"alpha must be a number between 0 and 1 (such as 0.05), got {alpha}")
     out = _Collector()
     _aggregate_items(out, baseline, current, cost_tolerance)
-    changed_definitions = list(_all_case_items(out, baseline, current))
+    changed_definitions = list(_all_case_items(out, baseline, current, alpha))
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
     changes = case_changes(baseline, current)
     breaking = sum(1 for change in changes if change.change in BREAKING)
     cost_regression = any(item.type == REGRESSION and item.metric in _COST_FIELDS for item in out.items)
+    trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
     return DiffReport(
         baselineTotalCases=baseline.totalCases,
         currentTotalCases=current.totalCases,
@@ -450,13 +512,14 @@ def compare_reports(baseline: Report, current: Report, *, cost_tolerance: float 
         regressionCount=regressions,
         improvementCount=improvements,
         changedCount=len(out.items) - regressions - improvements,
-        hasRegression=breaking > 0 or cost_regression,
+        hasRegression=breaking > 0 or cost_regression or trial_regression,
         items=out.items,
         changedDefinitions=changed_definitions,
         caseChanges=changes,
         caseRegressionCount=breaking,
         caseChangeCounts=change_counts(changes),
         costTolerance=cost_tolerance,
+        alpha=alpha,
     )
 
 

@@ -42,6 +42,9 @@ def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     costs = [escape(item.metric) for item in diff.cost_regressions]
     if costs:
         reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
+    trials = [f"{escape(item.caseId or '')} (p = {item.pValue:.3g})" for item in diff.trial_regressions]
+    if trials:
+        reasons.append(f"trial pass rate fell by more than chance: {', '.join(trials)}")
     return " · ".join(reasons)
 
 

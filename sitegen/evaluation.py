@@ -1,4 +1,8 @@
-"""Evaluating cases against their traces: one CaseResult per case, from the rules in rules.py."""
+"""Evaluating cases against their traces: one CaseResult per case, from the rules in rules.py.
+
+A case whose traceFixture is a folder has several trials: each is evaluated as a case of its own, and
+trials.combine_trials makes the case's result of theirs by the suite's trial policy.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sitegen.config import SuiteConfig
-from sitegen.loading import FIXTURE_MISSING, FixtureProblem, LoadedTrace, load_trace
+from sitegen.loading import FIXTURE_MISSING, FixtureProblem, LoadedTrace, TrialTraces, load_trace
 from sitegen.models import Case
 from sitegen.report import CaseResult, Report, build_report
 from sitegen.rules import evidence_coverage, matched_keywords, run_rules
+from sitegen.trials import combine_trials
 
 
-def evaluate_case(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> CaseResult:
-    """Apply every rule to one case's trace (or record why it could not be read)."""
+def evaluate_case(case: Case, outcome: LoadedTrace | TrialTraces | FixtureProblem, config: SuiteConfig) -> CaseResult:
+    """Apply every rule to one case's trace, or to each of its trials (or record why it could not be read)."""
+    if isinstance(outcome, TrialTraces):
+        trials = [(name, evaluate_trace(case, trial, config)) for name, trial in outcome.trials]
+        return combine_trials(trials, config.trialPolicy)
+    return evaluate_trace(case, outcome, config)
+
+
+def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> CaseResult:
+    """Apply every rule to one trace (one trial) of a case."""
     if isinstance(outcome, FixtureProblem):
         return CaseResult(
             caseId=case.id,
@@ -52,5 +65,5 @@ def evaluate_case(case: Case, outcome: LoadedTrace | FixtureProblem, config: Sui
 
 
 def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:
-    """Evaluate every case (one parsed trace held at a time) and aggregate the report."""
+    """Evaluate every case (one parsed trace, or one case's trials, held at a time) and aggregate the report."""
     return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture), config) for case in cases])

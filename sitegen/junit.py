@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from sitegen.casechanges import REGRESSED, STILL_FAILING, CaseChange
 from sitegen.errors import UsageError
-from sitegen.report import CaseResult, Report
+from sitegen.report import CaseResult, Report, TrialResult
 
 # XML 1.0 allows only TAB, LF, CR and these ranges; anything else (e.g. a NUL or ESC echoed by an LLM)
 # makes the whole file unreadable, so it is dropped rather than escaped.
@@ -48,10 +48,12 @@ def _known_failure_message(result: CaseResult, change: CaseChange) -> str:
     return xml_text(message)
 
 
-def _testcase(result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool) -> ET.Element:
+def _testcase(
+    result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool, name: str | None = None
+) -> ET.Element:
     element = ET.Element(
         "testcase",
-        {"classname": case_classname(result, suite_name), "name": xml_text(result.caseId), "time": _seconds(result.durationMs)},
+        {"classname": case_classname(result, suite_name), "name": xml_text(name or result.caseId), "time": _seconds(result.durationMs)},
     )
     body = xml_text("\n".join(result.failedChecks))
     regressed = change is not None and change.change == REGRESSED
@@ -72,13 +74,39 @@ def _testcase(result: CaseResult, suite_name: str, change: CaseChange | None, sk
     return element
 
 
+def _trial_as_result(result: CaseResult, trial: TrialResult) -> CaseResult:
+    return CaseResult(
+        result.caseId, result.title, trial.status, trial.passed, list(trial.failedChecks), trial.verdict,
+        trial.matchedKeywordCount, result.requiredKeywordCount, {}, trial.toolCallCount, trial.durationMs,
+        list(result.tags),
+    )  # fmt: skip
+
+
+def _testcases(result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool) -> list[ET.Element]:
+    """A case's <testcase>, or one per trial when it has several (named `<case id> [<trial file>]`)."""
+    if result.trialResults is None or len(result.trialResults) < 2:
+        return [_testcase(result, suite_name, change, skip_known)]
+    elements = []
+    for trial in result.trialResults:
+        name = f"{result.caseId} [{trial.fixture.rsplit('/', 1)[-1]}]"
+        element = _testcase(_trial_as_result(result, trial), suite_name, change, skip_known, name)
+        if result.passed and element.find("failure") is not None:
+            # The case passes by its trial policy: a failed trial is shown, but is not what breaks the build.
+            element.remove(element.find("failure"))  # type: ignore[arg-type]
+            message = f"trial failed; the case passes by its trial policy ({result.passedTrials}/{result.trials} trials passed)"
+            ET.SubElement(element, "skipped", {"message": message}).text = xml_text("\n".join(trial.failedChecks))
+        elements.append(element)
+    return elements
+
+
 def junit_xml(
     report: Report,
     suite_name: str,
     changes: Iterable[CaseChange] | None = None,
     known_failures: str = KNOWN_FAILURES_SKIP,
 ) -> str:
-    """One <testsuite> inside <testsuites>, a <testcase> per case: failures carry every failed check.
+    """One <testsuite> inside <testsuites>, a <testcase> per case (per trial when it has several): failures carry
+    every failed check.
 
     `changes`: the diff's caseChanges when there is a baseline; a case that failed there too is then a
     known failure, reported as <skipped> (or as a failure with `known_failures="fail"`).
@@ -87,10 +115,17 @@ def junit_xml(
         raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failures!r}")
     by_case = {change.caseId: change for change in changes or ()}
     skip_known = known_failures == KNOWN_FAILURES_SKIP
-    cases = [_testcase(result, suite_name, by_case.get(result.caseId), skip_known) for result in report.results]
+    cases = [
+        element
+        for result in report.results
+        for element in _testcases(result, suite_name, by_case.get(result.caseId), skip_known)
+    ]
     skipped = sum(1 for case in cases if case.find("skipped") is not None)
     failures = sum(1 for case in cases if case.find("failure") is not None)
-    total_ms = sum(result.durationMs or 0 for result in report.results)
+    total_ms = sum(
+        sum(trial.durationMs or 0 for trial in result.trialResults) if result.trialResults else result.durationMs or 0
+        for result in report.results
+    )
     counts = {
         "name": xml_text(suite_name),
         "tests": str(len(cases)),

@@ -346,8 +346,9 @@ class FixtureBytes:
     data: bytes
 
 
-def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> FixtureBytes | FixtureProblem:
-    """Read one case's trace fixture; missing, outside the folder or unreadable is a FixtureProblem."""
+def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> FixtureBytes | TrialFiles | FixtureProblem:
+    """Read one case's trace fixture (a file, or a folder of trials); missing, outside the folder or unreadable is a
+    FixtureProblem."""
     target = resolve_fixture(fixtures_dir, name, root)
     if isinstance(target, FixtureProblem):
         return target
@@ -358,6 +359,8 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
         if exc.errno in _MISSING_ERRNOS:
             return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+    if stat.S_ISDIR(mode):
+        return _read_trial_folder(fixtures_dir, name, target, root)
     if not stat.S_ISREG(mode):
         return FixtureProblem(FIXTURE_INVALID, f"{shown} is not a regular file")
     try:
@@ -366,9 +369,71 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
 
 
-def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | FixtureProblem:
-    """Load one case's trace fixture; a bad fixture is a FixtureProblem, never an exception."""
+# --- a folder of trials -------------------------------------------------------------------------------------------
+
+# What `sitegen record` writes beside a trial it could not record: not a trial (eval/README.md, "Trials").
+TRIAL_ERROR_SUFFIX = ".error.json"
+
+
+def is_trial_file(file_name: str) -> bool:
+    """Whether a name in a trial folder is a trial: `*.json`, but not a `*.error.json` that record wrote."""
+    return file_name.endswith(".json") and not file_name.endswith(TRIAL_ERROR_SUFFIX)
+
+
+@dataclass(frozen=True)
+class TrialFiles:
+    """A folder of trials as read: each trial's traceFixture-style name (`folder/file.json`) and its bytes (or
+    why they could not be read), in name order."""
+
+    folder: str
+    trials: tuple[tuple[str, FixtureBytes | FixtureProblem], ...]
+
+
+@dataclass(frozen=True)
+class TrialTraces:
+    """A folder of trials, each parsed as a trace (or why it is not one), in name order."""
+
+    folder: str
+    trials: tuple[tuple[str, LoadedTrace | FixtureProblem], ...]
+
+
+def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path | None) -> TrialFiles | FixtureProblem:
+    shown = f"{fixtures_dir}/{name}"
+    try:
+        entries = sorted(entry for entry in os.listdir(target) if is_trial_file(entry))
+    except OSError as exc:
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot list the trial folder: {exc.strerror}")
+    if not entries:
+        return FixtureProblem(FIXTURE_MISSING, f"trace folder {shown} holds no trial (no *.json file besides *{TRIAL_ERROR_SUFFIX})")
+    folder = name.rstrip("/")
+    root = fixtures_dir.resolve() if root is None else root
+    trials = []
+    for entry in entries:
+        trial = f"{folder}/{entry}"
+        # Each trial is checked like a traceFixture of its own: a link out of the fixtures folder is refused.
+        read = read_fixture(fixtures_dir, trial, root)
+        if isinstance(read, TrialFiles):  # a folder named *.json: trials do not nest
+            read = FixtureProblem(FIXTURE_INVALID, f"{fixtures_dir}/{trial} is a folder, not a trace file")
+        trials.append((trial, read))
+    return TrialFiles(folder, tuple(trials))
+
+
+def parse_trials(fixtures_dir: Path, files: TrialFiles) -> TrialTraces:
+    """Every trial of a folder parsed as a trace (or why it is not one)."""
+    return TrialTraces(
+        files.folder,
+        tuple(
+            (trial, read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, trial, read))
+            for trial, read in files.trials
+        ),
+    )
+
+
+def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | TrialTraces | FixtureProblem:
+    """Load one case's trace fixture (or folder of trials); a bad fixture is a FixtureProblem, never an exception."""
     read = read_fixture(fixtures_dir, name)
+    if isinstance(read, TrialFiles):
+        return parse_trials(fixtures_dir, read)
     return read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, name, read)
 
 

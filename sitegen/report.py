@@ -19,6 +19,36 @@ STATUS_LABELS = {"passed": "✅ passed", "failed": "❌ failed", "not_run": "⏭
 
 
 @dataclass
+class TrialResult:
+    """One trial of a case with several (eval/README.md, "Trials"): its own outcome by the same rules."""
+
+    fixture: str  # the trial's file, relative to the fixtures folder (`folder/trial-001.json`)
+    status: str
+    failedChecks: list[str]
+    verdict: str | None
+    matchedKeywordCount: int
+    toolCallCount: int
+    durationMs: int | float | None
+
+    @property
+    def passed(self) -> bool:
+        """Whether every check of this trial passed."""
+        return self.status == "passed"
+
+    def to_json(self) -> dict[str, Any]:
+        """The trial as an entry of its result's `trialResults`."""
+        return {
+            "fixture": self.fixture,
+            "status": self.status,
+            "failedChecks": list(self.failedChecks),
+            "verdict": self.verdict,
+            "matchedKeywordCount": self.matchedKeywordCount,
+            "toolCallCount": self.toolCallCount,
+            "durationMs": self.durationMs,
+        }
+
+
+@dataclass
 class CaseResult:
     """The outcome of one case, in the field names of the Java `DiagnosisEvalResult` (plus extras)."""
 
@@ -37,6 +67,20 @@ class CaseResult:
     caseDigest: str | None = None
     # Not serialised: whether a trace was read (averages are taken over those).
     traceLoaded: bool = True
+    # A case whose traceFixture is a folder of trials: each trial's outcome, in name order (None: one file).
+    trialResults: list[TrialResult] | None = None
+
+    @property
+    def trials(self) -> int:
+        """How many trials the case had (a single trace file is one)."""
+        return 1 if self.trialResults is None else len(self.trialResults)
+
+    @property
+    def passedTrials(self) -> int:
+        """How many of its trials passed."""
+        if self.trialResults is None:
+            return 1 if self.passed else 0
+        return sum(1 for trial in self.trialResults if trial.passed)
 
     @property
     def failed_codes(self) -> list[str]:
@@ -61,6 +105,12 @@ class CaseResult:
         }
         if self.caseDigest is not None:
             data["caseDigest"] = self.caseDigest
+        # Only a case with a folder of trials carries the trial fields, so a suite of single files reports as
+        # it always did.
+        if self.trialResults is not None:
+            data["trials"] = self.trials
+            data["passedTrials"] = self.passedTrials
+            data["trialResults"] = [trial.to_json() for trial in self.trialResults]
         return data
 
 
@@ -91,15 +141,37 @@ class Report:
             "averageToolCallCount": self.averageToolCallCount,
             "averageDurationMs": self.averageDurationMs,
         }
+        if self.has_trials:
+            data.update(trial_aggregates(self.results))
         if results:
             data["results"] = [result.to_json() for result in self.results]
         return data
+
+    @property
+    def has_trials(self) -> bool:
+        """Whether some case has a folder of trials (the report then carries the trial aggregates)."""
+        return any(result.trialResults is not None for result in self.results)
 
     def aggregates(self) -> dict[str, Any]:
         """The top-level figures without the results (what history records per run)."""
         data = self.to_json(results=False)
         del data["formatVersion"]
         return data
+
+
+def trial_aggregates(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """Trials over every case (a single trace file counts as one trial): the counts, the rate and its Wilson
+    95 % interval."""
+    from sitegen.stats import wilson_interval
+
+    total = sum(result.trials for result in results)
+    passed = sum(result.passedTrials for result in results)
+    return {
+        "totalTrials": total,
+        "passedTrials": passed,
+        "trialPassRate": passed / total if total else 0.0,
+        "trialPassRateInterval": list(wilson_interval(passed, total)),
+    }
 
 
 def build_report(results: list[CaseResult]) -> Report:
@@ -126,7 +198,8 @@ def build_report(results: list[CaseResult]) -> Report:
 def result_json_text(result: CaseResult) -> str:
     """One result's text as it stands in report.json's results array (a build reuses it for unchanged cases)."""
     # dumps_json's layout one level down: what json.dumps(indent=2) writes for an object inside "results".
-    return "    " + indented(result.to_json(), has_floats=type(result.durationMs) is float).replace("\n", "\n    ")
+    floats = type(result.durationMs) is float or result.trialResults is not None
+    return "    " + indented(result.to_json(), has_floats=floats).replace("\n", "\n    ")
 
 
 def report_json(report: Report, result_texts: Sequence[str] | None = None) -> str:
@@ -149,13 +222,28 @@ def result_markdown_row(r: CaseResult) -> str:
     coverage = ", ".join(f"{tool} {'✓' if ok else '✗'}" for tool, ok in sorted(r.evidenceCoverage.items()))
     cells = [
         escape_cell(r.caseId),
-        STATUS_LABELS.get(r.status, escape_cell(r.status)),
+        STATUS_LABELS.get(r.status, escape_cell(r.status)) + trial_count_note(r),
         escape_cell(r.verdict or MISSING_VERDICT),
         f"{r.matchedKeywordCount}/{r.requiredKeywordCount}",
         escape_cell(coverage or "—"),
         escape_cell(", ".join(r.failed_codes) or "—"),
     ]
     return table(_CASE_COLUMNS, [cells]).rsplit("\n", 1)[1]
+
+
+def trial_count_note(result: CaseResult) -> str:
+    """` (3/5 trials)` after a status when the case has a folder of trials; empty otherwise."""
+    return "" if result.trialResults is None else f" ({result.passedTrials}/{result.trials} trials)"
+
+
+def trial_line(report: Report) -> str:
+    """The trials in one sentence: how many passed, the trial pass rate and its Wilson 95 % interval."""
+    figures = trial_aggregates(report.results)
+    low, high = figures["trialPassRateInterval"]
+    return (
+        f"**Trials**: {figures['passedTrials']} of {figures['totalTrials']} passed, trial pass rate "
+        f"{percent(figures['trialPassRate'])} (95% interval {percent(low)}–{percent(high)})."
+    )
 
 
 def report_markdown(report: Report, title: str = "Diagnosis eval report", rows: Sequence[str] | None = None) -> str:
@@ -168,6 +256,8 @@ def report_markdown(report: Report, title: str = "Diagnosis eval report", rows: 
         f"**Pass rate {percent(report.passRate)}**: {report.passedCases} passed, {report.failedCases} failed, "
         f"{report.notRunCases} not run, {report.totalCases} cases in all."
     )
+    if report.has_trials:
+        lines += ["", trial_line(report)]
     lines.append("")
     lines.append(
         table(
@@ -284,12 +374,43 @@ def _any_result(data: dict[str, Any]) -> CaseResult:
         matchedKeywordCount=int(_as_number(data.get("matchedKeywordCount")) or 0),
         requiredKeywordCount=int(_as_number(data.get("requiredKeywordCount")) or 0),
         evidenceCoverage={str(k): v is True for k, v in coverage.items()},
-        toolCallCount=int(_as_number(data.get("toolCallCount")) or 0),
+        toolCallCount=_count_or_mean(data.get("toolCallCount")),
         durationMs=_as_number(data.get("durationMs")),
         tags=[str(t) for t in data.get("tags") or [] if isinstance(t, str)],
         caseDigest=data.get("caseDigest") if isinstance(data.get("caseDigest"), str) else None,
         traceLoaded=status != "not_run",
+        trialResults=_trials_from_json(data.get("trialResults")),
     )
+
+
+def _count_or_mean(value: Any) -> Any:
+    """A tool-call count as written: an integer, or the mean over a case's trials (kept as the float it is)."""
+    number = _as_number(value) or 0
+    return number if isinstance(number, float) and not number.is_integer() else int(number)
+
+
+def _trials_from_json(value: Any) -> list[TrialResult] | None:
+    """A result's `trialResults` as read (None when the result has none); entries that are not objects are left out."""
+    if not isinstance(value, list):
+        return None
+    trials = []
+    for item in value:
+        if not isinstance(item, dict):
+            continue
+        status = item.get("status") if item.get("status") in STATUS_LABELS else "failed"
+        verdict = item.get("verdict")
+        trials.append(
+            TrialResult(
+                fixture=str(item.get("fixture") or ""),
+                status=status,
+                failedChecks=[str(c) for c in item.get("failedChecks") or [] if c is not None],
+                verdict=verdict if isinstance(verdict, str) and verdict else None,
+                matchedKeywordCount=int(_as_number(item.get("matchedKeywordCount")) or 0),
+                toolCallCount=int(_as_number(item.get("toolCallCount")) or 0),
+                durationMs=_as_number(item.get("durationMs")),
+            )
+        )
+    return trials
 
 
 def read_report(path: Path, text: str | bytes | None = None, checked: bool = False) -> Report:

@@ -81,6 +81,7 @@ from sitegen.render import (
     script_assignment,
 )
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+from sitegen.trials import run_with_trials
 from sitegen.slugs import assign_slugs
 from sitegen.staging import SiteWriter, check_out_folder, recover_moved_site, staging_folder
 from sitegen.tracecache import Remembered, load_remembered, save_remembered
@@ -339,10 +340,12 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     report = build_report(pages.results)
     report_text = report_json(report, [pages.records[case_id].report for case_id in inputs.cases.ids])
     tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
-    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance) if inputs.baseline is not None else None
+    alpha = inputs.config.alpha
+    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha) if inputs.baseline is not None else None
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
+    run = run_with_trials(run, report)  # the trial aggregates, for the pass-rate chart's band
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitegen.config import SuiteConfig
-from sitegen.loading import FixtureProblem, fixture_files, load_cases, load_trace, resolve_fixture
+from sitegen.loading import FixtureProblem, TrialTraces, fixture_files, load_cases, load_trace, resolve_fixture
 
 
 @dataclass
@@ -29,9 +29,13 @@ def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> Su
         outcome = load_trace(fixtures_dir, case.traceFixture)
         if isinstance(outcome, FixtureProblem):
             summary.problems.append(f"{label}: {outcome.as_check()}")
+        elif isinstance(outcome, TrialTraces):
+            summary.problems += [f"{label}: {trial.as_check()}" for _, trial in outcome.trials if isinstance(trial, FixtureProblem)]
         resolved = resolve_fixture(fixtures_dir, case.traceFixture)
         if not isinstance(resolved, FixtureProblem):
             used.add(resolved)
+            if resolved.is_dir():  # a folder of trials: its files (error files of `record` too) belong to the case
+                used.update(path.resolve() for path in resolved.iterdir() if path.name.endswith(".json"))
         for name in ("allowedVerdicts", "forbiddenVerdicts"):
             for verdict in getattr(case, name):
                 if verdict not in known:

@@ -56,18 +56,34 @@ def append_step_summary(markdown: str) -> bool:
 def report_headline(report: Report) -> str:
     """One line: how many cases passed, failed and did not run, and the pass rate."""
     mark = "✅" if report.passedCases == report.totalCases else "❌"
-    return (
+    line = (
         f"{mark} **{report.passedCases} of {report.totalCases} cases passed** (pass rate {percent(report.passRate)}) · "
         f"{report.failedCases} failed · {report.notRunCases} not run"
     )
+    if report.has_trials:
+        from sitegen.report import trial_aggregates
+
+        figures = trial_aggregates(report.results)
+        low, high = figures["trialPassRateInterval"]
+        line += (
+            f" · {figures['passedTrials']} of {figures['totalTrials']} trials passed "
+            f"({percent(figures['trialPassRate'])}, 95% interval {percent(low)}–{percent(high)})"
+        )
+    return line
 
 
 def _failing_cases(report: Report) -> list[str]:
+    from sitegen.report import trial_count_note
+
     failing = [result for result in report.results if result.status != "passed"]
     if not failing:
         return []
     rows = [
-        [escape_cell(r.caseId), escape_cell(r.status.replace("_", " ")), escape_cell(", ".join(r.failed_codes) or "—")]
+        [
+            escape_cell(r.caseId),
+            escape_cell(r.status.replace("_", " ")) + trial_count_note(r),
+            escape_cell(", ".join(r.failed_codes) or "—"),
+        ]
         for r in failing[:FAILING_ROWS]
     ]
     lines = ["", f"### Failing cases ({len(failing)})", "", table(["Case", "Status", "Failed checks"], rows)]

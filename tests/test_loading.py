@@ -297,9 +297,12 @@ def test_deeply_nested_fixture_is_invalid_not_a_crash(tmp_path: Path) -> None:
     assert problem(tmp_path, "t.json").code == "fixture_invalid"
 
 
-def test_fixture_directory_is_invalid(tmp_path: Path) -> None:
+def test_fixture_directory_without_trials_is_not_run(tmp_path: Path) -> None:
+    # A folder is a folder of trials (eval/README.md, "Trials"); one with none recorded has nothing to run.
     (tmp_path / "d.json").mkdir()
-    assert problem(tmp_path, "d.json").code == "fixture_invalid"
+    (tmp_path / "d.json" / "trial-001.error.json").write_text("{}", encoding="utf-8")
+    found = problem(tmp_path, "d.json")
+    assert found.code == "fixture_missing" and "holds no trial" in found.message
 
 
 def test_null_fields_are_absent(tmp_path: Path) -> None:

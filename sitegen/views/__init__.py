@@ -13,7 +13,7 @@ context keys of each template are listed in TEMPLATE_CONTEXT and checked by the 
 
 - index.html    layout, heading, subtitle, stats, charts, table, banner
 - case.html     layout, case_id, title, status, verdict, change, notes, annotations, tags, facts, pager, toc, checks,
-                problem, question, answer, evidence, tools, verifier, baseline, definition, raw
+                problem, question, answer, evidence, tools, verifier, baseline, definition, raw, trials
 - diff.html     layout, heading, subtitle, banner, stats, cases, sections, matrix, transitions, downloads
 - history.html  layout, heading, subtitle, charts, runs
 - case-list.html  layout, heading, subtitle, table, pages
@@ -32,6 +32,7 @@ TEMPLATE_CONTEXT: dict[str, tuple[str, ...]] = {
     "case.html": (
         "layout", "case_id", "title", "status", "verdict", "change", "notes", "annotations", "tags", "facts", "pager",
         "toc", "checks", "problem", "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw",
+        "trials",
     ),
     "diff.html": (
         "layout", "heading", "subtitle", "banner", "stats", "cases", "sections", "matrix", "transitions", "downloads",

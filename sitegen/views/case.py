@@ -19,7 +19,7 @@ from sitegen.casechanges import NEW, CaseChange
 from sitegen.config import SuiteConfig
 from sitegen.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.highlight import Highlight
-from sitegen.loading import FixtureProblem, LoadedTrace
+from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
 from sitegen.models import Case
 from sitegen.render import markdown_html
 from sitegen.report import CaseResult
@@ -29,6 +29,7 @@ from sitegen.views.changes import CaseChangeView, case_change_view
 from sitegen.views.common import Fact, Layout, Link, SiteInfo, make_layout
 from sitegen.views.text import CELL_LIMIT, MAX_TOOL_CALLS, RAW_LIMIT, TEXT_LIMIT, TextBlock, clip, pretty, text_block
 from sitegen.views.tools import ToolsView, tools_view
+from sitegen.views.trials import TrialsView, shown_trial, trials_view
 from sitegen.views.verifier import VerifierView, verifier_view
 
 
@@ -128,6 +129,7 @@ class CasePage(NamedTuple):
     baseline: BaselineView
     definition: tuple[Fact, ...]
     raw: TextBlock | None
+    trials: TrialsView | None  # a case with a folder of trials: a cell per trial (views/trials.py)
 
 
 class Neighbour(NamedTuple):
@@ -149,6 +151,21 @@ CASE_SECTIONS = (
     Section("definition", "Definition"),
     Section("raw", "Raw trace"),
 )
+# --- trials: the section a case with a folder of trials adds (views/trials.py) ---
+TRIALS_SECTION = Section("trials", "Trials")
+
+
+def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
+    """The table of contents, with the trials section after the result when the case has trials."""
+    return CASE_SECTIONS if trials is None else (CASE_SECTIONS[0], TRIALS_SECTION, *CASE_SECTIONS[1:])
+
+
+def _trial_facts(result: CaseResult) -> tuple[Fact, ...]:
+    """The result's trial count, for a case with a folder of trials."""
+    if result.trialResults is None:
+        return ()
+    return (Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),)
+# --- end trials ---
 _DEPTH = 1  # case pages live in cases/
 
 
@@ -287,7 +304,7 @@ def _pager(prev: Neighbour | None, next_: Neighbour | None) -> Pager:
 def build_case_page(
     site: SiteInfo,
     case: Case,
-    outcome: LoadedTrace | FixtureProblem,
+    outcome: LoadedTrace | TrialTraces | FixtureProblem,
     result: CaseResult,
     diff_items: Sequence[DiffItem] | None,
     prev: Neighbour | None,
@@ -297,6 +314,11 @@ def build_case_page(
     """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
     `change`, None without a baseline) and neighbours."""
     config = site.config
+    trials = None
+    if isinstance(outcome, TrialTraces):  # the sections below show one trial; every trial has its own view
+        shown = shown_trial(outcome, result)
+        trials = trials_view(outcome, result, shown, config.trialPolicy, config)
+        outcome = outcome.trials[shown][1]
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
     checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
     return CasePage(
@@ -309,9 +331,9 @@ def build_case_page(
         notes=_notes(case),
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
-        facts=_result_facts(case, outcome, result),
+        facts=_result_facts(case, outcome, result) + _trial_facts(result),
         pager=_pager(prev, next_),
-        toc=CASE_SECTIONS,
+        toc=_trial_toc(trials),
         checks=checks,
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
         question=text_block(case.question),
@@ -322,6 +344,7 @@ def build_case_page(
         baseline=_baseline_view(diff_items),
         definition=_definition(case, config, result.caseDigest or case.digest()),  # evaluation made it already
         raw=text_block(raw_trace_text(outcome), RAW_LIMIT) if isinstance(outcome, LoadedTrace) else None,
+        trials=trials,
     )
 
 

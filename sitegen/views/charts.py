@@ -90,6 +90,14 @@ def line_chart(
     show: Callable[[Any], str] = fmt.count,
 ) -> Chart:
     """One run figure (`metric`) over the runs, a point per run that has it."""
+    figure, table, summary = _line_parts(title, runs, metric, axis, as_percent=as_percent, show=show)
+    return _chart(dom_id, title, summary, figure, table)
+
+
+def _line_parts(
+    title: str, runs: Sequence[Run], metric: str, axis: str, *, as_percent: bool, show: Callable[[Any], str]
+) -> tuple[dict[str, Any], DataTable, str]:
+    """A line chart's figure, data table and summary, before they become a Chart."""
     xs, ys, rows = [], [], []
     for index, run in enumerate(runs, 1):
         value = run.figure(metric)
@@ -121,12 +129,77 @@ def line_chart(
     latest = rows[-1][3] if rows else fmt.UNKNOWN
     summary = f"{title}: {fmt.plural(len(runs), 'run')}, latest {latest}."
     table = DataTable(title, ("Run", "Label", "Time", axis), ("num", "", "", "num"), tuple(rows))
-    return _chart(dom_id, title, summary, figure, table)
+    return figure, table, summary
 
 
 def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate") -> Chart:
-    """Pass rate per run."""
-    return line_chart(dom_id, "Pass rate", runs, "passRate", "Pass rate (%)", as_percent=True)
+    """Pass rate per run; with trials, also the trial pass rate and its 95 % interval as a band."""
+    title, axis = "Pass rate", "Pass rate (%)"
+    figure, table, summary = _line_parts(title, runs, "passRate", axis, as_percent=True, show=fmt.count)
+    band = _trial_band(runs)
+    if band is not None:
+        traces, column, note = band
+        figure["data"] = [*traces, *figure["data"]]
+        figure["data"][-1]["name"] = "Cases passed"
+        figure["layout"]["showlegend"] = True
+        figure["layout"]["legend"] = {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"}
+        rows = tuple((*row, cell) for row, cell in zip(table.rows, column))
+        table = DataTable(table.caption, (*table.headers, "Trial pass rate (95% interval)"), (*table.header_css, "num"), rows)
+        summary = f"{summary[:-1]}; {note}"
+    return _chart(dom_id, title, summary, figure, table)
+
+
+# --- trials: the trial pass rate of each run with its Wilson 95 % interval as a band (eval/README.md, "Trials") ---
+_BAND_COLOUR = "rgba(142, 106, 200, 0.18)"
+_TRIAL_COLOUR = "#8e6ac8"
+
+
+def _trial_interval(run: Run) -> tuple[float, float, float] | None:
+    """A run's trial pass rate and interval, when the run recorded trials and some case had more than one."""
+    extra = run.extra
+    rate, interval = extra.get("trialPassRate"), extra.get("trialPassRateInterval")
+    total, cases = extra.get("totalTrials"), run.totalCases
+    numbers = (int, float)
+    if not (isinstance(rate, numbers) and isinstance(interval, list) and len(interval) == 2):
+        return None
+    if not all(isinstance(v, numbers) and not isinstance(v, bool) for v in interval):
+        return None
+    if not (isinstance(total, int) and isinstance(cases, int) and total > cases):  # only when some case has trials > 1
+        return None
+    return float(rate), float(interval[0]), float(interval[1])
+
+
+def _trial_band(runs: Sequence[Run]) -> tuple[list[dict[str, Any]], list[str], str] | None:
+    """The band's traces (high, then low filled up to it, then the rate), a table column and a summary note."""
+    points = [(index, found) for index, run in enumerate(runs, 1) if (found := _trial_interval(run)) is not None]
+    if not points:
+        return None
+    xs = [index for index, _ in points]
+    rates = [round(rate * 100, 2) for _, (rate, _, _) in points]
+    lows = [round(low * 100, 2) for _, (_, low, _) in points]
+    highs = [round(high * 100, 2) for _, (_, _, high) in points]
+    line = {"width": 0}
+    traces = [
+        {"type": "scatter", "mode": "lines", "x": xs, "y": highs, "line": line, "hoverinfo": "skip", "showlegend": False,
+         "name": "95% interval (high)"},
+        {"type": "scatter", "mode": "lines", "x": xs, "y": lows, "line": line, "fill": "tonexty",
+         "fillcolor": _BAND_COLOUR, "hoverinfo": "skip", "name": "Trial pass rate, 95% interval"},
+        {"type": "scatter", "mode": "lines+markers", "x": xs, "y": rates, "name": "Trials passed",
+         "customdata": [[low, high] for low, high in zip(lows, highs)],
+         "hovertemplate": "trials: %{y}% (95% interval %{customdata[0]}–%{customdata[1]}%)<extra></extra>",
+         "line": {"color": _TRIAL_COLOUR, "width": 2, "dash": "dot"}, "marker": {"size": 6}},
+    ]  # fmt: skip
+    by_run = {index: found for index, found in points}
+    column = []
+    for index in range(1, len(runs) + 1):
+        found = by_run.get(index)
+        column.append(
+            fmt.UNKNOWN if found is None else f"{fmt.percent(found[0])} ({fmt.percent(found[1])}–{fmt.percent(found[2])})"
+        )
+    rate, low, high = points[-1][1]
+    note = f"trial pass rate latest {fmt.percent(rate)}, 95% interval {fmt.percent(low)}–{fmt.percent(high)}."
+    return traces, column, note
+# --- end trials ---
 
 
 def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:

@@ -64,6 +64,7 @@ class CaseRow(NamedTuple):
     duration_sort: str
     flaky: bool
     flaky_title: str
+    trials: str = ""  # "passed/trials" for a case with a folder of trials, else empty
 
 
 class PageLink(NamedTuple):
@@ -144,7 +145,7 @@ def _case_row(
         tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
         status=status_badge(result.status),
         status_value=result.status,
-        status_sort=STATUS_ORDER.get(result.status, 3),
+        status_sort=_status_sort(result),
         change=change_badge(change) if change else None,
         change_value=change or "",
         verdict=verdict_badge(result.verdict, config),
@@ -159,7 +160,27 @@ def _case_row(
         duration_sort="-1" if duration is None else repr(float(duration)),
         flaky=flaky,
         flaky_title=FLAKY_TITLE if flaky else "",
+        trials=_trial_count(result),
     )
+
+
+# --- trials: passed/trials in the status cell, and the status sort within a status by trial pass rate ---
+def _trial_count(result: CaseResult) -> str:
+    return "" if result.trialResults is None else f"{result.passedTrials}/{result.trials}"
+
+
+def _status_sort(result: CaseResult) -> int | float:
+    """The status order (failed, not run, passed); with trials, then the trial pass rate (as the script sorts)."""
+    order = STATUS_ORDER.get(result.status, 3)
+    if result.trialResults is None or not result.trials:
+        return order
+    return round(order + 0.999 * result.passedTrials / result.trials, 4)
+
+
+def _trial_row_data(result: CaseResult) -> list[list[int]]:
+    """What a row of the inlined case data adds for a case with a folder of trials: [[passed, trials]]."""
+    return [] if result.trialResults is None else [[result.passedTrials, result.trials]]
+# --- end trials ---
 
 
 # A suite has few distinct tags and thousands of rows that link them.
@@ -266,7 +287,8 @@ def case_table_data(
 
     A row: [id, slug, title ("" when it is the id), tags, status, verdict, failed check codes, matched
     keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
-    against the baseline ("" without one)]; the badges of each status, verdict and change are given once.
+    against the baseline ("" without one)], plus [passed trials, trials] for a case with a folder of trials; the
+    badges of each status, verdict and change are given once.
     """
     statuses: dict[str, list[Any]] = {}
     verdicts: dict[str, list[str]] = {}
@@ -288,7 +310,7 @@ def case_table_data(
             [
                 r.caseId, slugs[r.caseId], r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
                 r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
-                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change,
+                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change, *_trial_row_data(r),
             ]
         )
     return {"formatVersion": 2, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}

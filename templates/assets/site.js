@@ -145,11 +145,18 @@
     return span;
   }
 
+  /* trials: the status order, then the trial pass rate within a status (as views.index._status_sort). */
+  function trialSort(order, trials) {
+    if (!trials || !trials[1]) return order;
+    return Math.round((order + 0.999 * trials[0] / trials[1]) * 10000) / 10000;
+  }
+
   function dataRows(data) {
     return data.rows.map(function (r, index) {
       var status = data.statuses[r[4]] || ["?", r[4], "status status-other", 3];
       var verdict = data.verdicts[r[5]] || ["•", r[5], "verdict verdict-other"];
       var ratio = r[8] ? r[7] / r[8] : 1;
+      var trials = r[14] || null; /* trials: [passed, trials] of a case with several (views.case_table_data) */
       var row = {
         tr: null,
         index: index,
@@ -162,9 +169,9 @@
         words: function () {
           return [r[0], r[12] === 1 ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
             verdict[0] + " " + verdict[1], changeFilter.words(data, r[13]), r[6].join(""), r[7] + "/" + r[8], fmt(r[9]),
-            r[10]].join(" ");
+            r[10], trials ? trials[0] + "/" + trials[1] : ""].join(" ");
         },
-        keys: [r[0], status[3], r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11]]
+        keys: [r[0], trialSort(status[3], trials), r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11]]
       };
       row.build = function () {
         var tr = el("tr");
@@ -190,6 +197,10 @@
         }
         var statusCell = tr.appendChild(el("td"));
         statusCell.appendChild(badge(status));
+        if (trials) { /* trials */
+          statusCell.appendChild(document.createTextNode(" "));
+          statusCell.appendChild(el("span", "trial-count", trials[0] + "/" + trials[1])).title = "trials passed";
+        }
         changeFilter.appendBadge(statusCell, tr, data, r[13]);
         tr.appendChild(el("td")).appendChild(badge(verdict));
         var codes = tr.appendChild(el("td", "codes"));
