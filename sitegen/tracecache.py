@@ -8,11 +8,11 @@ the identity stays the same. Rewriting a file changes its change time (which no 
 so an edited trace is always hashed again, even if its size and modification time were restored.
 
 The memory lives outside the site (a site must be the same whichever machine builds it): in the user's
-cache folder, one file per fixtures folder. A file that was changed less than SETTLE_NS ago is not
-remembered ("racily clean", as git calls it: a second write within the clock's resolution could keep
-the same times). A missing, unreadable or foreign cache file only means hashing every trace, and a
-cache folder that cannot be written only means not remembering. SITEGEN_CACHE_DIR names the folder;
-set to the empty string, nothing is remembered.
+cache folder, one file per fixtures folder. A file that was changed less than SETTLE_NS ago (or
+SITEGEN_CACHE_SETTLE_MS milliseconds) is not remembered ("racily clean", as git calls it: a second
+write within the clock's resolution could keep the same times). A missing, unreadable or foreign cache
+file only means hashing every trace, and a cache folder that cannot be written only means not
+remembering. SITEGEN_CACHE_DIR names the folder; set to the empty string, nothing is remembered.
 """
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ from typing import Any
 
 import orjson
 
+from sitegen.errors import UsageError
 from sitegen.fsutil import write_bytes_atomic
 
 CACHE_FORMAT_VERSION = 1
 # A file changed this recently may change again without its times changing (file system clocks tick in
 # milliseconds or, on some file systems, in seconds): its digest is not remembered.
 SETTLE_NS = 2_000_000_000
+SETTLE_VARIABLE = "SITEGEN_CACHE_SETTLE_MS"
 
 # (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns, digest of the bytes)
 Remembered = tuple[int, int, int, int, int, str]
@@ -55,9 +57,19 @@ def to_remember(found: os.stat_result, after: os.stat_result, trace_digest: str)
     identity = file_identity(found)
     if file_identity(after) != identity:
         return None
-    if time.time_ns() - max(found.st_mtime_ns, found.st_ctime_ns) < SETTLE_NS:
+    if time.time_ns() - max(found.st_mtime_ns, found.st_ctime_ns) < settle_ns():
         return None
     return (*identity, trace_digest)
+
+
+def settle_ns() -> int:
+    """How long ago a file must have changed to be remembered: SITEGEN_CACHE_SETTLE_MS, else SETTLE_NS."""
+    chosen = os.environ.get(SETTLE_VARIABLE)
+    if chosen is None:
+        return SETTLE_NS
+    if not chosen.isascii() or not chosen.isdigit():
+        raise UsageError(f"{SETTLE_VARIABLE} must be a whole number of milliseconds (0 or more), got {chosen!r}")
+    return int(chosen) * 1_000_000
 
 
 def cache_folder() -> Path | None:
@@ -79,6 +91,7 @@ def _cache_file(fixtures_root: Path) -> Path | None:
 
 def load_remembered(fixtures_root: Path) -> dict[str, Remembered]:
     """What this machine remembers of the traces in `fixtures_root` (resolved); empty when nothing usable."""
+    settle_ns()  # a bad SITEGEN_CACHE_SETTLE_MS is refused even by a rebuild that reads no trace
     path = _cache_file(fixtures_root)
     if path is None:
         return {}

@@ -18,7 +18,7 @@ import pytest
 
 from hostile_corpus import PAYLOADS, write_hostile_site_inputs
 from sitegen.site import BuildOptions, build_site
-from test_browser import browser  # noqa: F401 - the shared Debian Chromium fixture (skips or fails when absent)
+from test_browser import browser, new_context, settle  # noqa: F401 - the shared Debian Chromium fixture (skips or fails when absent)
 
 pytestmark = pytest.mark.browser
 
@@ -73,14 +73,19 @@ class Trapped:
         dialog.dismiss()
 
     def visit(self, url: str) -> list[str]:
-        """Open `url`, let it settle, and return everything it should not have done."""
+        """Open `url`, wait until it is idle and its timers ran (settle), return everything it should not have done."""
         self.page.goto(url)
-        self.page.wait_for_load_state("load")
-        self.page.wait_for_timeout(50)  # let deferred scripts and timers run; not a timing assertion
+        return self.problems(url)
+
+    def problems(self, url: str | None = None) -> list[str]:
+        """What the page did that it should not have (navigating away from `url`, by default where it is now),
+        once it is idle and its timers ran; then forget it. Reloading would lose what the old page recorded."""
+        url = url or self.page.url
+        timer_errors = settle(self.page)
         ran = self.page.evaluate("window.__sitegenRan.slice()")
         violations = self.page.evaluate("window.__sitegenViolations.slice()")
         problems = [f"ran {call}" for call in ran] + [f"dialog {d}" for d in self.dialogs]
-        problems += [f"CSP violation: {v}" for v in violations] + self.errors
+        problems += [f"CSP violation: {v}" for v in violations] + self.errors + timer_errors
         problems += [f"requested {u}" for u in self.remote] + [f"opened a window at {u}" for u in self.popups]
         if self.page.url.split("#")[0] != url.split("#")[0]:
             problems.append(f"navigated to {self.page.url}")
@@ -105,7 +110,7 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def trapped(browser: Any) -> Iterator[Trapped]:  # noqa: F811 - the imported fixture
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=True)
+    context = new_context(browser, viewport={"width": 1280, "height": 900}, java_script_enabled=True)
     yield Trapped(context)
     context.close()
 
@@ -114,7 +119,8 @@ def test_the_traps_catch_what_they_look_for(trapped: Trapped, tmp_path: Path) ->
     """Without a CSP, script from a page is caught by each trap (so a clean run below means something)."""
     bad = tmp_path / "bad.html"
     bad.write_text(
-        "<!doctype html><title>x</title><script>alert('a'); confirm('c'); open('https://example.invalid/w')</script>"
+        "<!doctype html><title>x</title><script>alert('a'); confirm('c'); open('https://example.invalid/w');"
+        " setTimeout(function () { alert('late') }, 3000)</script>"
         "<img src=\"https://example.invalid/p.png\">",
         encoding="utf-8",
     )
@@ -123,6 +129,7 @@ def test_the_traps_catch_what_they_look_for(trapped: Trapped, tmp_path: Path) ->
     assert any(p.startswith("ran confirm: c") for p in problems), problems
     assert any(p.startswith("ran open: https://example.invalid/w") for p in problems), problems
     assert any(p == "requested https://example.invalid/p.png" for p in problems), problems
+    assert "ran alert: late" in problems, problems  # visit() waited for the page's timers, however slow the machine
     strict = tmp_path / "strict.html"
     strict.write_text(
         "<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'self'\">"
@@ -147,33 +154,43 @@ def test_every_page_of_the_hostile_site_runs_and_loads_nothing(trapped: Trapped,
 
 
 def test_charts_render_under_the_csp(trapped: Trapped, hostile_site: Path) -> None:
+    from playwright.sync_api import expect
+
     for name in ("index.html", "history.html"):
         assert trapped.visit((hostile_site / name).as_uri()) == []
         charts = trapped.page.locator("[data-chart]")
-        trapped.page.locator(".js-plotly-plot").nth(charts.count() - 1).locator("svg.main-svg").first.wait_for()
+        expect(charts).not_to_have_count(0)
         for index in range(charts.count()):
-            assert charts.nth(index).locator("svg.main-svg").count() >= 1, f"{name}: chart {index} did not render"
+            expect(charts.nth(index).locator("svg.main-svg").first).to_be_attached()
         # The hostile verdicts are chart labels: shown as text, never as links or markup.
-        assert trapped.page.locator(".js-plotly-plot a").count() == 0
-        assert trapped.visit(trapped.page.url) == []
+        expect(trapped.page.locator(".js-plotly-plot a")).to_have_count(0)
+        assert trapped.problems() == []
 
 
 def test_opening_every_payload_section_runs_nothing(trapped: Trapped, hostile_site: Path) -> None:
     """Collapsed blocks (tool payloads, raw trace, executor draft) opened one by one, and hovering links."""
+    from playwright.sync_api import expect
+
     for page in sorted((hostile_site / "cases").glob("*.html"))[:12]:
         assert trapped.visit(page.as_uri()) == []
         summaries = trapped.page.locator("details > summary")
         for index in range(min(summaries.count(), 20)):
+            details = summaries.nth(index).locator("xpath=..")
+            was_open = details.get_attribute("open") is not None
             summaries.nth(index).click()
+            (expect(details).not_to_have_attribute if was_open else expect(details).to_have_attribute)("open", "")
         links = trapped.page.locator("#answer a")
         for index in range(min(links.count(), 5)):
             links.nth(index).hover()
-        assert trapped.visit(trapped.page.url) == [], page.name
+        assert trapped.problems() == [], page.name  # this page, as the clicks left it: not a reloaded one
 
 
 @pytest.mark.parametrize("payload", [p for p in PAYLOADS if "<" in p][:8])
 def test_hostile_filter_state_in_the_url_runs_nothing(trapped: Trapped, hostile_site: Path, payload: str) -> None:
     """The index reads its filters from the URL fragment, which anyone can craft: it stays text."""
+    from playwright.sync_api import expect
+
     url = (hostile_site / "index.html").as_uri() + "#q=" + quote(payload, safe="") + "&tag=" + quote(payload, safe="")
     assert trapped.visit(url) == []
-    assert trapped.page.locator("#filter-q").input_value() == payload
+    expect(trapped.page.locator("#filter-q")).to_have_value(payload)
+    expect(trapped.page.locator("#filter-tag")).to_have_value(payload)

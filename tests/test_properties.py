@@ -148,34 +148,70 @@ def test_arbitrary_fixture_names_stay_inside(tmp_path: Path, name: str) -> None:
         assert outcome.code in {"fixture_missing", "fixture_invalid", "fixture_path_invalid"}
 
 
-# Results shaped like report.json's, each field also drawn from values of the wrong type.
-result_like = st.fixed_dictionaries(
-    {
-        "caseId": st.text(min_size=1, max_size=5) | json_values,
-        "title": text | json_values,
-        "status": st.sampled_from(["passed", "failed", "not_run", "other"]) | json_values,
-        "passed": st.booleans() | json_values,
-        "failedChecks": st.lists(text, max_size=3) | json_values,
-        "verdict": st.none() | st.sampled_from(["PASS", ""]) | json_values,
-        "matchedKeywordCount": st.integers() | json_values,
-        "requiredKeywordCount": st.integers() | json_values,
-        "evidenceCoverage": st.dictionaries(text, st.booleans(), max_size=3) | json_values,
-        "toolCallCount": st.integers() | json_values,
-        "durationMs": st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | json_values,
-        "tags": st.lists(text, max_size=3) | json_values,
-    },
-    optional={"caseDigest": text | json_values, "extra": json_values},
-)
+# Results as CaseResult.to_json writes them (read back from JSON, as a report is).
+written_results = st.builds(
+    CaseResult,
+    st.text(min_size=1, max_size=8),
+    st.text(min_size=1, max_size=8),
+    st.sampled_from(["passed", "failed", "not_run"]),
+    st.booleans(),
+    st.lists(text, max_size=3),
+    st.none() | st.text(min_size=1, max_size=8),
+    st.integers(),
+    st.integers(),
+    st.dictionaries(text, st.booleans(), max_size=3),
+    st.integers(),
+    st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(text, max_size=3),
+    st.none() | text,
+).map(lambda result: json.loads(json.dumps(result.to_json())))
 
 
-@given(result_like)
-def test_sitegen_results_are_read_as_any_result_would_be(data: dict[str, Any]) -> None:
+_not_str = st.none() | st.booleans() | st.integers() | st.lists(text, max_size=1)
+_not_int = st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False) | text
+# Per field, values CaseResult.to_json never writes there: the wrong type, or the right type holding the wrong things.
+_WRONG_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "caseId": _not_str | st.just(""),
+    "title": _not_str | st.just(""),
+    "status": _not_str | text.filter(lambda t: t not in ("passed", "failed", "not_run")),
+    "passed": st.none() | st.integers() | text,
+    "failedChecks": st.none() | text | st.lists(_not_str, min_size=1).flatmap(lambda bad: st.permutations([*bad, "x: y"])),
+    "verdict": st.just("") | st.booleans() | st.integers() | st.lists(text, max_size=1),
+    "matchedKeywordCount": _not_int,
+    "requiredKeywordCount": _not_int,
+    "evidenceCoverage": st.none() | text | st.lists(st.booleans(), max_size=2) | st.dictionaries(text, _not_int, min_size=1),
+    "toolCallCount": _not_int,
+    "durationMs": st.booleans() | text | st.lists(st.integers(), max_size=1),
+    "tags": st.none() | text | st.lists(_not_str, min_size=1).flatmap(lambda bad: st.permutations([*bad, "tag"])),
+    "caseDigest": st.booleans() | st.integers() | st.lists(text, max_size=1),
+}
+
+
+def _laid_out_otherwise(data: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """`data` with one field given a value to_json never writes there, a required field removed, or a field added."""
+    return st.one_of(
+        st.sampled_from(sorted(_WRONG_VALUES)).flatmap(lambda key: _WRONG_VALUES[key].map(lambda bad: {**data, key: bad})),
+        st.sampled_from(sorted(set(data) - {"caseDigest"})).map(lambda gone: {k: v for k, v in data.items() if k != gone}),
+        st.tuples(text.filter(lambda k: k not in _WRONG_VALUES), json_values).map(lambda kv: {**data, kv[0]: kv[1]}),
+    )
+
+
+@given(written_results)
+def test_results_as_sitegen_writes_them_take_the_quick_way(data: dict[str, Any]) -> None:
     from sitegen.report import _any_result, _sitegen_result
 
     fast = _sitegen_result(data)
-    if fast is not None:
-        assert fast == _any_result(data)
-        assert json.loads(json.dumps(fast.to_json())) == data  # only what to_json writes takes the quick way
+    assert fast is not None, data  # every example gets here: the comparison below is never skipped
+    assert fast == _any_result(data)
+    assert fast.to_json() == data
+
+
+@settings(max_examples=300)
+@given(written_results.flatmap(_laid_out_otherwise))
+def test_results_laid_out_otherwise_take_the_tolerant_way(data: dict[str, Any]) -> None:
+    from sitegen.report import _sitegen_result
+
+    assert _sitegen_result(data) is None, data  # only what to_json writes takes the quick way
 
 
 def test_sitegen_results_take_the_quick_way() -> None:

@@ -583,3 +583,61 @@ def test_numeric_rule_set_version_compares_by_its_json_text(
 def test_whitespace_only_recorded_version_is_none() -> None:
     result = evaluate(make_case(expectedGatekeeperRuleSetVersion="v1"), make_trace(gatekeeper_result={"rule_set_version": "  "}))
     assert result.failedChecks == ["gatekeeper_rule_set_version: expected rule_set_version 'v1', but none is recorded"]
+
+
+# --- the documented normalisations, each with an example that only matches after it ----------------------
+# eval/README.md, "How text is matched": NFKC and case folding of both sides for keywords, forbidden phrases,
+# degraded markers and raw Executor markers; the gatekeeper status is compared case-insensitively.
+
+
+@pytest.mark.parametrize("answer", ["DEFINITELY the database", "ｄｅｆｉｎｉｔｅｌｙ the database"])
+def test_forbidden_answer_keyword_is_case_folded_and_nfkc(answer: str) -> None:
+    assert codes(make_case(forbiddenAnswerKeywords=["Definitely"]), make_trace(answer)) == ["forbidden_answer_keyword"]
+
+
+@pytest.mark.parametrize("answer", ["结论：broker 磁盘故障。", "结论：ＢＲＯＫＥＲ 磁盘故障。"])
+def test_forbidden_confirmed_claim_is_case_folded_and_nfkc(answer: str) -> None:
+    result = evaluate(make_case(forbiddenConfirmedClaimKeywords=["Broker 磁盘故障"]), make_trace(answer))
+    assert result.failedChecks == ["forbidden_confirmed_claim: answer states unsupported claim 'Broker 磁盘故障'"]
+
+
+@pytest.mark.parametrize("answer", ["need more evidence.", "ＮＥＥＤ ＭＯＲＥ ＥＶＩＤＥＮＣＥ。"])
+def test_degraded_marker_is_case_folded_and_nfkc(answer: str) -> None:
+    case = make_case(allowedVerdicts=["REJECT"], degradedAnswerMarkers=["Need More Evidence"])
+    assert codes(case, make_trace(answer, verdict="REJECT")) == []
+
+
+@pytest.mark.parametrize("marker", ["ANSWER_VERSION", "ａｎｓｗｅｒ＿ｖｅｒｓｉｏｎ"])
+def test_raw_marker_in_a_reject_answer_is_case_folded_and_nfkc(marker: str) -> None:
+    result = evaluate(REJECT_CASE, make_trace(f"证据不足 {marker}", verdict="REJECT"))
+    assert result.failedChecks == [
+        "degraded_output_contract: verdict is REJECT but the answer contains raw Executor marker 'answer_version'"
+    ]
+
+
+@pytest.mark.parametrize("answer", ["证据不足。根因是 redis 大 key 导致阻塞。", "证据不足。根因是 ＲＥＤＩＳ 大 Ｋｅｙ 导致阻塞。"])
+def test_reject_leaking_the_executor_draft_is_found_after_normalising(answer: str) -> None:
+    """The draft is compared as every text is: a copy differing only in case or width is still a copy."""
+    trace = make_trace(answer, verdict="REJECT")
+    trace["session"]["selfEvaluation"]["executor_answer"] = "根因是 Redis 大 Key 导致阻塞。"
+    assert evaluate(REJECT_CASE, trace).failedChecks == [
+        "degraded_output_contract: verdict is REJECT but the answer contains executor_answer verbatim"
+    ]
+
+
+@pytest.mark.parametrize("status", ["FAIL", "Fail"])
+def test_gatekeeper_status_is_compared_case_insensitively(status: str) -> None:
+    result = evaluate(make_case(), make_trace(gatekeeper_result={"status": status}))
+    assert result.failedChecks == ["gatekeeper_fail_pass: gatekeeper_result.status is 'fail' but the verdict is 'PASS'"]
+
+
+@pytest.mark.parametrize("mode", ["PARSED", "Fallback", "DEGRADED"])
+def test_composer_mode_is_case_folded(mode: str) -> None:
+    assert codes(make_case(requireComposerOutput=True), make_trace(composer_output={"mode": mode})) == []
+
+
+def test_a_fallback_composer_is_recognised_in_any_case() -> None:
+    trace = make_trace("answer_version: 2", **dict(V2, composer_output={"mode": "FALLBACK"}))
+    assert evaluate(make_case(requireV2AuditClosure=True), trace).failedChecks == [
+        "raw_executor_leak: answer contains raw Executor marker 'answer_version' (composer fell back)"
+    ]

@@ -205,11 +205,19 @@ def test_chart_labels_are_escaped_for_plotly() -> None:
     assert chart_text("x" * 40) == "x" * 23 + "…"
 
 
-def test_plotly_style_guards_come_from_the_bundle() -> None:
+def test_plotly_style_guards_are_the_ids_that_guard_an_injected_stylesheet() -> None:
+    fake = (
+        b'if(!document.getElementById("' + b"b" * 64 + b'")){var e=document.createElement("style");}'
+        b'document.getElementById("plot");document.getElementById("' + b"a" * 32 + b'");'
+        b'document.getElementById("' + b"b" * 64 + b'")'
+    )
+    assert plotly_style_guards(fake) == ("a" * 32, "b" * 64)  # hex ids only, each once, sorted
     version, bundle = plotly_bundle()
     assert re.fullmatch(r"\d+\.\d+\.\d+", version)
-    for guard in plotly_style_guards(bundle):
-        assert f'getElementById("{guard}")'.encode() in bundle
+    guards = plotly_style_guards(bundle)
+    assert guards, "plotly injects its map stylesheet unless the page declares its id"
+    for guard in guards:  # each names the <style> element the bundle would otherwise create
+        assert f'e.id="{guard}"'.encode() in bundle or f"setAttribute(\"id\",\"{guard}\")".encode() in bundle
 
 
 def test_chart_pages_allow_only_empty_inline_styles() -> None:

@@ -21,7 +21,7 @@ def remembering(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """A cache folder of this test's own, and files remembered however recently they changed."""
     folder = tmp_path / "cache"
     monkeypatch.setenv("SITEGEN_CACHE_DIR", str(folder))
-    monkeypatch.setattr(tracecache, "SETTLE_NS", 0)
+    monkeypatch.setenv("SITEGEN_CACHE_SETTLE_MS", "0")
     return folder
 
 
@@ -69,13 +69,42 @@ def test_a_trace_rewritten_with_its_size_and_times_restored_is_read_again(rememb
     assert rebuild_and_compare(built).reused_pages == CASES - 1
 
 
-def test_a_trace_changed_lately_is_not_remembered(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, built: Path) -> None:
+@pytest.mark.parametrize(("settle_ms", "remembered"), [("86400000", False), ("0", True)])
+def test_a_trace_changed_within_the_settle_time_is_not_remembered(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, built: Path, settle_ms: str, remembered: bool
+) -> None:
+    # Every trace changes just before the build: within a day's settle time, however slow the build; with none,
+    # the same traces are remembered (so the first case is not vacuous).
     monkeypatch.setenv("SITEGEN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SITEGEN_CACHE_SETTLE_MS", settle_ms)
     for trace in (built / "fixtures").iterdir():
         trace.write_bytes(trace.read_bytes())  # changed just now
-    (built / "site").rename(built / "first")  # a new full build, with the default settle time
+    (built / "site").rename(built / "first")  # a new full build
     build_site(options(built, "site", built / "history.json"))
-    assert _remembered(built) == {}, "traces written a moment ago were remembered"
+    assert sorted(_remembered(built)) == (sorted(p.name for p in (built / "fixtures").iterdir()) if remembered else [])
+
+
+def test_the_default_settle_time_is_two_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SITEGEN_CACHE_SETTLE_MS", raising=False)
+    assert tracecache.settle_ns() == 2_000_000_000
+    monkeypatch.setenv("SITEGEN_CACHE_SETTLE_MS", "150")
+    assert tracecache.settle_ns() == 150_000_000
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "1.5", "", "١٢"])
+def test_a_bad_settle_time_is_refused(monkeypatch: pytest.MonkeyPatch, built: Path, value: str) -> None:
+    from typer.testing import CliRunner
+
+    from sitegen.cli import app
+
+    monkeypatch.setenv("SITEGEN_CACHE_SETTLE_MS", value)
+    before = {p: p.read_bytes() for p in (built / "site").rglob("*") if p.is_file()}
+    args = ["build", "--cases", str(built / "cases.json"), "--fixtures", str(built / "fixtures"), "--out", str(built / "site")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert f"SITEGEN_CACHE_SETTLE_MS must be a whole number of milliseconds (0 or more), got {value!r}" in result.output
+    assert "Traceback" not in result.output
+    assert {p: p.read_bytes() for p in (built / "site").rglob("*") if p.is_file()} == before
 
 
 @pytest.mark.parametrize("cache", ["", "not-a-folder", "broken"])
