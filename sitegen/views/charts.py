@@ -88,8 +88,10 @@ def line_chart(
     *,
     as_percent: bool = False,
     show: Callable[[Any], str] = fmt.count,
+    scale: float = 1.0,
+    unit: str = "",
 ) -> Chart:
-    """One run figure (`metric`) over the runs, a point per run that has it."""
+    """One run figure (`metric`) over the runs, a point per run that has it; plotted times `scale`, in `unit`."""
     xs, ys, rows = [], [], []
     for index, run in enumerate(runs, 1):
         value = run.figure(metric)
@@ -97,7 +99,7 @@ def line_chart(
         rows.append((str(index), run.label or run.runId, fmt.timestamp(run.createdAt), shown))
         if value is not None:
             xs.append(index)
-            ys.append(round(value * 100, 2) if as_percent else round(value, 3))
+            ys.append(round(value * 100, 2) if as_percent else round(value * scale, 3))
     hover = [text for text, run in zip(_run_hover(runs), runs) if run.figure(metric) is not None]
     figure = {
         "data": [
@@ -107,7 +109,7 @@ def line_chart(
                 "x": xs,
                 "y": ys,
                 "text": hover,
-                "hovertemplate": "%{text}<br>%{y}" + ("%" if as_percent else "") + "<extra></extra>",
+                "hovertemplate": "%{text}<br>%{y}" + ("%" if as_percent else unit) + "<extra></extra>",
                 "line": {"color": "#3b82c4", "width": 2},
                 "marker": {"size": 7},
             }
@@ -164,9 +166,15 @@ def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
         (n, f"{report.verdictDistribution[v]:,}", fmt.percent(report.verdictDistribution[v] / total if total else 0))
         for v, n in zip(verdicts, names)
     )
-    summary = "Verdicts this run: " + ", ".join(f"{n} {report.verdictDistribution[v]}" for v, n in zip(verdicts, names)) + "."
-    table = DataTable("Verdict distribution, this run", ("Verdict", "Cases", "Share"), ("", "num", "num"), rows)
-    return _chart("chart-verdicts", "Verdicts this run", summary, figure, table)
+    counts_text = ", ".join(f"{n} {report.verdictDistribution[v]}" for v, n in zip(verdicts, names))
+    # The verdict is the agent's own (its Verifier's); a case passes or fails on sitegen's checks, so a PASS
+    # count need not match the passed cases.
+    summary = (
+        f"The agent's Verifier this run: {counts_text}. Its verdict on its own answer, not whether the case "
+        f"passed sitegen's checks ({report.passedCases:,} of {report.totalCases:,} cases passed)."
+    )
+    table = DataTable("Agent verdicts (Verifier), this run", ("Agent verdict", "Cases", "Share"), ("", "num", "num"), rows)
+    return _chart("chart-verdicts", "Agent's verdicts (Verifier)", summary, figure, table)
 
 
 def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
@@ -210,4 +218,4 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
         "Verdicts per run", ("Run", "Label", *map(fmt.shorten, verdicts)), ("num", "", *["num"] * len(verdicts)), rows
     )
     summary = f"Verdict distribution over {fmt.plural(len(runs), 'run')}, stacked per run."
-    return _chart("chart-verdict-history", "Verdicts over time", summary, figure, table)
+    return _chart("chart-verdict-history", "Agent's verdicts over time", summary, figure, table)
