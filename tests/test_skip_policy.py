@@ -8,7 +8,8 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-CONFTEST = (Path(__file__).parent / "conftest.py").read_text(encoding="utf-8")
+TESTS_FOLDER = Path(__file__).parent
+CONFTEST = (TESTS_FOLDER / "conftest.py").read_text(encoding="utf-8")
 TESTS = """
 import pytest
 
@@ -37,6 +38,7 @@ def test_a_skip_fails_a_ci_run_unless_allowed(
     pytester.makeconftest(conftest)
     pytester.makepyfile(test_policy=TESTS)
     monkeypatch.setenv("CI", ci)
+    monkeypatch.setenv("PYTHONPATH", str(TESTS_FOLDER))  # the conftest imports helpers.py
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == exit_code, result.stdout.str()
     result.assert_outcomes(passed=1, skipped=1, xfailed=1)
@@ -48,4 +50,5 @@ def test_a_failing_run_keeps_its_exit_code(pytester: pytest.Pytester, monkeypatc
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_policy="import pytest\ndef test_skip():\n    pytest.skip('x')\ndef test_no():\n    assert False\n")
     monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("PYTHONPATH", str(TESTS_FOLDER))  # the conftest imports helpers.py
     assert pytester.runpytest_subprocess("-p", "no:cacheprovider").ret == pytest.ExitCode.TESTS_FAILED
