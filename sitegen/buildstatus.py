@@ -23,7 +23,7 @@ from sitegen.jsontext import compact_sorted_exact, loads
 from sitegen.report import CaseResult, result_from_json
 
 STATUS_FILE = ".sitegen-status.json"
-STATUS_FORMAT_VERSION = 1
+STATUS_FORMAT_VERSION = 2
 CODE_PACKAGES = ("sitegen", "sitegen.templates")  # what code_fingerprint hashes
 
 
@@ -76,6 +76,7 @@ class CaseRecord:
     report: str  # report.result_json_text of the result: reused as is in the next report.json
     markdown: str  # report.result_markdown_row of the result: reused as is in the next report.md
     result: CaseResult = field(compare=False, repr=False)
+    search: str = field(default="", compare=False, repr=False)  # views.case_search_text: for assets/search-text.js
 
 
 @dataclass
@@ -107,6 +108,7 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
         record = status.cases[case_id]
         fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
         texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.result.traceLoaded}
+        texts["search"] = record.search
         entries.append(line(fields | texts))
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
@@ -164,7 +166,9 @@ def status_from_data(data: dict[str, Any], settings: str) -> BuildStatus:
             texts = _text(item["report"]), _text(item["markdown"])
             case_result = _recorded_result(result, loaded)
             if case_result is not None:
-                record = CaseRecord(_text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, case_result)
+                record = CaseRecord(
+                    _text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, case_result, _text(item["search"])
+                )
                 status.cases[_text(item["id"])] = record
         for item in data["pages"]:
             status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]))

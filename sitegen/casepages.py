@@ -42,6 +42,7 @@ from sitegen.staging import SiteWriter
 from sitegen.tracecache import Remembered, remembered_digest, to_remember
 from sitegen.urls import case_page
 from sitegen.views import Neighbour, SiteInfo, build_case_page, page_context
+from sitegen.views.search import case_search_text
 
 
 
@@ -206,5 +207,7 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
-    record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result)
+    answer = outcome.trace.session.answer if not isinstance(outcome, FixtureProblem) else ""
+    search = case_search_text(case.question, answer)  # kept in the status file: a reused page is not read again
+    record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result, search)
     return PageDone(job.position, record, trace.remember)

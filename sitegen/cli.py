@@ -7,6 +7,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
+import click
 import typer
 from typer.core import TyperGroup
 
@@ -23,8 +24,34 @@ from sitegen.config import (
 from sitegen.errors import SitegenError, UsageError
 
 
+# --- global options after the command name (issue 14) ---------------------------------------------------
+# `sitegen build --quiet` means `sitegen --quiet build`: the flags that take no value are moved in front.
+_GLOBAL_FLAGS = frozenset({"--quiet", "-q", "--verbose", "-v"})
+
+
+def _hoist_global_flags(group: TyperGroup, ctx: click.Context, args: list[str]) -> list[str]:
+    """`args` with the global flags that follow the command name moved before it (what follows `--` stays).
+
+    No option of a command takes a flag-like value (click refuses one), so no value is mistaken for a flag.
+    """
+    position = next((i for i, arg in enumerate(args) if not arg.startswith("-")), None)
+    if position is None or group.get_command(ctx, args[position]) is None:
+        return args
+    tail = args[position + 1:]
+    end = tail.index("--") if "--" in tail else len(tail)
+    hoisted = [arg for arg in tail[:end] if arg in _GLOBAL_FLAGS]
+    rest = [arg for arg in tail[:end] if arg not in _GLOBAL_FLAGS] + tail[end:]
+    return [*args[:position], *hoisted, args[position], *rest]
+
+
+# --- end global options after the command name ----------------------------------------------------------
+
+
 class _SitegenGroup(TyperGroup):
     """Turns sitegen's own errors into one message on stderr and their exit code, never a traceback."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, _hoist_global_flags(self, ctx, args))
 
     def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
         try:
@@ -38,7 +65,7 @@ app = typer.Typer(
     cls=_SitegenGroup,
     name="sitegen",
     help="Evaluate saved diagnosis-agent traces against fixed cases, diff against a baseline, build a report site.",
-    epilog="Example: sitegen --quiet evaluate --junit out/junit.xml  (global options go before the command)",
+    epilog="Example: sitegen --quiet evaluate --junit out/junit.xml  (global options go before or after the command)",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,

@@ -158,6 +158,28 @@ def _render_text(self: RendererHTML, tokens: Sequence[Token], idx: int, options:
     return marked_html(tokens[idx].content, found)
 
 
+def _render_code_inline(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    # Phrases are marked inside code too: the answer's chips say a keyword was found wherever it stands.
+    token = tokens[idx]
+    return f"<code{self.renderAttrs(token)}>{marked_html(token.content, env.get('needles', ()))}</code>"
+
+
+def _render_code_block(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    token = tokens[idx]
+    return f"<pre{self.renderAttrs(token)}><code>{marked_html(token.content, env.get('needles', ()))}</code></pre>\n"
+
+
+def _render_fence(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    # markdown-it's own fence (the language class from the info string), its text marked as the `highlight` hook.
+    from markdown_it.utils import OptionsDict
+
+    found = env.get("needles", ())
+    if not found:
+        return self.fence(tokens, idx, options, env)
+    marking = OptionsDict({**options, "highlight": lambda content, _lang, _attrs: marked_html(content, found)})
+    return self.fence(tokens, idx, marking, env)
+
+
 def _render_image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     token = tokens[idx]
     alt = self.renderInlineAsText(token.children or [], options, env) or "image"
@@ -189,6 +211,9 @@ def markdown_parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.validateLink = _validate_link  # type: ignore[method-assign]
     md.add_render_rule("text", _render_text)
+    md.add_render_rule("code_inline", _render_code_inline)
+    md.add_render_rule("code_block", _render_code_block)
+    md.add_render_rule("fence", _render_fence)
     md.add_render_rule("image", _render_image)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("th_open", _render_cell_open)

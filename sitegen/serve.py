@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -103,13 +104,27 @@ def require_watchfiles() -> Any:
     return watchfiles
 
 
+# Files editors write next to the one being edited, never an input: swap and backup files (vim's `.swp`,
+# `.swx`, `~`, and `4913`, which vim writes to test a folder), emacs' lock and autosave files (`.#x`, `#x#`),
+# JetBrains' `___jb_tmp___`, Kate's `.kate-swp`, gedit's `.goutputstream-…`, Chrome's `.crswap`.
+_EDITOR_TEMPORARY = re.compile(
+    r"\.sw[a-z]$|~$|^4913$|^\.#|^#.*#$|___jb_(tmp|old|bak)___$|\.kate-swp$|^\.goutputstream-|\.crswap$"
+)
+
+
+def is_editor_temporary(path: str | Path) -> bool:
+    """Whether `path` names a file an editor writes while saving (a change to it is no change of an input)."""
+    return _EDITOR_TEMPORARY.search(Path(path).name) is not None
+
+
 def _inputs_filter(watchfiles: Any, outputs: list[Path]) -> Any:
-    """watchfiles' default filter, also blind to the outputs and their staging siblings (`.site.tmp-…`)."""
+    """watchfiles' default filter, also blind to editors' temporary files, the outputs and their staging
+    siblings (`.site.tmp-…`)."""
     staging = tuple(f".{path.name}." for path in outputs)
 
     class InputsFilter(watchfiles.DefaultFilter):
         def __call__(self, change: Any, path: str) -> bool:
-            if any(part.startswith(staging) for part in Path(path).parts):
+            if is_editor_temporary(path) or any(part.startswith(staging) for part in Path(path).parts):
                 return False
             return super().__call__(change, path)
 

@@ -86,6 +86,7 @@ from sitegen.slugs import assign_slugs
 from sitegen.staging import SiteWriter, check_out_folder, recover_moved_site, staging_folder
 from sitegen.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.views import SiteInfo, build_diff_page, build_history_page, history_data, page_context
+from sitegen.views.search import search_text_data
 
 HISTORY_FILE = urls.HISTORY_JSON
 # Below this many pages of the case list (the index included), they are written without worker processes.
@@ -366,6 +367,12 @@ def write_history_data(writer: SiteWriter, data: Gathered) -> None:
     write_text(writer, urls.HISTORY_DATA, script_assignment("SITEGEN_HISTORY", shared))
 
 
+def write_search_text(writer: SiteWriter, inputs: Inputs, pages: CasePages) -> None:
+    """assets/search-text.js: every case's question and answer, which the index's search loads when first used."""
+    texts = ((case_id, pages.records[case_id].search) for case_id in inputs.cases.ids)
+    write_text(writer, urls.SEARCH_TEXT, script_assignment("SITEGEN_SEARCH_TEXT", search_text_data(texts)))
+
+
 def start_list_pages(
     writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered
 ) -> Tasks[tuple[str, PageRecord | None]]:
@@ -454,6 +461,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
             progress.step("run data")
             data = gather(inputs, pages, slugs)
             write_history_data(writer, data)
+            write_search_text(writer, inputs, pages)
             progress.step("case list")
             with start_list_pages(writer, inputs, pages, data) as list_pages:
                 progress.step("diff")

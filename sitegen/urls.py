@@ -15,6 +15,7 @@ HISTORY = "history.html"
 CASES_FOLDER = "cases"
 ASSETS_FOLDER = "assets"
 HISTORY_DATA = f"{ASSETS_FOLDER}/history-data.js"  # the runs and every case's pass/fail strip, for every case page
+SEARCH_TEXT = f"{ASSETS_FOLDER}/search-text.js"  # every case's question and answer, for the index's search
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"

@@ -102,3 +102,28 @@ def test_quiet_and_verbose_together_is_a_usage_error() -> None:
     result = _invoke(["-q", "-v", "check"])
     assert result.exit_code == 2
     assert "contradict" in result.output
+
+
+# --- global options after the command name (issue 14) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--quiet", "-q"])
+def test_quiet_after_the_command_name(suite: tuple[Path, Path], tmp_path: Path, flag: str) -> None:
+    cases, fixtures = suite
+    result = _invoke(["evaluate", "--cases", str(cases), flag, "--fixtures", str(fixtures), "--json", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    assert result.output == ""
+    assert (tmp_path / "r.json").is_file()
+
+
+def test_verbose_after_the_command_name(suite: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = suite
+    result = _invoke(["evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(tmp_path / "r.json"), "-v"])
+    assert result.exit_code == 0, result.output
+    assert f"wrote {tmp_path / 'r.json'}" in result.output
+
+
+def test_global_flags_before_and_after_still_contradict() -> None:
+    result = _invoke(["-q", "check", "--verbose"])
+    assert result.exit_code == 2
+    assert "contradict" in result.output

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
-from sitegen.serve import LOOPBACK, SiteServer, make_server, serve, watch_and_rebuild
+from sitegen.serve import LOOPBACK, SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
 
 TIMEOUT = 10
 # Straight to the loopback server, whatever *_proxy variables the machine has.
@@ -275,3 +275,49 @@ def test_serve_watch_rebuilds_when_the_case_file_changes(tmp_path: Path) -> None
     finally:
         process.stop()
     assert not any("rebuilt after changes to index.html" in line for line in seen), seen
+
+
+# --- editors' temporary files (issue 14) -------------------------------------------------------------------
+
+EDITOR_TEMPORARY = [".cases.json.swp", ".cases.json.swx", "cases.json~", "4913", ".#cases.json", "#cases.json#",
+                    "cases.json___jb_tmp___", "cases.json.kate-swp", ".goutputstream-7QK2", "cases.json.crswap"]
+
+
+@pytest.mark.parametrize("name", EDITOR_TEMPORARY)
+def test_editor_temporary_files_are_recognised(name: str) -> None:
+    assert is_editor_temporary(Path("eval") / name)
+
+
+@pytest.mark.parametrize("name", ["cases.json", "a4913.json", "notes#1.json", "trace~1.json", "swap.json"])
+def test_inputs_are_not_taken_for_editor_files(name: str) -> None:
+    assert not is_editor_temporary(Path("eval") / name)
+
+
+def test_watch_ignores_editor_temporary_files(tmp_path: Path) -> None:
+    inputs = tmp_path / "eval"
+    inputs.mkdir()
+    rebuilt = threading.Event()
+    messages: list[str] = []
+    stop = threading.Event()
+    watcher = threading.Thread(
+        target=watch_and_rebuild,
+        args=([inputs],),
+        kwargs={"rebuild": rebuilt.set, "report": messages.append, "stop_event": stop},
+        daemon=True,
+    )
+    watcher.start()
+    try:
+        # An editor saving cases.json: its temporary files come and go, then the file itself changes.
+        for attempt in range(40):
+            for name in EDITOR_TEMPORARY:
+                (inputs / name).write_text(str(attempt), encoding="utf-8")
+            (inputs / "4913").unlink()
+            (inputs / "cases.json").write_text(f"[{attempt}]", encoding="utf-8")
+            if rebuilt.wait(0.5):
+                break
+        assert rebuilt.is_set(), messages
+    finally:
+        stop.set()
+        watcher.join(TIMEOUT)
+    assert not watcher.is_alive()
+    assert messages and all(message == "rebuilt after changes to cases.json" for message in messages), messages

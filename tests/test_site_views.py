@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bs4 import BeautifulSoup
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -194,10 +195,25 @@ def test_highlight_fast_path_covers_ordinary_text() -> None:
         assert not positions_are_kept(text, normalise(text))
 
 
-def test_highlighting_happens_in_text_nodes_only() -> None:
+def test_highlighting_happens_in_text_and_code_never_in_urls() -> None:
     html = str(markdown_html("[超时 link](https://x.example/超时) `超时` 超时", [("超时", "hl")]))
-    assert html.count('<mark class="hl">') == 2  # link text and plain text; not the URL, not inline code
+    # link text, inline code (the chip says the keyword was found, wherever it stands) and plain text; not the URL
+    assert html.count('<mark class="hl">') == 3
+    assert '<code><mark class="hl">超时</mark></code>' in html
     assert 'href="https://x.example/%E8%B6%85%E6%97%B6"' in html
+
+
+def test_highlighting_inside_code_blocks_keeps_them_escaped() -> None:
+    text = "```sh <b>\nRedis <script>alert(1)</script>\n```\n\n    redis indented &amp;\n\n`<i>REDIS</i>`"
+    soup = BeautifulSoup(str(markdown_html(text, [("redis", "hl-keyword")])), "html.parser")
+    marks = [m.get_text() for m in soup.find_all("mark")]
+    assert marks == ["Redis", "redis", "REDIS"]  # fenced block, indented block, inline code
+    assert soup.find("script") is None and soup.find("b") is None and soup.find("i") is None
+    fence, indented = soup.find_all("pre")
+    assert fence.code.get("class") == ["language-sh"]  # markdown-it's own language class, kept
+    assert fence.get_text() == "Redis <script>alert(1)</script>\n"
+    assert indented.get_text() == "redis indented &amp;\n"
+    assert soup.find_all("code")[-1].get_text() == "<i>REDIS</i>"
 
 
 def test_chart_labels_are_escaped_for_plotly() -> None:

@@ -88,14 +88,17 @@ def line_chart(
     *,
     as_percent: bool = False,
     show: Callable[[Any], str] = fmt.count,
+    scale: float = 1.0,
+    unit: str = "",
 ) -> Chart:
-    """One run figure (`metric`) over the runs, a point per run that has it."""
-    figure, table, summary = _line_parts(title, runs, metric, axis, as_percent=as_percent, show=show)
+    """One run figure (`metric`) over the runs, a point per run that has it; plotted times `scale`, in `unit`."""
+    figure, table, summary = _line_parts(title, runs, metric, axis, as_percent=as_percent, show=show, scale=scale, unit=unit)
     return _chart(dom_id, title, summary, figure, table)
 
 
 def _line_parts(
-    title: str, runs: Sequence[Run], metric: str, axis: str, *, as_percent: bool, show: Callable[[Any], str]
+    title: str, runs: Sequence[Run], metric: str, axis: str, *, as_percent: bool, show: Callable[[Any], str],
+    scale: float = 1.0, unit: str = "",
 ) -> tuple[dict[str, Any], DataTable, str]:
     """A line chart's figure, data table and summary, before they become a Chart."""
     xs, ys, rows = [], [], []
@@ -105,7 +108,7 @@ def _line_parts(
         rows.append((str(index), run.label or run.runId, fmt.timestamp(run.createdAt), shown))
         if value is not None:
             xs.append(index)
-            ys.append(round(value * 100, 2) if as_percent else round(value, 3))
+            ys.append(round(value * 100, 2) if as_percent else round(value * scale, 3))
     hover = [text for text, run in zip(_run_hover(runs), runs) if run.figure(metric) is not None]
     figure = {
         "data": [
@@ -115,7 +118,7 @@ def _line_parts(
                 "x": xs,
                 "y": ys,
                 "text": hover,
-                "hovertemplate": "%{text}<br>%{y}" + ("%" if as_percent else "") + "<extra></extra>",
+                "hovertemplate": "%{text}<br>%{y}" + ("%" if as_percent else unit) + "<extra></extra>",
                 "line": {"color": "#3b82c4", "width": 2},
                 "marker": {"size": 7},
             }
@@ -237,9 +240,15 @@ def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
         (n, f"{report.verdictDistribution[v]:,}", fmt.percent(report.verdictDistribution[v] / total if total else 0))
         for v, n in zip(verdicts, names)
     )
-    summary = "Verdicts this run: " + ", ".join(f"{n} {report.verdictDistribution[v]}" for v, n in zip(verdicts, names)) + "."
-    table = DataTable("Verdict distribution, this run", ("Verdict", "Cases", "Share"), ("", "num", "num"), rows)
-    return _chart("chart-verdicts", "Verdicts this run", summary, figure, table)
+    counts_text = ", ".join(f"{n} {report.verdictDistribution[v]}" for v, n in zip(verdicts, names))
+    # The verdict is the agent's own (its Verifier's); a case passes or fails on sitegen's checks, so a PASS
+    # count need not match the passed cases.
+    summary = (
+        f"The agent's Verifier this run: {counts_text}. Its verdict on its own answer, not whether the case "
+        f"passed sitegen's checks ({report.passedCases:,} of {report.totalCases:,} cases passed)."
+    )
+    table = DataTable("Agent verdicts (Verifier), this run", ("Agent verdict", "Cases", "Share"), ("", "num", "num"), rows)
+    return _chart("chart-verdicts", "Agent's verdicts (Verifier)", summary, figure, table)
 
 
 def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
@@ -283,4 +292,4 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
         "Verdicts per run", ("Run", "Label", *map(fmt.shorten, verdicts)), ("num", "", *["num"] * len(verdicts)), rows
     )
     summary = f"Verdict distribution over {fmt.plural(len(runs), 'run')}, stacked per run."
-    return _chart("chart-verdict-history", "Verdicts over time", summary, figure, table)
+    return _chart("chart-verdict-history", "Agent's verdicts over time", summary, figure, table)

@@ -75,7 +75,10 @@ def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str,
         line_chart(
             "chart-history-tool-calls", "Average tool calls", runs, "averageToolCallCount", "Tool calls per case", show=_two_decimals
         ),
-        line_chart("chart-history-duration", "Average duration", runs, "averageDurationMs", "Duration (ms)", show=fmt.duration),
+        line_chart(
+            "chart-history-duration", "Average duration", runs, "averageDurationMs", "Duration (s)",
+            show=fmt.duration, scale=0.001, unit=" s",  # seconds, as every duration on the site reads
+        ),
     )
     return HistoryPage(
         layout=make_layout(site, title="History", depth=0, current="history", charts=True),

@@ -95,6 +95,7 @@ class CaseTable(NamedTuple):
     flaky_count: int
     pages: PageNav | None = None  # the static pages of a long case list
     data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
+    search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
 
 
 class IndexPage(NamedTuple):
@@ -219,6 +220,7 @@ def _index_table(
         flaky_count=len(flaky & {r.caseId for r in results}),
         pages=_page_nav(1, len(results), rows_per_page) if paged else None,
         data=json_for_script(case_table_data(results, slugs, flaky, config, changes)) if paged else None,
+        search_text=urls.SEARCH_TEXT,
     )
 
 
@@ -263,8 +265,11 @@ def build_index_page(
     """The dashboard's view model (with the first page of the case list when there are several)."""
     config = site.config
     changes = changes_by_case(diff)
-    commit = f" · commit {run.commit[:10]}" if run.commit else ""
-    subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {run.label or run.runId} · {fmt.timestamp(run.createdAt)}{commit}"
+    name = run.label or run.runId
+    # A CI run is often named by its commit: then the commit is not printed a second time.
+    named_by_commit = bool(run.commit) and (name == run.commit or (len(name) >= 7 and run.commit.startswith(name)))
+    commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
+    subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {name} · {fmt.timestamp(run.createdAt)}{commit}"
     return IndexPage(
         layout=make_layout(site, title="Overview", depth=0, current="index", charts=True),
         heading="Diagnosis eval report",

@@ -42,6 +42,16 @@ class ToolCall(NamedTuple):
     bar_x: str
     bar_width: str
     payloads: tuple[Payload, ...]
+    css: str  # "call", plus "call-failed" for a call that failed (its bar is red and hatched, its badge says so)
+    bar_css: str
+
+
+class Tick(NamedTuple):
+    """A label of the timeline's time axis; `css` places it (a quarter of the way along, and so on)."""
+
+    text: str
+    css: str
+    x: str  # where its tick line stands in the bars' 0–100 coordinates
 
 
 class ToolsView(NamedTuple):
@@ -50,6 +60,8 @@ class ToolsView(NamedTuple):
     calls: tuple[ToolCall, ...]
     summary: str
     note: str | None
+    axis: tuple[Tick, ...] = ()  # time since the first call started, at 0, ¼, ½, ¾ and all of the span
+    axis_label: str = ""
 
 
 def _payload(budget: Budget, label: str, value: Any) -> Payload:
@@ -139,9 +151,21 @@ def tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
                 bar_x=f"{min(x, 99.5):.2f}",
                 bar_width=f"{max(width, 0.5):.2f}",
                 payloads=payloads,
+                css="call call-failed" if call.success is False else "call",
+                bar_css="call-bar-fill call-bar-failed" if call.success is False else "call-bar-fill",
             )
         )
-    return ToolsView(tuple(rows), _tools_summary(calls, span, recorded is not None), _tools_note(len(calls)))
+    summary = _tools_summary(calls, span, recorded is not None)
+    return ToolsView(tuple(rows), summary, _tools_note(len(calls)), *_axis(span, recorded is not None))
+
+
+def _axis(span: float, timed: bool) -> tuple[tuple[Tick, ...], str]:
+    """The time axis under the bars: five labels from 0 to the whole span; none when nothing took time."""
+    if not span:
+        return (), ""
+    ticks = tuple(Tick(fmt.duration(span * quarter / 4), f"tick tick-{quarter}", str(quarter * 25)) for quarter in range(5))
+    label = "time since the first call started" if timed else "time, calls laid end to end"
+    return ticks, label
 
 
 def _tools_summary(calls: Sequence[ToolInvocation], span: float, timed: bool) -> str:

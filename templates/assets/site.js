@@ -160,6 +160,7 @@
       var row = {
         tr: null,
         index: index,
+        id: r[0],
         status: r[4],
         verdict: r[5],
         tags: r[3],
@@ -224,6 +225,7 @@
       return {
         tr: tr,
         index: index,
+        id: tr.cells[0].getAttribute("data-sort") || "",
         status: tr.getAttribute("data-status") || "",
         verdict: tr.getAttribute("data-verdict") || "",
         tags: tags,
@@ -263,7 +265,10 @@
     var info = document.getElementById("page-info");
     var empty = el("tr", "empty-row");
     empty.appendChild(el("td", "", "No cases match these filters.")).colSpan = headers.length;
-    var state = { q: "", status: "", verdict: "", tag: "", flaky: false, change: "", sort: "", dir: "asc", page: 1 };
+    function defaultState() {
+      return { q: "", status: "", verdict: "", tag: "", flaky: false, change: "", sort: "", dir: "asc", page: 1 };
+    }
+    var state = defaultState();
 
     headers.forEach(function (th) {
       var key = th.getAttribute("data-key");
@@ -316,8 +321,32 @@
 
     function textOf(row) {
       if (row.text === null) row.text = norm(row.words());
-      return row.text;
+      return searchText ? row.text + " " + (searchText.get(row.id) || "") : row.text;
     }
+
+    /* ---- search text (issue 14): questions and answers, in an asset of their own ------------------ */
+    /* Loaded by a classic <script src> (works from file://, allowed by the CSP's script-src 'self') when
+     * the search box is first used, so the index stays small however long the answers are. */
+    var searchText = null; // case id -> question and answer, normalised (views.search_text)
+    var searchLoading = false;
+    function loadSearchText() {
+      var src = controls.q.getAttribute("data-search-text");
+      if (searchLoading || !src) return;
+      searchLoading = true;
+      var script = document.createElement("script");
+      script.src = src;
+      script.addEventListener("load", function () {
+        var data = window.SITEGEN_SEARCH_TEXT;
+        if (!data || !data.cases) return;
+        searchText = new Map(data.cases); // a Map: a case id like "__proto__" is a key like any other
+        if (state.q) update(false);
+      });
+      script.addEventListener("error", function () {
+        controls.q.title = "Question and answer text could not be loaded: the search covers ids, titles, tags and checks.";
+      });
+      document.head.appendChild(script);
+    }
+    /* ---- end search text ---------------------------------------------------------------------------- */
 
     function matching() {
       var words = norm(state.q).split(/\s+/).filter(Boolean);
@@ -363,43 +392,96 @@
         else th.removeAttribute("aria-sort");
       });
       var filtered = list.length !== rows.length;
-      if (!list.length) count.textContent = "No case matches (" + fmt(rows.length) + " in all).";
-      else count.textContent = "Showing " + fmt(start + 1) + "–" + fmt(start + shown.length) + " of " + fmt(list.length) +
-        (filtered ? " matching cases (" + fmt(rows.length) + " in all)." : " cases.");
+      count.textContent = countText(list.length, rows.length, start, shown.length, filtered);
       pager.hidden = pages <= 1;
       prev.disabled = state.page <= 1;
       next.disabled = state.page >= pages;
       info.textContent = "Page " + fmt(state.page) + " of " + fmt(pages);
       if (save) writeHashState(state);
+      markScrollable();
     }
 
     controls.q.addEventListener("input", fromControls);
+    controls.q.addEventListener("focus", loadSearchText);
+    controls.q.addEventListener("input", loadSearchText);
     ["status", "verdict", "tag", "flaky", "change"].forEach(function (name) {
       if (controls[name]) controls[name].addEventListener("change", fromControls);
     });
     document.getElementById("filter-reset").addEventListener("click", function () {
-      state = { q: "", status: "", verdict: "", tag: "", flaky: false, change: "", sort: "", dir: "asc", page: 1 };
+      state = defaultState();
       toControls();
       update(true);
     });
     prev.addEventListener("click", function () { state.page -= 1; update(true); table.scrollIntoView(); });
     next.addEventListener("click", function () { state.page += 1; update(true); table.scrollIntoView(); });
-    window.addEventListener("hashchange", function () {
+    /* Back and Forward: the table follows the URL, an empty fragment being the unfiltered table (issue 14). */
+    function followHash() {
       var fromHash = readHashState();
-      if (!fromHash) return;
-      state = fromHash;
+      var bare = location.hash.replace(/^#/, "") === "";
+      if (!fromHash && !bare) return; // a plain #anchor leaves the filters as they are
+      var next = fromHash || defaultState();
+      if (JSON.stringify(next) === JSON.stringify(state)) return; // hashchange and popstate both report one step
+      state = next;
       toControls();
       update(false);
-      document.getElementById("cases").scrollIntoView();
-    });
+      if (fromHash && state.q) loadSearchText();
+      if (fromHash) document.getElementById("cases").scrollIntoView();
+    }
+    window.addEventListener("hashchange", followHash);
+    window.addEventListener("popstate", followHash);
 
     var initial = readHashState();
     if (initial) state = initial;
+    if (state.q) loadSearchText();
     toControls();
     document.getElementById("case-filters").hidden = false;
     update(false);
     table.classList.add("is-ready");
   }
+
+  /* "Showing 101–200 of 1,234 cases.", "3 matching cases (22 in all).", "The only matching case (22 in all)." */
+  function countText(matched, total, start, shown, filtered) {
+    var all = " (" + fmt(total) + " in all).";
+    if (!matched) return "No case matches" + all;
+    if (shown === matched) {
+      if (!filtered) return matched === 1 ? "The only case." : "All " + fmt(matched) + " cases.";
+      return (matched === 1 ? "The only matching case" : fmt(matched) + " matching cases") + all;
+    }
+    return "Showing " + fmt(start + 1) + "–" + fmt(start + shown) + " of " + fmt(matched) +
+      (filtered ? " matching cases" + all : " cases.");
+  }
+
+  /* ---- tables wider than the screen (issue 14) ---------------------------------------------------- */
+  /* A table that does not fit scrolls inside its .table-wrap: marked so the CSS shows it scrolls (and
+   * keeps the first column in view), and made focusable so a keyboard can scroll it too. */
+  function markScrollable() {
+    var wraps = document.querySelectorAll(".table-wrap");
+    for (var i = 0; i < wraps.length; i++) {
+      var wrap = wraps[i];
+      var scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+      wrap.classList.toggle("is-scrollable", scrolls);
+      if (scrolls && !wrap.hasAttribute("tabindex")) {
+        wrap.setAttribute("tabindex", "0");
+        wrap.setAttribute("role", "region");
+        var table = wrap.querySelector("table");
+        var heading = wrap.closest("section") && wrap.closest("section").querySelector("h2");
+        var name = table && table.caption ? table.caption.textContent : heading ? heading.textContent.replace(/#$/, "") : "Table";
+        wrap.setAttribute("aria-label", name + " (scrolls sideways)");
+      } else if (!scrolls && wrap.hasAttribute("tabindex")) {
+        wrap.removeAttribute("tabindex");
+        wrap.removeAttribute("role");
+        wrap.removeAttribute("aria-label");
+      }
+    }
+  }
+
+  var resizePending = false;
+  window.addEventListener("resize", function () {
+    if (resizePending) return;
+    resizePending = true;
+    window.requestAnimationFrame(function () { resizePending = false; markScrollable(); });
+  });
+  /* ---- end tables wider than the screen ----------------------------------------------------------- */
 
   /* ---- per-case history strip -------------------------------------------------------------------- */
 
@@ -474,5 +556,6 @@
     var strip = document.querySelector("[data-history-strip]");
     if (strip) initStrip(strip);
     drawCharts();
+    markScrollable();
   });
 })();

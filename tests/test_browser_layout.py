@@ -1,0 +1,260 @@
+"""The pages at 390 (phone), 768 and 1280 px, light and dark, checked by measurement in a real browser: nothing
+wider than the screen outside a scroll container, no clipped badge, a scrolling table keeps its first column in
+view; the phone index shows case, status, verdict and duration for every row; the evidence table says why a
+tool is missing; the history table fits at 1280 px. Also the index's search over questions and answers, loaded
+only when the search box is first used, and the tool-call timeline's failed calls and time axis."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.site import BuildOptions, build_site
+from test_browser import ROOT, Watched, _case_page, _shipped_history, browser, new_context, settle, wait_until_ready  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = [390, 768, 1280]
+# Long names as CI gives them: a run id with the job's number and attempt, a full commit hash.
+RUN_ID = "github-actions-run-12345678901-attempt-3"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture(scope="module")
+def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped suite with seven earlier runs named as CI names them, each with its commit."""
+    root = tmp_path_factory.mktemp("layout")
+    baseline = ROOT / "eval" / "baseline" / "report.json"
+    runs = _shipped_history(json.loads(baseline.read_text(encoding="utf-8")), runs=7)
+    for number, run in enumerate(runs, 1):
+        run |= {"runId": f"{RUN_ID}-{number}", "label": f"nightly build {number} of the main branch", "commit": COMMIT}
+    history = root / "history.json"
+    history.write_text(json.dumps(runs), encoding="utf-8")
+    build_site(
+        BuildOptions(
+            cases=ROOT / "eval" / "cases" / "diagnosis-cases.json", fixtures=ROOT / "eval" / "fixtures", baseline=baseline,
+            history=history, out=root / "site", run_id=RUN_ID, run_label=RUN_ID, cwd=root,
+        )
+    )
+    return root / "site"
+
+
+def _pages(site: Path) -> dict[str, Path]:
+    return {
+        "index": site / "index.html",
+        "case": _case_page(site, "kafka-consumer-lag"),  # a failed tool call, so a tool missing from the evidence
+        "missing": _case_page(site, "known-bad-composer-mode-missing"),  # long words in the badges
+        "history": site / "history.html",
+        "diff": site / "diff.html",
+    }
+
+
+def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[Any, Any]:
+    from playwright.sync_api import expect
+
+    context = new_context(browser, viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(path.as_uri())
+    if path.name == "index.html":
+        wait_until_ready(page)
+    if page.locator("[data-chart]").count():
+        expect(page.locator(".js-plotly-plot").first).to_be_attached()
+    assert settle(page) == [] and errors == [], errors
+    return context, page
+
+
+# Every element's box against the screen and its cell: what sticks out, what is clipped.
+MEASURE = """() => {
+  for (const details of document.querySelectorAll('details')) details.open = true;  // closed ones hide what may not fit
+  const width = document.documentElement.clientWidth;
+  const scroller = (node) => {
+    for (let p = node.parentElement; p; p = p.parentElement) {
+      const o = getComputedStyle(p).overflowX;
+      if (o === 'auto' || o === 'scroll' || o === 'hidden') return p;
+    }
+    return null;
+  };
+  const name = (n) => n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') + (n.className && n.className.baseVal === undefined ? '.' + String(n.className).trim().split(/\\s+/).join('.') : '');
+  const wide = [];
+  for (const node of document.body.querySelectorAll('*')) {
+    const box = node.getBoundingClientRect();
+    if (!box.width || !node.checkVisibility({visibilityProperty: true}) || node.id === 'js-plotly-tester') continue;  // plotly's measuring box
+    if ((box.right > width + 0.5 || box.left < -0.5) && !scroller(node) && !node.closest('.skip-link')) wide.push(name(node) + ' ' + Math.round(box.left) + '..' + Math.round(box.right));
+  }
+  const clipped = [];
+  for (const badge of document.querySelectorAll('td .status, td .verdict, td .mark, dd .status, dd .verdict, dd .mark, .badges .status, .badges .verdict, .call-head .mark, .stat-value, th')) {
+    const box = badge.getBoundingClientRect();
+    if (!box.width) continue;
+    const cell = badge.closest('td, th, dd, .badges, .call-head, .stat') || badge.parentElement;
+    const c = cell.getBoundingClientRect();
+    const over = badge.scrollWidth > badge.clientWidth + 1;
+    const outside = box.left < c.left - 0.5 || box.right > c.right + 0.5;
+    if (over || outside) clipped.push(name(badge) + ' "' + badge.textContent.trim().slice(0, 30) + '"');
+  }
+  return {pageWidth: document.documentElement.scrollWidth, width, wide, clipped};
+}"""
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(390, "light"), (768, "light"), (1280, "light"), (390, "dark"), (1280, "dark")])
+@pytest.mark.parametrize("name", ["index", "case", "missing", "history", "diff"])
+def test_nothing_sticks_out_and_no_badge_is_clipped(browser: Any, shipped_site: Path, name: str, width: int, scheme: str) -> None:
+    context, page = _open(browser, _pages(shipped_site)[name], width, scheme)
+    found = page.evaluate(MEASURE)
+    context.close()
+    assert found["pageWidth"] <= found["width"], found["wide"][:10]
+    assert found["wide"] == []
+    assert found["clipped"] == []
+
+
+# A table that scrolls keeps its first column in view: scrolled to its far end, every row's first cell is
+# still inside the scrolling box, and the box says it scrolls (site.js marks it, the CSS draws the shadow).
+FIRST_COLUMN = """() => [...document.querySelectorAll('.table-wrap')].filter(w => w.scrollWidth > w.clientWidth + 1).map(wrap => {
+  wrap.scrollLeft = wrap.scrollWidth;
+  const box = wrap.getBoundingClientRect();
+  const firsts = [...wrap.querySelectorAll('tr')].map(tr => tr.cells[0].getBoundingClientRect());
+  return {
+    marked: wrap.classList.contains('is-scrollable') && wrap.getAttribute('tabindex') === '0',
+    scrolled: wrap.scrollLeft > 0,
+    inView: firsts.every(c => c.width > 0 && c.left >= box.left - 0.5 && c.right <= box.right + 0.5),
+  };
+})"""
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(390, "light"), (768, "light"), (390, "dark")])
+def test_a_scrolling_table_keeps_its_first_column_in_view(browser: Any, shipped_site: Path, width: int, scheme: str) -> None:
+    checked = 0
+    for name in ("history", "case", "diff"):
+        context, page = _open(browser, _pages(shipped_site)[name], width, scheme)
+        tables = page.evaluate(FIRST_COLUMN)
+        context.close()
+        for table in tables:
+            assert table == {"marked": True, "scrolled": True, "inView": True}, (name, table)
+        checked += len(tables)
+    if width == 390:
+        assert checked, "no table scrolls at 390 px: the test measured nothing"
+
+
+def test_phone_index_shows_case_status_verdict_and_duration_for_every_row(browser: Any, shipped_site: Path) -> None:
+    context, page = _open(browser, shipped_site / "index.html", 390)
+    rows = page.evaluate(
+        """() => [...document.querySelectorAll('#case-table tbody tr')].map(tr => {
+            const width = document.documentElement.clientWidth;
+            const seen = (node) => { const b = node.getBoundingClientRect();
+              return b.width > 0 && b.left >= -0.5 && b.right <= width + 0.5 && node.scrollWidth <= node.clientWidth + 1; };
+            return [tr.querySelector('.case-link'), tr.cells[1].querySelector('.status'), tr.cells[2].querySelector('.verdict'), tr.cells[6]]
+              .map(node => node !== null && seen(node));
+        })"""
+    )
+    context.close()
+    assert len(rows) == 22
+    assert all(row == [True, True, True, True] for row in rows), rows
+
+
+def test_phone_evidence_table_shows_why_a_tool_is_missing(browser: Any, shipped_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, _pages(shipped_site)["case"], 390)
+    missing = page.locator("#evidence td", has_text="missing")
+    expect(missing).to_be_visible()
+    box, cell_label = missing.bounding_box(), missing.evaluate("td => getComputedStyle(td, '::before').content")
+    context.close()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert cell_label == '"Counts as evidence"'  # the column's name goes with the finding
+
+
+def test_history_runs_table_fits_at_1280(browser: Any, shipped_site: Path) -> None:
+    context, page = _open(browser, shipped_site / "history.html", 1280)
+    fit = page.evaluate("() => { const w = document.querySelector('#runs .table-wrap'); return [w.scrollWidth, w.clientWidth]; }")
+    headers = page.locator("#runs th").evaluate_all("ths => ths.map(th => th.scrollWidth <= th.clientWidth + 1)")
+    context.close()
+    assert fit[0] <= fit[1], fit
+    assert all(headers)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_headline_figures_line_up(browser: Any, shipped_site: Path, width: int) -> None:
+    # A label that wraps ("AVG TOOL CALLS") must not push its figure below the others in the same row: the
+    # figures stand on one line (their bottoms; the pass rate's figure is larger).
+    context, page = _open(browser, shipped_site / "index.html", width)
+    tops = page.locator(".stat").evaluate_all(
+        "stats => stats.map(s => [Math.round(s.getBoundingClientRect().top), s.querySelector('.stat-value').getBoundingClientRect().bottom])"
+    )
+    context.close()
+    rows: dict[int, list[float]] = {}
+    for card_top, value_bottom in tops:
+        rows.setdefault(card_top, []).append(value_bottom)
+    assert any(len(values) > 1 for values in rows.values())
+    for values in rows.values():
+        assert max(values) - min(values) <= 1, tops
+
+
+# --- the index's search over questions and answers ---------------------------------------------------------
+
+
+def test_search_text_loads_only_when_the_box_is_used_and_finds_answers(browser: Any, shipped_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    context = new_context(browser, viewport={"width": 1280, "height": 900})
+    watched = Watched(context.new_page())
+    requested: list[str] = []
+    watched.page.on("request", lambda request: requested.append(request.url))
+    page = watched.open(shipped_site / "index.html")
+    wait_until_ready(page)
+    watched.assert_clean()  # idle: every script ran, every timer fired
+    assert not [url for url in requested if "search-text" in url]
+    # "积压" is in kafka-consumer-lag's question and answer, in no row of the table
+    assert "积压" not in page.locator("#case-table").inner_text()
+    page.fill("#filter-q", "积压")
+    expect(page.locator("#case-table tbody a.case-link")).to_have_text(["kafka-consumer-lag"])
+    expect(page.locator("#case-count")).to_have_text("The only matching case (22 in all).")
+    page.fill("#filter-q", "")
+    page.fill("#filter-q", "积压")
+    expect(page.locator("#case-table tbody a.case-link")).to_have_text(["kafka-consumer-lag"])
+    assert len([url for url in requested if url.endswith("/assets/search-text.js")]) == 1
+    watched.assert_clean()
+    context.close()
+
+
+def test_a_search_in_the_url_loads_the_search_text(browser: Any, shipped_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    context = new_context(browser, viewport={"width": 1280, "height": 900})
+    watched = Watched(context.new_page())
+    page = watched.open((shipped_site / "index.html").as_uri() + "#q=" + "%E7%A7%AF%E5%8E%8B")
+    expect(page.locator("#filter-q")).to_have_value("积压")
+    expect(page.locator("#case-table tbody a.case-link")).to_have_text(["kafka-consumer-lag"])
+    watched.assert_clean()
+    context.close()
+
+
+# --- the tool-call timeline --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_failed_call_is_marked_by_colour_and_words(browser: Any, shipped_site: Path, scheme: str) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, _pages(shipped_site)["case"], 1280, scheme)
+    failed = page.locator("#tools li.call-failed")
+    expect(failed).to_have_count(1)
+    expect(failed.locator(".call-head .mark")).to_have_text(re.compile(r"✗\s*failed"))
+    fills = page.evaluate(
+        """() => ['.call:not(.call-failed) .call-bar-fill', '.call-failed .call-bar-fill'].map(s =>
+             getComputedStyle(document.querySelector('#tools ' + s)).fill)"""
+    )
+    expect(page.locator("#tools .call-axis-labels .tick")).to_have_text(["0 ms", "4.5 s", "9.0 s", "13.5 s", "18.0 s"])
+    axis, bars = page.evaluate(
+        """() => [document.querySelector('#tools .call-axis-ticks'), document.querySelector('#tools .call-bar')]
+             .map(n => { const b = n.getBoundingClientRect(); return [Math.round(b.left), Math.round(b.right)]; })"""
+    )
+    failed_bar = failed.locator(".call-bar").bounding_box()
+    context.close()
+    assert fills[0] != fills[1], fills
+    assert axis == bars  # the axis spans the bars exactly, so its labels read against them
+    assert failed_bar is not None and [round(failed_bar["x"]), round(failed_bar["x"] + failed_bar["width"])] == bars

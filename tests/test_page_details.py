@@ -1,0 +1,125 @@
+"""Details of the built pages (issue 14), read with BeautifulSoup: the search text asset, the run named once in the
+index's header, the tool-call timeline's failed calls and time axis, the history chart in seconds."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from helpers import make_case, make_trace, write_suite
+from sitegen import urls
+from sitegen.site import BuildOptions, build_site
+
+HOSTILE = "</script><script>alert(1)</script>"
+
+
+def _search_text(site: Path) -> dict[str, str]:
+    text = (site / urls.SEARCH_TEXT).read_text(encoding="utf-8")
+    prefix = "window.SITEGEN_SEARCH_TEXT = "
+    assert text.startswith(prefix) and text.endswith(";\n")
+    data = json.loads(text[len(prefix):-2])
+    assert data["formatVersion"] == 1
+    return dict(data["cases"])
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[BuildOptions, Path]:
+    cases = [
+        make_case(id="lag", traceFixture="lag.json", question="结算消息消费积压越来越多，请判断原因。"),
+        make_case(id="hostile", traceFixture="hostile.json", question="Ｗｈｙ   is\nRedis slow?"),
+        make_case(id="no-trace", traceFixture="absent.json", question=""),
+    ]
+    traces = {"lag.json": make_trace("根因：consumer 处理慢。"), "hostile.json": make_trace(f"Because {HOSTILE}")}
+    case_file, fixtures = write_suite(tmp_path / "suite", cases, traces)
+    options = BuildOptions(cases=case_file, fixtures=fixtures, out=tmp_path / "site", cwd=tmp_path, baseline=None)
+    build_site(options)
+    return options, tmp_path / "site"
+
+
+def test_search_text_holds_questions_and_answers_normalised(built: tuple[BuildOptions, Path]) -> None:
+    _options, site = built
+    texts = _search_text(site)
+    assert texts == {
+        "lag": "结算消息消费积压越来越多,请判断原因。 根因:consumer 处理慢。",  # NFKC: full-width comma and colon
+        "hostile": f"why is redis slow? because {HOSTILE}",
+        # no question and no trace: nothing to search, left out
+    }
+    # inside a script the text cannot end it
+    assert "</script>" not in (site / urls.SEARCH_TEXT).read_text(encoding="utf-8")
+
+
+def test_search_text_is_kept_when_pages_are_reused(built: tuple[BuildOptions, Path]) -> None:
+    options, site = built
+    before = (site / urls.SEARCH_TEXT).read_bytes()
+    result = build_site(options)
+    assert result.reused_pages == 3  # no page rendered again, no trace parsed
+    assert (site / urls.SEARCH_TEXT).read_bytes() == before
+
+
+def test_the_index_names_the_search_text_and_does_not_load_it(built: tuple[BuildOptions, Path]) -> None:
+    _options, site = built
+    soup = BeautifulSoup((site / "index.html").read_text(encoding="utf-8"), "html.parser")
+    assert soup.find("input", id="filter-q")["data-search-text"] == urls.SEARCH_TEXT
+    assert all("search-text" not in (script.get("src") or "") for script in soup.find_all("script"))
+    assert "积压" not in soup.get_text()
+
+
+def test_a_run_named_by_its_commit_shows_it_once(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    case_file, fixtures = write_suite(tmp_path / "suite", [make_case(id="a", traceFixture="a.json")], {"a.json": make_trace()})
+    build_site(BuildOptions(cases=case_file, fixtures=fixtures, out=tmp_path / "site", cwd=repo, baseline=None))
+    subtitle = BeautifulSoup((tmp_path / "site" / "index.html").read_text(encoding="utf-8"), "html.parser").select_one(".subtitle")
+    assert subtitle is not None
+    assert subtitle.get_text().count(commit[:10]) == 1, subtitle.get_text()
+    # named otherwise, the run and its commit are both given
+    build_site(BuildOptions(cases=case_file, fixtures=fixtures, out=tmp_path / "site", cwd=repo, baseline=None, run_label="nightly"))
+    subtitle = BeautifulSoup((tmp_path / "site" / "index.html").read_text(encoding="utf-8"), "html.parser").select_one(".subtitle")
+    assert subtitle is not None and "run nightly" in subtitle.get_text() and f"commit {commit[:10]}" in subtitle.get_text()
+
+
+def test_failed_calls_and_the_time_axis(tmp_path: Path) -> None:
+    calls = [
+        {"invocationId": "1", "toolName": "query_logs", "success": True, "durationMs": 1000, "startedAt": "2026-01-01T00:00:00+00:00"},
+        {"invocationId": "2", "toolName": "query_metrics", "success": False, "durationMs": 3000, "startedAt": "2026-01-01T00:00:01+00:00"},
+    ]
+    case_file, fixtures = write_suite(
+        tmp_path / "suite", [make_case(id="a", traceFixture="a.json")], {"a.json": make_trace() | {"toolInvocations": calls}}
+    )
+    build_site(BuildOptions(cases=case_file, fixtures=fixtures, out=tmp_path / "site", cwd=tmp_path, baseline=None))
+    page = next((tmp_path / "site" / "cases").glob("a-*.html"))
+    tools = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find("section", id="tools")
+    assert tools is not None
+    rows = tools.select("li.call")
+    assert [row.get("class") for row in rows] == [["call"], ["call", "call-failed"]]
+    assert [row.select_one("rect:nth-of-type(2)")["class"] for row in rows] == [["call-bar-fill"], ["call-bar-fill", "call-bar-failed"]]
+    assert "failed" in rows[1].select_one(".call-head").get_text()  # said in words, not by colour alone
+    assert [tick.get_text() for tick in tools.select(".call-axis-labels .tick")] == ["0 ms", "1.0 s", "2.0 s", "3.0 s", "4.0 s"]
+    assert [line["x1"] for line in tools.select(".call-axis-ticks line")] == ["0", "25", "50", "75", "100"]
+    assert "time since the first call started" in tools.select_one(".call-axis-caption").get_text()
+
+
+def test_no_axis_without_durations(tmp_path: Path) -> None:
+    calls = [{"invocationId": "1", "toolName": "query_logs", "success": True}]
+    case_file, fixtures = write_suite(
+        tmp_path / "suite", [make_case(id="a", traceFixture="a.json")], {"a.json": make_trace() | {"toolInvocations": calls}}
+    )
+    build_site(BuildOptions(cases=case_file, fixtures=fixtures, out=tmp_path / "site", cwd=tmp_path, baseline=None))
+    page = next((tmp_path / "site" / "cases").glob("a-*.html"))
+    assert BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select(".call-axis") == []
+
+
+def test_history_duration_chart_is_in_seconds(built: tuple[BuildOptions, Path]) -> None:
+    _options, site = built
+    soup = BeautifulSoup((site / "history.html").read_text(encoding="utf-8"), "html.parser")
+    figure = json.loads(soup.find("script", id="chart-history-duration-data").string)
+    assert figure["layout"]["yaxis"]["title"]["text"] == "Duration (s)"
+    assert figure["data"][0]["hovertemplate"].endswith(" s<extra></extra>")
