@@ -29,7 +29,9 @@ from sitegen.jsontext import identity
 from sitegen.loading import (
     FixtureBytes,
     FixtureProblem,
+    LoadedTrace,
     TrialFiles,
+    TrialTraces,
     parse_fixture,
     parse_trials,
     plain_fixture_name,
@@ -207,7 +209,15 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
-    answer = outcome.trace.session.answer if not isinstance(outcome, FixtureProblem) else ""
-    search = case_search_text(case.question, answer)  # kept in the status file: a reused page is not read again
+    search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
     record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result, search)
     return PageDone(job.position, record, trace.remember)
+
+
+def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:
+    """The answer text the index's search looks in: every trial's answer, one after another."""
+    if isinstance(outcome, FixtureProblem):
+        return ""
+    if isinstance(outcome, TrialTraces):
+        return " ".join(trial.trace.session.answer for _, trial in outcome.trials if isinstance(trial, LoadedTrace))
+    return outcome.trace.session.answer

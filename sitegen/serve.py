@@ -138,14 +138,27 @@ def watch_and_rebuild(
     ignore: Iterable[Path] = (),
     report: Callable[[str], None] = lambda message: None,
     stop_event: threading.Event | None = None,
+    ready: Callable[[], None] = lambda: None,
 ) -> None:
-    """Call `rebuild` after each batch of changes under `paths` until stopped; a failed rebuild is reported, not fatal."""
+    """Call `rebuild` after each batch of changes under `paths` until stopped; a failed rebuild is reported, not fatal.
+
+    `ready` is called once the watcher is running, so a change made after it is never missed."""
     watchfiles = require_watchfiles()
     watched = [str(path) for path in paths if path.exists()]
     if not watched:
         raise UsageError("--watch: none of the input folders exists")
     only_inputs = _inputs_filter(watchfiles, [path.absolute() for path in ignore])
-    for changes in watchfiles.watch(*watched, watch_filter=only_inputs, stop_event=stop_event, raise_interrupt=False):
+    waiting = True
+    # yield_on_timeout: the first (empty) batch comes once the watcher runs, which is when `ready` may be said.
+    for changes in watchfiles.watch(
+        *watched, watch_filter=only_inputs, stop_event=stop_event, raise_interrupt=False, yield_on_timeout=True,
+        rust_timeout=200,
+    ):
+        if waiting:
+            waiting = False
+            ready()
+        if not changes:
+            continue
         names = ", ".join(sorted({Path(changed).name for _change, changed in changes}))
         try:
             rebuild()
@@ -228,8 +241,11 @@ def run_preview(
         report("watching " + ", ".join(str(path) for path in paths))
 
         def watcher() -> None:
-            watch_and_rebuild(paths, rebuild, ignore=[out], report=report)
+            # Said once changes are watched: an edit right after this line is seen.
+            watch_and_rebuild(paths, rebuild, ignore=[out], report=report, ready=lambda: announce(serving))
 
     server = make_server(out, port, log=log)
-    announce(f"serving {out}/ at {server.url} (Ctrl+C to stop)")
+    serving = f"serving {out}/ at {server.url} (Ctrl+C to stop)"
+    if watcher is None:
+        announce(serving)
     serve(server, watcher)

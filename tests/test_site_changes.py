@@ -55,7 +55,7 @@ def test_every_index_row_carries_its_change_in_its_status_cell(built: tuple[Path
     rows = _rows(doc)
     assert list(rows) == ORDER
     headers = [text(th) for th in doc.select("#case-table thead th")]
-    assert headers[:3] == ["Case", "Status", "Verdict"] and len(headers) == 7  # no column added
+    assert headers[:3] == ["Case", "Status", "Agent verdict"] and len(headers) == 7  # no column added
     for case_id, tr in rows.items():
         assert tr["data-change"] == EXPECTED[case_id], case_id
         status_cell = tr.find_all("td")[1]
