@@ -11,7 +11,7 @@ def survivors(session: str) -> list[tuple[str, int, str, str]]:
     with sqlite3.connect(session) as db:
         return db.execute(
             "SELECT s.module_path, s.start_pos_row, s.operator_name, r.diff FROM mutation_specs s "
-            "JOIN work_results r ON r.job_id = s.job_id WHERE r.test_outcome = 'survived' "
+            "JOIN work_results r ON r.job_id = s.job_id WHERE upper(r.test_outcome) = 'SURVIVED' "
             "ORDER BY s.start_pos_row, s.start_pos_col"
         ).fetchall()
 
