@@ -1,0 +1,42 @@
+"""Run the survivors of a cosmic-ray session again against the current tests: each one applied to a scratch
+copy of the tracked files (the working tree's versions), the config's test command run, the outcome printed."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from survivors import survivors
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def recheck(module: str) -> int:
+    """Print killed/survived for every survivor of mutation/<module>.sqlite; the number still surviving."""
+    config = tomllib.loads((REPO / "mutation" / f"{module}.toml").read_text(encoding="utf-8"))["cosmic-ray"]
+    left = 0
+    for path, line, operator, diff in survivors(str(REPO / "mutation" / f"{module}.sqlite")):
+        with tempfile.TemporaryDirectory(prefix="sitegen-recheck-") as scratch:
+            files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+            for name in filter(None, files.decode().split("\0")):
+                target = Path(scratch, name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if (REPO / name).is_file():
+                    target.write_bytes((REPO / name).read_bytes())
+            subprocess.run(["patch", "-s", "-p1", "-d", scratch], input=diff.replace("--- mutation diff ---\n", "") + "\n",
+                           text=True, check=True)
+            env = {**os.environ, "PYTHONPATH": scratch}
+            done = subprocess.run(shlex.split(config["test-command"]), cwd=scratch, env=env, capture_output=True)
+        outcome = "killed" if done.returncode else "SURVIVED"
+        left += done.returncode == 0
+        print(f"{outcome:8} {path}:{line} {operator}")
+    return left
+
+
+if __name__ == "__main__":
+    print(f"{recheck(sys.argv[1])} still survive")
