@@ -16,9 +16,11 @@ from survivors import survivors
 REPO = Path(__file__).resolve().parent.parent
 
 
-def recheck(module: str) -> int:
-    """Print killed/survived for every survivor of mutation/<module>.sqlite; the number still surviving."""
-    config = tomllib.loads((REPO / "mutation" / f"{module}.toml").read_text(encoding="utf-8"))["cosmic-ray"]
+def recheck(module: str, then: bool = False) -> int:
+    """Print killed/survived for every survivor of mutation/<module>.sqlite; the number still surviving.
+    `then`: with the config's [sitegen] then-command (the slow tests) instead of its test command."""
+    whole = tomllib.loads((REPO / "mutation" / f"{module}.toml").read_text(encoding="utf-8"))
+    command = whole["sitegen"]["then-command"] if then else whole["cosmic-ray"]["test-command"]
     left = 0
     for path, line, operator, diff in survivors(str(REPO / "mutation" / f"{module}.sqlite")):
         with tempfile.TemporaryDirectory(prefix="sitegen-recheck-") as scratch:
@@ -31,7 +33,7 @@ def recheck(module: str) -> int:
             subprocess.run(["patch", "-s", "-p1", "-d", scratch], input=diff.replace("--- mutation diff ---\n", "") + "\n",
                            text=True, check=True)
             env = {**os.environ, "PYTHONPATH": scratch}
-            done = subprocess.run(shlex.split(config["test-command"]), cwd=scratch, env=env, capture_output=True)
+            done = subprocess.run(shlex.split(command), cwd=scratch, env=env, capture_output=True)
         outcome = "killed" if done.returncode else "SURVIVED"
         left += done.returncode == 0
         print(f"{outcome:8} {path}:{line} {operator}")
@@ -39,4 +41,4 @@ def recheck(module: str) -> int:
 
 
 if __name__ == "__main__":
-    print(f"{recheck(sys.argv[1])} still survive")
+    print(f"{recheck(sys.argv[1], then='--then' in sys.argv[2:])} still survive")

@@ -24,3 +24,7 @@ cosmic-ray baseline "$config"
 cosmic-ray exec "$config" "$session"
 cr-report "$session" --show-pending | tail -n 3
 python mutation/survivors.py "$session"
+if grep -q '^then-command' "$config"; then
+  echo "the survivors against the slower tests:"
+  python "$repo/mutation/recheck.py" "$module" --then
+fi
