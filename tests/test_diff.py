@@ -818,3 +818,15 @@ def test_hostile_case_ids_cannot_break_the_table() -> None:
     rows = [line for line in text.splitlines() if "alert" in line and line.startswith("| ")]
     assert len(rows) == 3 and all(len(re.findall(r"(?<!\\)\|", row)) == 5 for row in rows), rows
     check_golden(text, GOLDEN / "hostile.md")
+
+
+# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Each test below fails for a mutant of sitegen/diff.py that the tests above let through.
+
+
+def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
+    from sitegen.diff import describe_value
+
+    assert describe_value("averageToolCallCount", None) == "unknown"
+    assert describe_value("durationMs", None) == describe_value("averageDurationMs", None) == "unknown"
+    assert describe_value("verdict", None) == describe_value("failedChecks", None) == "none"

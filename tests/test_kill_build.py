@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 
 from helpers import make_case, make_trace, write_suite
 from sitegen import faults
+from sitegen.errors import UsageError
 from sitegen.site import BuildOptions, build_site
 
 CASES = 24
@@ -261,3 +263,27 @@ def test_a_forked_worker_does_not_keep_a_staging_folder_locked(tmp_path: Path) -
         os.write(write_end, b"x")
         os.close(write_end)
         os.waitpid(child, 0)
+
+
+# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Each test below fails for a mutant of sitegen/staging.py that the tests above let through.
+
+
+def test_the_current_folder_is_never_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even when it is a site sitegen built (which could otherwise be replaced)."""
+    cases, fixtures = write_suite(tmp_path / "suite", [make_case()], {"c1.json": make_trace("a")})
+    out = tmp_path / "site"
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    before = tree(out)
+    monkeypatch.chdir(out)
+    with pytest.raises(UsageError, match="is the current folder"):
+        build_site(BuildOptions(cases=cases, fixtures=fixtures, out=Path("."), cwd=tmp_path, baseline=None))
+    assert tree(out) == before
+
+
+def test_the_published_folder_is_readable_by_everyone(tmp_path: Path) -> None:
+    """The staging folder is made private (mkdtemp) and opened up before it becomes the site."""
+    cases, fixtures = write_suite(tmp_path / "suite", [make_case()], {"c1.json": make_trace("a")})
+    out = tmp_path / "site"
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
