@@ -287,3 +287,34 @@ def test_the_published_folder_is_readable_by_everyone(tmp_path: Path) -> None:
     out = tmp_path / "site"
     build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
     assert stat.S_IMODE(out.stat().st_mode) == 0o755
+
+
+def _two_case_site(root: Path, out: Path) -> BuildOptions:
+    """A built site of two cases; the options that built it."""
+    cases, fixtures = write_suite(root / "suite", [make_case(), make_case(id="c2", traceFixture="c2.json")],
+                                  {"c1.json": make_trace("a"), "c2.json": make_trace("b")})
+    options = BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=root, baseline=None, run_id="one")
+    build_site(options)
+    return options
+
+
+@pytest.mark.parametrize("damage", ["deleted", "shortened", "emptied"])
+def test_a_damaged_page_of_the_previous_site_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """Only a page still there with its recorded size is linked into the new site; any other is rendered again."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # the same run, recorded at the same time
+    out = tmp_path / "site"
+    options = _two_case_site(tmp_path, out)
+    whole = tree(out)
+    page = sorted((out / "cases").iterdir())[0]
+    if damage == "deleted":
+        page.unlink()
+    else:
+        page.write_bytes(page.read_bytes()[: 100 if damage == "shortened" else 0])
+    build_site(options)
+    assert tree(out) == whole
+
+
+def test_a_site_folder_whose_parents_do_not_exist_yet_is_made(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "deep" / "site"
+    _two_case_site(tmp_path, out)
+    assert (out / "index.html").is_file() and leftovers(out.parent) == []
