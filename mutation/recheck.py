@@ -18,9 +18,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 def recheck(module: str, then: bool = False) -> int:
     """Print killed/survived for every survivor of mutation/<module>.sqlite; the number still surviving.
-    `then`: with the config's [sitegen] then-command (the slow tests) instead of its test command."""
+    `then`: the config's [sitegen] then-command (the slow tests) too, for a mutant its test command lets through."""
     whole = tomllib.loads((REPO / "mutation" / f"{module}.toml").read_text(encoding="utf-8"))
-    command = whole["sitegen"]["then-command"] if then else whole["cosmic-ray"]["test-command"]
+    commands = [whole["cosmic-ray"]["test-command"]] + ([whole["sitegen"]["then-command"]] if then else [])
     left = 0
     for path, line, operator, diff in survivors(str(REPO / "mutation" / f"{module}.sqlite")):
         with tempfile.TemporaryDirectory(prefix="sitegen-recheck-") as scratch:
@@ -33,10 +33,11 @@ def recheck(module: str, then: bool = False) -> int:
             subprocess.run(["patch", "-s", "-p1", "-d", scratch], input=diff.replace("--- mutation diff ---\n", "") + "\n",
                            text=True, check=True)
             env = {**os.environ, "PYTHONPATH": scratch}
-            done = subprocess.run(shlex.split(command), cwd=scratch, env=env, capture_output=True)
-        outcome = "killed" if done.returncode else "SURVIVED"
-        left += done.returncode == 0
-        print(f"{outcome:8} {path}:{line} {operator}")
+            killed_by = next((n for n, command in enumerate(commands, 1)
+                              if subprocess.run(shlex.split(command), cwd=scratch, env=env, capture_output=True).returncode), 0)
+        left += not killed_by
+        outcome = f"killed by command {killed_by}" if killed_by else "SURVIVED"
+        print(f"{outcome:19} {path}:{line} {operator}", flush=True)
     return left
 
 
