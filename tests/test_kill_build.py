@@ -22,7 +22,7 @@ import pytest
 
 from helpers import make_case, make_trace, write_suite
 from sitegen import faults
-from sitegen.errors import UsageError
+from sitegen.errors import BadInput, UsageError
 from sitegen.site import BuildOptions, build_site
 
 CASES = 24
@@ -318,3 +318,35 @@ def test_a_site_folder_whose_parents_do_not_exist_yet_is_made(tmp_path: Path) ->
     out = tmp_path / "new" / "deep" / "site"
     _two_case_site(tmp_path, out)
     assert (out / "index.html").is_file() and leftovers(out.parent) == []
+
+
+def test_an_asset_edited_in_the_previous_site_is_written_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An asset is linked from the previous site only with the very same bytes, not merely the same size."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    out = tmp_path / "site"
+    options = _two_case_site(tmp_path, out)
+    whole = tree(out)
+    stylesheet = next((out / "assets").glob("site-*.css"))
+    edited = bytearray(stylesheet.read_bytes())
+    edited[0] -= 1  # the same size, bytes that sort before the real ones
+    stylesheet.unlink()  # a file of its own, not the hard link other sites may share
+    stylesheet.write_bytes(bytes(edited))
+    build_site(options)
+    assert tree(out) == whole
+
+
+def test_only_a_whole_site_moved_aside_is_put_back(tmp_path: Path) -> None:
+    """With no site folder, a later build puts back a whole `.old-` site, never a part of one left by a kill
+    while it was being removed, nor a killed build's staging folder (a failed build publishes nothing)."""
+    cases, fixtures = write_suite(tmp_path / "suite", [make_case()], {"c1.json": make_trace("a")})
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{", encoding="utf-8")
+    out = tmp_path / "site"
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    staged, partial = tmp_path / ".site.tmp-killed", tmp_path / ".site.old-killed"
+    shutil.copytree(out, staged)
+    os.replace(out, partial)
+    (partial / ".nojekyll").unlink()
+    with pytest.raises(BadInput):
+        build_site(BuildOptions(cases=broken, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    assert not out.exists() and leftovers(tmp_path) == [".site.old-killed", ".site.tmp-killed"]
