@@ -1,5 +1,6 @@
-"""Run the survivors of a cosmic-ray session again against the current tests: each one applied to a scratch
-copy of the tracked files (the working tree's versions), the config's test command run, the outcome printed."""
+"""Run the survivors of a cosmic-ray session again against the current tests: each one applied (`cosmic-ray apply`)
+to a scratch copy of the tracked files (the working tree's versions), the config's test command run, the outcome
+printed."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def recheck(module: str, then: bool = False) -> int:
     whole = tomllib.loads((REPO / "mutation" / f"{module}.toml").read_text(encoding="utf-8"))
     commands = [whole["cosmic-ray"]["test-command"]] + ([whole["sitegen"]["then-command"]] if then else [])
     left = 0
-    for path, line, operator, diff in survivors(str(REPO / "mutation" / f"{module}.sqlite")):
+    for path, line, operator, _, occurrence in survivors(str(REPO / "mutation" / f"{module}.sqlite")):
         with tempfile.TemporaryDirectory(prefix="sitegen-recheck-") as scratch:
             files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
             for name in filter(None, files.decode().split("\0")):
@@ -30,8 +31,11 @@ def recheck(module: str, then: bool = False) -> int:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if (REPO / name).is_file():
                     target.write_bytes((REPO / name).read_bytes())
-            subprocess.run(["patch", "-s", "-p1", "-d", scratch], input=diff.replace("--- mutation diff ---\n", "") + "\n",
-                           text=True, check=True)
+            applied = subprocess.run(["cosmic-ray", "apply", path, operator, str(occurrence)], cwd=scratch, capture_output=True, text=True)
+            if applied.returncode:
+                print(f"{'NOT APPLIED':19} {path}:{line} {operator}: {applied.stderr.strip()}", flush=True)
+                left += 1
+                continue
             env = {**os.environ, "PYTHONPATH": scratch}
             killed_by = next((n for n, command in enumerate(commands, 1)
                               if subprocess.run(shlex.split(command), cwd=scratch, env=env, capture_output=True).returncode), 0)
