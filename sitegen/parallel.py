@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+from sitegen.faults import POOL_STARTED, WORKER_STARTING, WORKERS_BUSY, kill_build_point, kill_point
+
 T = TypeVar("T")
 C = TypeVar("C")
 R = TypeVar("R")
@@ -137,16 +139,20 @@ def run_tasks(
     if workers <= 1 or len(items) < 2:
         return SerialTasks(_here(task, items, context, advance))
     method = start_method(method)
+    context_of = multiprocessing.get_context(method)
+    # A forked or spawned worker's parent is this process; a forkserver's is the server (not watched).
+    build = os.getpid() if context_of.get_start_method() in ("fork", "spawn") else None
     # As the gc module's docs advise before forking: objects the workers inherit are left out of their
     # collections, which would otherwise walk (and so copy, page by page) everything the build holds.
     if method == "fork":
         gc.freeze()
     try:
-        pool = multiprocessing.get_context(method).Pool(workers, initializer=_start_worker, initargs=(task, context))
+        pool = context_of.Pool(workers, initializer=_start_worker, initargs=(task, context, build))
     except BaseException:
         if method == "fork":
             gc.unfreeze()
         raise
+    kill_point(POOL_STARTED)
     batches = pool.imap_unordered(_run_chunk, chunks(items, workers))
     return ParallelTasks(_flattened(batches, advance), pool, frozen=method == "fork")
 
@@ -160,6 +166,7 @@ def _here(task: Callable[[T, C], R], items: Sequence[T], context: C, advance: Ca
 
 def _flattened(batches: Iterator[list[R]], advance: Callable[[int], None]) -> Iterator[R]:
     for batch in batches:
+        kill_point(WORKERS_BUSY)
         advance(len(batch))
         yield from batch
 
@@ -169,25 +176,30 @@ def _flattened(batches: Iterator[list[R]], advance: Callable[[int], None]) -> It
 _worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # (task, context) of this worker process
 
 
-def _start_worker(task: Callable[[Any, Any], Any], context: Any) -> None:
+def _start_worker(task: Callable[[Any, Any], Any], context: Any, build: int | None) -> None:
     global _worker_task
     _worker_task = (task, context)
     gc.disable()  # as in the build process (gcpolicy.py); a forked worker inherits that, a spawned one does not
     # Ctrl+C reaches the whole process group: the parent stops the pool, the workers need not each complain.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent()
+    if build is not None:
+        kill_build_point(WORKER_STARTING, build)
+    _die_with_parent(build)
 
 
-def _die_with_parent() -> None:
-    """On Linux, have the kernel end this worker if the build process is killed (no orphans left writing)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
+def _die_with_parent(build: int | None) -> None:
+    """Have the kernel end this worker when the build process `build` dies (on Linux), and end it now if the
+    build died already: no worker is left running (or blocked on the pool's queue) without it."""
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+        except (OSError, AttributeError):
+            pass
+    # Died between fork and prctl, the build sends no signal: this worker now has another parent.
+    if build is not None and os.getppid() != build:
+        os._exit(1)
 
 
 def _run_chunk(items: Sequence[Any]) -> list[Any]:

@@ -50,6 +50,7 @@ from sitegen.config import (
 from sitegen.diff import DiffReport, compare_reports, diff_json
 from sitegen.diffmarkdown import diff_markdown
 from sitegen.errors import UsageError
+from sitegen.faults import STAGED, kill_point
 from sitegen.gcpolicy import cycle_collection_paused
 from sitegen.history import (
     Run,
@@ -473,6 +474,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
                 written = {name: record for name, record in list_pages if record is not None}
             progress.step("status")
             write_status(writer, inputs, pages, written)
+            kill_point(STAGED)  # test-only fault injection (faults.py)
         progress.step("swapped in")
     return BuildResult(
         report=data.report,

@@ -15,11 +15,12 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.errors import UsageError
+from sitegen.faults import AFTER_SWAP, BEFORE_SWAP, MID_SWAP, REMOVING_OLD, exchange_allowed, kill_point
 from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder
 
 # A folder is taken for a previous site (and may be replaced) only if it has all of these.
@@ -147,19 +148,38 @@ def staging_folder(out: Path) -> Iterator[Path]:
 def swap_in(stage: Path, out: Path) -> None:
     """Replace `out` with `stage` in one atomic exchange where the system can, else in two renames."""
     target = out.absolute()
+    kill_point(BEFORE_SWAP)
     if not target.exists():
         os.replace(stage, target)
         return
-    if exchange(stage, target):  # `stage` now holds the old site: a kill from here on leaves only it to clean
-        shutil.rmtree(stage, ignore_errors=True)
+    if exchange_allowed() and exchange(stage, target):
+        # `stage` now holds the old site (still locked): a kill from here on leaves only it to clean up.
+        kill_point(AFTER_SWAP)
+        remove_replaced_site(stage)
         return
     # Killed between these two renames, `out` is missing and the old site waits aside: recover_moved_site.
     old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=target.parent))
     os.rmdir(old)
     os.replace(target, old)
+    kill_point(MID_SWAP)
     try:
         os.replace(stage, target)
     except BaseException:
         os.replace(old, target)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    kill_point(AFTER_SWAP)
+    remove_replaced_site(old)
+
+
+def remove_replaced_site(folder: Path) -> None:
+    """Remove the site a swap replaced, entry by entry: `.nojekyll` goes first, so a part left by a kill is never
+    taken for a whole site (recover_moved_site) and the next build removes it (remove_stale_siblings)."""
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with suppress(OSError):
+                os.unlink(path)
+        kill_point(REMOVING_OLD)
+    shutil.rmtree(folder, ignore_errors=True)

@@ -818,3 +818,32 @@ def test_hostile_case_ids_cannot_break_the_table() -> None:
     rows = [line for line in text.splitlines() if "alert" in line and line.startswith("| ")]
     assert len(rows) == 3 and all(len(re.findall(r"(?<!\\)\|", row)) == 5 for row in rows), rows
     check_golden(text, GOLDEN / "hostile.md")
+
+
+# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Each test below fails for a mutant of sitegen/diff.py that the tests above let through.
+
+
+def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
+    from sitegen.diff import describe_value
+
+    assert describe_value("averageToolCallCount", None) == "unknown"
+    assert describe_value("durationMs", None) == describe_value("averageDurationMs", None) == "unknown"
+    assert describe_value("verdict", None) == describe_value("failedChecks", None) == "none"
+
+
+def test_a_case_measured_only_in_the_baseline_changes_the_mix() -> None:
+    from sitegen.diff import paired_average
+
+    both, dropped = result("a", durationMs=100), result("b", durationMs=900)
+    assert paired_average(report(both, dropped), report(both), "averageDurationMs").mix_changed
+    assert paired_average(report(both), report(both, dropped), "averageDurationMs").mix_changed
+    assert not paired_average(report(both, dropped), report(both, dropped), "averageDurationMs").mix_changed
+
+
+def test_equal_keyword_counts_past_256_are_no_change() -> None:
+    # Counts made at run time, as read from two report files: equal, but not one object.
+    base = result("c1", matchedKeywordCount=int("300"), requiredKeywordCount=int("300"), durationMs=1000)
+    cur = result("c1", matchedKeywordCount=int("300"), requiredKeywordCount=int("300"), durationMs=2000)
+    diff = compare_reports(report(base), report(cur))
+    assert [item.metric for item in items_for(diff, "c1")] == ["durationMs"]

@@ -1,8 +1,9 @@
-"""A build killed at any moment leaves the old site byte-identical or the new one complete, never a mix,
-and the next build succeeds and removes what the killed one left behind.
+"""A build killed at any stage leaves the old site byte-identical or the new one complete, never a mix, and
+a later build recovers and removes what the killed one left behind.
 
-`python -m sitegen build` runs in a process of its own on a suite big enough to take a moment, and gets
-SIGKILL as soon as its staging folder appears, at points spread over a measured build, and right at the end.
+`python -m sitegen build` runs in a process of its own and SIGKILLs itself exactly at a named stage of the
+swap (sitegen/faults.py, docs/testing.md "Fault injection"), on both swap paths: the atomic exchange and the
+two renames of systems without one. No kill point depends on time.
 """
 
 from __future__ import annotations
@@ -12,30 +13,35 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from helpers import make_case, make_trace, write_suite
+from sitegen import faults
+from sitegen.errors import BadInput, UsageError
 from sitegen.site import BuildOptions, build_site
 
-CASES = 400
-STATUS = ".sitegen-status.json"
+CASES = 24
 ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
 ENV.pop("GITHUB_STEP_SUMMARY", None)
+for _name in (faults.KILL_AT, faults.NO_EXCHANGE):
+    ENV.pop(_name, None)
+
+# Where each kill leaves the site folder: the old site until the swap, the new one from then on.
+OLD_UNTIL = (faults.STAGED, faults.BEFORE_SWAP, faults.MID_SWAP)
+SWAP_STAGES = [
+    *[("exchange", stage) for stage in (faults.STAGED, faults.BEFORE_SWAP, faults.AFTER_SWAP, faults.REMOVING_OLD)],
+    *[("renames", stage) for stage in (faults.STAGED, faults.BEFORE_SWAP, faults.MID_SWAP, faults.AFTER_SWAP, faults.REMOVING_OLD)],
+]
 
 
 def tree(root: Path) -> dict[str, str]:
     """Every file under `root` with its SHA-256."""
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def _without_status(files: dict[str, str]) -> dict[str, str]:
-    # The build status file hashes sitegen's own code: it differs if that code is edited while tests run.
-    return {name: digest for name, digest in files.items() if name != STATUS}
 
 
 def leftovers(parent: Path, name: str = "site") -> list[str]:
@@ -54,19 +60,18 @@ def _suite(root: Path, answer: str, changed: range = range(CASES)) -> Path:
     return root
 
 
-def _command(suite: Path, out: Path, run_id: str) -> list[str]:
-    return [sys.executable, "-m", "sitegen", "build", "--cases", str(suite / "cases.json"), "--fixtures", str(suite / "fixtures"),
+def _command(suite: Path, out: Path, run_id: str, cases: Path | None = None) -> list[str]:
+    return [sys.executable, "-m", "sitegen", "build", "--cases", str(cases or suite / "cases.json"), "--fixtures", str(suite / "fixtures"),
             "--out", str(out), "--run-id", run_id]
 
 
-def _run(command: list[str], cwd: Path) -> None:
-    done = subprocess.run(command, cwd=cwd, env=ENV, capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stderr
+def _run(command: list[str], cwd: Path, env: dict[str, str] = ENV) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.fixture(scope="module", params=["every case changed", "one case changed"])
 def sites(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """An old site, the new site the killed builds are making (built to completion elsewhere), and timings.
+    """An old site, and the new site the killed builds are making, built to completion over a copy of it.
 
     With one case changed, the new build takes every other page from the old site (hard links): the old
     site must still come through a kill byte-identical.
@@ -74,64 +79,59 @@ def sites(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     root = tmp_path_factory.mktemp("kill")
     changed = range(CASES) if request.param == "every case changed" else range(CASES // 2, CASES // 2 + 1)
     old_suite, new_suite = _suite(root / "old-suite", "connection pool"), _suite(root / "new-suite", "a new pool answer", changed)
-    work = root / "work"
-    work.mkdir()
-    _run(_command(old_suite, work / "site", "old"), work)
-    pristine = root / "pristine-old"
-    shutil.copytree(work / "site", pristine)
-    reference = root / "reference"
-    reference.mkdir()
-    shutil.copytree(pristine, reference / "site")
-    started = time.monotonic()
-    _run(_command(new_suite, reference / "site", "new"), reference)
-    duration = time.monotonic() - started
-    return {"work": work, "pristine": pristine, "old": tree(pristine), "new": tree(reference / "site"),
-            "new_suite": new_suite, "duration": duration}
+    pristine = root / "old" / "site"
+    done = _run(_command(old_suite, pristine, "old"), root)
+    assert done.returncode == 0, done.stderr
+    reference = root / "new" / "site"
+    shutil.copytree(pristine, reference)
+    done = _run(_command(new_suite, reference, "new"), root)
+    assert done.returncode == 0, done.stderr
+    old, new = tree(pristine), tree(reference)
+    assert old != new
+    if request.param == "one case changed":
+        assert sum(old[name] != new[name] for name in old.keys() & new.keys() if name.startswith("cases/")) == 1
+    broken = root / "broken-cases.json"
+    broken.write_text("[{", encoding="utf-8")
+    return {"pristine": pristine, "old": old, "new": new, "new_suite": new_suite, "broken": broken}
 
 
-def _kill_at(command: list[str], cwd: Path, parent: Path, delay: float | None) -> None:
-    """Start the build and SIGKILL it `delay` seconds after its staging folder appears (None: at once)."""
-    process = subprocess.Popen(command, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        if delay is not None:
-            deadline = time.monotonic() + 120
-            while not any(name.startswith(".site.tmp-") for name in leftovers(parent)) and process.poll() is None:
-                assert time.monotonic() < deadline, "the build never made its staging folder"
-                time.sleep(0.002)
-            time.sleep(delay)
-    finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-
-
-def test_a_killed_build_never_leaves_half_a_site(sites: dict) -> None:
-    work, parent = sites["work"], sites["work"]
-    site = work / "site"
+@pytest.mark.parametrize(("swap", "stage"), SWAP_STAGES)
+def test_a_build_killed_at_each_stage_leaves_a_whole_site_and_the_next_build_recovers(
+    sites: dict, tmp_path: Path, swap: str, stage: str
+) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(sites["pristine"], site)
+    env = {**ENV, faults.KILL_AT: stage, **({faults.NO_EXCHANGE: "1"} if swap == "renames" else {})}
     command = _command(sites["new_suite"], site, "new")
-    duration = sites["duration"]
-    delays: list[float | None] = [None, 0.0, 0.001]
-    delays += [duration * fraction for fraction in (0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1)]
-    outcomes = []
-    for delay in delays:
-        _kill_at(command, work, parent, delay)
-        assert site.is_dir(), f"killed {delay}s in: the site folder is gone ({leftovers(parent)})"
-        now = tree(site)
-        if now != sites["old"] and _without_status(now) == _without_status(sites["new"]):
-            json.loads((site / STATUS).read_text(encoding="utf-8"))
-            now = sites["new"]
-        assert now in (sites["old"], sites["new"]), (
-            f"killed {delay}s in: the site is neither the old one nor the complete new one "
-            f"({len(set(now.items()) ^ set(sites['old'].items()))} files differ from the old)"
-        )
-        outcomes.append("new" if now == sites["new"] else "old")
-        if now == sites["new"]:  # put the old site back so the next kill can land on it
-            shutil.rmtree(site)
-            shutil.copytree(sites["pristine"], site)
-    assert "old" in outcomes, outcomes
-    # A build that is left to finish replaces the site and removes every folder the killed builds left.
-    _run(command, work)
-    assert _without_status(tree(site)) == _without_status(sites["new"])
-    assert leftovers(parent) == []
+    done = _run(command, tmp_path, env)
+    assert done.returncode == -signal.SIGKILL, f"the build was not killed at {stage}: exit {done.returncode}, {done.stderr}"
+
+    expected = sites["old"] if stage in OLD_UNTIL else sites["new"]
+    if stage == faults.MID_SWAP:  # the one moment with no site folder: the old site waits whole beside it
+        assert not site.exists()
+        aside = [name for name in leftovers(tmp_path) if name.startswith(".site.old-")]
+        assert len(aside) == 1, leftovers(tmp_path)
+        assert tree(tmp_path / aside[0]) == sites["old"]
+    else:
+        assert site.is_dir(), f"killed at {stage}: the site folder is gone ({leftovers(tmp_path)})"
+        assert tree(site) == expected, f"killed at {stage}: the site is not the complete {'old' if expected is sites['old'] else 'new'} one"
+    if stage == faults.AFTER_SWAP:  # the replaced site, whole, where the path taken leaves it
+        aside = [name for name in leftovers(tmp_path) if name.startswith(".site.tmp-" if swap == "exchange" else ".site.old-")]
+        assert len(aside) == 1, leftovers(tmp_path)
+        assert tree(tmp_path / aside[0]) == sites["old"]
+    if stage == faults.REMOVING_OLD:  # part of the replaced site is gone, the rest still there
+        aside = [tmp_path / name for name in leftovers(tmp_path)]
+        assert len(aside) == 1 and not (aside[0] / ".nojekyll").exists() and (aside[0] / "report.json").exists()
+
+    # Any later build puts a moved-aside site back first, even one that then stops on bad input.
+    failed = _run(_command(sites["new_suite"], site, "bad", cases=sites["broken"]), tmp_path)
+    assert failed.returncode == 2, failed.stderr
+    assert tree(site) == expected
+    # A build left to finish makes the new site and removes every folder the killed build left.
+    done = _run(command, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert tree(site) == sites["new"]
+    assert leftovers(tmp_path) == []
 
 
 def test_stale_staging_folders_are_removed_but_a_running_build_is_left_alone(tmp_path: Path) -> None:
@@ -263,3 +263,90 @@ def test_a_forked_worker_does_not_keep_a_staging_folder_locked(tmp_path: Path) -
         os.write(write_end, b"x")
         os.close(write_end)
         os.waitpid(child, 0)
+
+
+# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Each test below fails for a mutant of sitegen/staging.py that the tests above let through.
+
+
+def test_the_current_folder_is_never_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even when it is a site sitegen built (which could otherwise be replaced)."""
+    cases, fixtures = write_suite(tmp_path / "suite", [make_case()], {"c1.json": make_trace("a")})
+    out = tmp_path / "site"
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    before = tree(out)
+    monkeypatch.chdir(out)
+    with pytest.raises(UsageError, match="is the current folder"):
+        build_site(BuildOptions(cases=cases, fixtures=fixtures, out=Path("."), cwd=tmp_path, baseline=None))
+    assert tree(out) == before
+
+
+def test_the_published_folder_is_readable_by_everyone(tmp_path: Path) -> None:
+    """The staging folder is made private (mkdtemp) and opened up before it becomes the site."""
+    cases, fixtures = write_suite(tmp_path / "suite", [make_case()], {"c1.json": make_trace("a")})
+    out = tmp_path / "site"
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+
+
+def _two_case_site(root: Path, out: Path) -> BuildOptions:
+    """A built site of two cases; the options that built it."""
+    cases, fixtures = write_suite(root / "suite", [make_case(), make_case(id="c2", traceFixture="c2.json")],
+                                  {"c1.json": make_trace("a"), "c2.json": make_trace("b")})
+    options = BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=root, baseline=None, run_id="one")
+    build_site(options)
+    return options
+
+
+@pytest.mark.parametrize("damage", ["deleted", "shortened", "emptied"])
+def test_a_damaged_page_of_the_previous_site_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str) -> None:
+    """Only a page still there with its recorded size is linked into the new site; any other is rendered again."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # the same run, recorded at the same time
+    out = tmp_path / "site"
+    options = _two_case_site(tmp_path, out)
+    whole = tree(out)
+    page = sorted((out / "cases").iterdir())[0]
+    if damage == "deleted":
+        page.unlink()
+    else:
+        page.write_bytes(page.read_bytes()[: 100 if damage == "shortened" else 0])
+    build_site(options)
+    assert tree(out) == whole
+
+
+def test_a_site_folder_whose_parents_do_not_exist_yet_is_made(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "deep" / "site"
+    _two_case_site(tmp_path, out)
+    assert (out / "index.html").is_file() and leftovers(out.parent) == []
+
+
+def test_an_asset_edited_in_the_previous_site_is_written_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An asset is linked from the previous site only with the very same bytes, not merely the same size."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    out = tmp_path / "site"
+    options = _two_case_site(tmp_path, out)
+    whole = tree(out)
+    stylesheet = next((out / "assets").glob("site-*.css"))
+    edited = bytearray(stylesheet.read_bytes())
+    edited[0] -= 1  # the same size, bytes that sort before the real ones
+    stylesheet.unlink()  # a file of its own, not the hard link other sites may share
+    stylesheet.write_bytes(bytes(edited))
+    build_site(options)
+    assert tree(out) == whole
+
+
+def test_only_a_whole_site_moved_aside_is_put_back(tmp_path: Path) -> None:
+    """With no site folder, a later build puts back a whole `.old-` site, never a part of one left by a kill
+    while it was being removed, nor a killed build's staging folder (a failed build publishes nothing)."""
+    cases, fixtures = write_suite(tmp_path / "suite", [make_case()], {"c1.json": make_trace("a")})
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{", encoding="utf-8")
+    out = tmp_path / "site"
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    staged, partial = tmp_path / ".site.tmp-killed", tmp_path / ".site.old-killed"
+    shutil.copytree(out, staged)
+    os.replace(out, partial)
+    (partial / ".nojekyll").unlink()
+    with pytest.raises(BadInput):
+        build_site(BuildOptions(cases=broken, fixtures=fixtures, out=out, cwd=tmp_path, baseline=None))
+    assert not out.exists() and leftovers(tmp_path) == [".site.old-killed", ".site.tmp-killed"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -640,4 +641,69 @@ def test_a_fallback_composer_is_recognised_in_any_case() -> None:
     trace = make_trace("answer_version: 2", **dict(V2, composer_output={"mode": "FALLBACK"}))
     assert evaluate(make_case(requireV2AuditClosure=True), trace).failedChecks == [
         "raw_executor_leak: answer contains raw Executor marker 'answer_version' (composer fell back)"
+    ]
+
+
+# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Each test below fails for a mutant of sitegen/rules.py that the tests above let through. Case and trace go
+# through JSON text, as in a real run: their strings are then other objects than the defaults' and each
+# other's, so a comparison by identity (`is`) instead of equality cannot pass by accident.
+
+
+def from_json(document: dict[str, Any]) -> dict[str, Any]:
+    """The document as read from a file: every string a new object."""
+    return json.loads(json.dumps(document))
+
+
+def test_a_required_tool_counts_by_equal_name_only() -> None:
+    case = from_json(make_case(requiredEvidenceTools=["query_logs"]))
+    assert codes(case, from_json(make_trace(tools=["query_logs"]))) == []
+    assert codes(case, from_json(make_trace(summary_tools=["query_logs"]))) == []
+    for other in ("a_tool", "z_tool"):  # sorts before and after the required one
+        assert codes(case, from_json(make_trace(tools=[other]))) == ["missing_evidence_tool"], other
+        assert codes(case, from_json(make_trace(summary_tools=[other]))) == ["missing_evidence_tool"], other
+
+
+def test_missing_successful_evidence_says_whether_the_tool_was_invoked() -> None:
+    case = from_json(make_case(requiredEvidenceTools=["query_logs"], requireSuccessfulEvidence=True))
+    failed = from_json(make_trace(tools=["query_logs"]))
+    failed["toolInvocations"][0]["success"] = False
+    assert evaluate(case, failed).failedChecks == [
+        "missing_evidence_tool: required tool 'query_logs' was invoked but no invocation succeeded (requireSuccessfulEvidence)"
+    ]
+    for tools in ([], ["a_tool"], ["z_tool"]):
+        assert evaluate(case, from_json(make_trace(tools=tools))).failedChecks == [
+            "missing_evidence_tool: required tool 'query_logs' has no successful invocation in toolInvocations "
+            "(requireSuccessfulEvidence)"
+        ], tools
+
+
+def test_more_keywords_than_needed_pass() -> None:
+    case = make_case(expectedRootCauseKeywords=["pool", "timeout", "leak"], minKeywordMatches=1)
+    assert codes(case, make_trace("pool timeout leak")) == []
+
+
+def test_hundreds_of_keywords_all_found_pass() -> None:
+    keywords = [f"kw{i:03d}" for i in range(300)]  # counts past the small integers Python keeps one object of
+    assert codes(make_case(expectedRootCauseKeywords=keywords), make_trace(" ".join(keywords))) == []
+
+
+def test_a_reject_verdict_read_from_json_is_checked_for_the_degraded_template() -> None:
+    trace = from_json(make_trace("根因是连接池耗尽。", verdict="REJECT"))
+    assert codes(from_json(REJECT_CASE), trace) == ["degraded_output_contract"]
+
+
+def test_a_failed_gatekeeper_flags_only_a_pass_verdict() -> None:
+    case = from_json(make_case(allowedVerdicts=["PASS", "REJECT", "UNKNOWN"]))
+    flagged = from_json(make_trace("证据不足", verdict="PASS", gatekeeper_result={"status": "fail"}))
+    assert codes(case, flagged) == ["gatekeeper_fail_pass"]
+    for verdict in ("REJECT", "UNKNOWN", "ACCEPT"):  # sorting after and before PASS
+        trace = from_json(make_trace("证据不足", verdict=verdict, gatekeeper_result={"status": "fail"}))
+        assert "gatekeeper_fail_pass" not in codes(case, trace), verdict
+
+
+def test_an_unrecognised_composer_mode_is_named() -> None:
+    result = evaluate(make_case(requireComposerOutput=True), make_trace(composer_output={"mode": "creative"}))
+    assert result.failedChecks == [
+        "composer_mode_missing: composer_output.mode is 'creative', expected one of parsed, fallback, degraded"
     ]
