@@ -177,6 +177,14 @@ def test_history_runs_table_fits_at_1280(browser: Any, shipped_site: Path) -> No
     assert all(headers)
 
 
+def test_the_case_table_fits_at_1280(browser: Any, shipped_site: Path) -> None:
+    # Seven columns and the change badges: the headers may wrap, the table does not scroll on a desktop screen.
+    context, page = _open(browser, shipped_site / "index.html", 1280)
+    fit = page.evaluate("() => { const w = document.querySelector('#case-table').closest('.table-wrap'); return [w.scrollWidth, w.clientWidth]; }")
+    context.close()
+    assert fit[0] <= fit[1], fit
+
+
 @pytest.mark.parametrize("width", WIDTHS)
 def test_headline_figures_line_up(browser: Any, shipped_site: Path, width: int) -> None:
     # A label that wraps ("AVG TOOL CALLS") must not push its figure below the others in the same row: the
