@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from sitegen.loading import load_cases
+from sitegen.loading import is_trial_file, load_cases
 from sitegen.models import Case
 
 HOST = "127.0.0.1"
@@ -183,7 +183,7 @@ class StubAgent:
         """The case's fixture with seeded per-trial variation."""
         source = self.fixtures / case.traceFixture
         if source.is_dir():  # a folder of trials: answer with them in turn
-            trials = sorted(source.glob("*.json"))
+            trials = sorted(path for path in source.iterdir() if is_trial_file(path.name))
             if not trials:
                 raise FileNotFoundError(f"no trials in {source}")
             source = trials[(trial - 1) % len(trials)]

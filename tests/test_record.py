@@ -498,7 +498,12 @@ def test_stub_answers_from_a_folder_of_trials_in_turn(tmp_path: Path) -> None:
     cases, fixtures = write_suite(
         tmp_path / "suite",
         [make_case(id="c1", question="why?", traceFixture="c1")],
-        {"c1/trial-001.json": make_trace(answer="first"), "c1/trial-002.json": make_trace(answer="second")},
+        {
+            "c1/trial-001.json": make_trace(answer="first"),
+            "c1/trial-002.json": make_trace(answer="second"),
+            # What `sitegen record` writes for a trial it could not record is not a trial to answer with.
+            "c1/trial-003.error.json": {"status": 500, "body": "boom"},
+        },
     )
     out = tmp_path / "rec"
     with StubAgent(cases=cases, fixtures=fixtures) as agent:
