@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
@@ -81,6 +81,16 @@ class DiffSettings(BaseModel):
 _SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in ("cost_tolerance", "alpha"))
 
 
+def read_toml(path: Path) -> dict[str, Any]:
+    """The tables of a TOML config file; BadInput naming the file when it is not UTF-8 TOML."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadInput(path, f"not UTF-8 text (byte {exc.start}): expected a UTF-8 TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(path, f"invalid TOML: {exc}") from None
+
+
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
     """Read `[suite]` and `[diff]` from a TOML file; a missing default file means built-in defaults."""
     if path is None:
@@ -89,12 +99,7 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
         if explicit:
             raise BadInput(path, "config file not found (expected a TOML file with a [suite] table)")
         return SuiteConfig()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadInput(path, f"not UTF-8 text (byte {exc.start}): expected a UTF-8 TOML file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(path, f"invalid TOML: {exc}") from None
+    data = read_toml(path)
     suite = data.get("suite", {})
     if not isinstance(suite, dict):
         raise BadInput(path, "expected [suite] to be a table")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sitegen.config import read_toml
 from sitegen.errors import BadInput
 
 METHODS = ("POST", "PUT", "PATCH")
@@ -97,13 +97,7 @@ def load_record_config(path: Path | None, *, explicit: bool = False) -> RecordCo
         return RecordConfig()
     if not path.is_file():
         raise BadInput(path, "config file not found (expected a TOML file)")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadInput(path, f"not UTF-8 text (byte {exc.start}): expected a UTF-8 TOML file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(path, f"invalid TOML: {exc}") from None
-    table = data.get("record", {})
+    table = read_toml(path).get("record", {})
     if not isinstance(table, dict):
         raise BadInput(path, "expected [record] to be a table", where="record")
     try:
