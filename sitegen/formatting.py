@@ -15,11 +15,6 @@ def percent(ratio: float | None) -> str:
     return "n/a" if ratio is None else f"{ratio * 100:.1f}%"
 
 
-def points(delta: float) -> str:
-    """A change of a ratio in percentage points, signed: 0.05 → `+5.0 pts`."""
-    return f"{delta * 100:+.1f} pts"
-
-
 def number(value: float | int | None, digits: int = 1) -> str:
     """A number for people: integers as is (with thousands separators), others rounded; None as n/a."""
     if value is None:
@@ -32,11 +27,6 @@ def number(value: float | int | None, digits: int = 1) -> str:
 def count(value: int | float | None, digits: int = 1) -> str:
     """A number with thousands separators; `—` when unknown."""
     return UNKNOWN if value is None else number(value, digits)
-
-
-def signed(delta: int | float) -> str:
-    """A difference with its sign: `+3`, `-1,200`, `+0.25` (trailing zeros of a float dropped)."""
-    return f"{delta:+,.2f}".rstrip("0").rstrip(".") if isinstance(delta, float) else f"{delta:+,}"
 
 
 def duration(ms: int | float | None) -> str:
@@ -67,11 +57,6 @@ def timestamp(iso: str) -> str:
     if len(iso) == 20 and iso.endswith("Z") and iso[10] == "T":
         return f"{iso[:10]} {iso[11:16]} UTC"
     return shorten(iso) if iso else UNKNOWN
-
-
-def yes_no(value: bool) -> str:
-    """`yes` or `no`."""
-    return "yes" if value else "no"
 
 
 def plural(amount: int, word: str, many: str | None = None) -> str:
