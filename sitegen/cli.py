@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional, TypeVar
 
-import click
 import typer
-from typer.core import TyperGroup
 
 from sitegen import __version__
 from sitegen.config import (
@@ -21,48 +21,10 @@ from sitegen.config import (
     DEFAULT_OUT,
     config_for,
 )
-from sitegen.errors import SitegenError, UsageError
-
-
-# --- global options after the command name (issue 14) ---------------------------------------------------
-# `sitegen build --quiet` means `sitegen --quiet build`: the flags that take no value are moved in front.
-_GLOBAL_FLAGS = frozenset({"--quiet", "-q", "--verbose", "-v"})
-
-
-def _hoist_global_flags(group: TyperGroup, ctx: click.Context, args: list[str]) -> list[str]:
-    """`args` with the global flags that follow the command name moved before it (what follows `--` stays).
-
-    No option of a command takes a flag-like value (click refuses one), so no value is mistaken for a flag.
-    """
-    position = next((i for i, arg in enumerate(args) if not arg.startswith("-")), None)
-    if position is None or group.get_command(ctx, args[position]) is None:
-        return args
-    tail = args[position + 1:]
-    end = tail.index("--") if "--" in tail else len(tail)
-    hoisted = [arg for arg in tail[:end] if arg in _GLOBAL_FLAGS]
-    rest = [arg for arg in tail[:end] if arg not in _GLOBAL_FLAGS] + tail[end:]
-    return [*args[:position], *hoisted, args[position], *rest]
-
-
-# --- end global options after the command name ----------------------------------------------------------
-
-
-class _SitegenGroup(TyperGroup):
-    """Turns sitegen's own errors into one message on stderr and their exit code, never a traceback."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, _hoist_global_flags(self, ctx, args))
-
-    def invoke(self, ctx):  # noqa: ANN001, ANN201 - click's signature
-        try:
-            return super().invoke(ctx)
-        except SitegenError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(exc.exit_code) from None
+from sitegen.errors import SitegenError
 
 
 app = typer.Typer(
-    cls=_SitegenGroup,
     name="sitegen",
     help="Evaluate saved diagnosis-agent traces against fixed cases, diff against a baseline, build a report site.",
     epilog="Example: sitegen --quiet evaluate --junit out/junit.xml  (global options go before or after the command)",
@@ -109,6 +71,51 @@ class _Verbosity:
     level = 0
 
 
+_CONTRADICTION = "--quiet and --verbose contradict each other: give one of them"
+_QUIET_HELP = "Print only warnings and errors."
+_VERBOSE_HELP = "Also print every file written."
+
+
+def _set_quiet(value: bool) -> bool:
+    if value:
+        if _Verbosity.level > 0:
+            raise typer.BadParameter(_CONTRADICTION)
+        _Verbosity.level = -1
+    return value
+
+
+def _set_verbose(value: bool) -> bool:
+    if value:
+        if _Verbosity.level < 0:
+            raise typer.BadParameter(_CONTRADICTION)
+        _Verbosity.level = 1
+    return value
+
+
+# The global flags are accepted after the command name too (`sitegen build --quiet`, docs/cli.md): every
+# command takes them, with the app's help text. The app's own pair sets the level first (its callback runs
+# before a command's options are parsed); a command's pair can only add to it.
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", callback=_set_quiet, help=_QUIET_HELP)]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", callback=_set_verbose, help=_VERBOSE_HELP)]
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def command(function: _Command) -> _Command:
+    """Register `function` as a command whose sitegen errors become one message on stderr and their exit code."""
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except SitegenError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+
+    app.command()(run)
+    return function
+
+
 def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN202 - a Report, imported lazily
     """The report of every case of the case file, evaluated with the cycle collector paused (gcpolicy.py)."""
     from sitegen.evaluation import evaluate_suite
@@ -152,20 +159,22 @@ def _main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only warnings and errors.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also print every file written.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help=_QUIET_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
 ) -> None:
     """sitegen: is the diagnosis agent better or worse than the baseline?"""
     if quiet and verbose:
-        raise UsageError("--quiet and --verbose contradict each other: give one of them")
+        raise typer.BadParameter(_CONTRADICTION)
     _Verbosity.level = -1 if quiet else 1 if verbose else 0
 
 
-@app.command()
+@command
 def check(
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
     config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Validate the case file and that every case has a readable trace fixture.
 
@@ -184,7 +193,7 @@ def check(
     _say(f"ok: {summary.case_count} cases, every trace fixture present and readable")
 
 
-@app.command()
+@command
 def evaluate(
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
@@ -194,6 +203,8 @@ def evaluate(
     ] = None,
     junit_out: JunitOpt = None,
     config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Evaluate every case's trace and write the JSON and/or Markdown report.
 
@@ -248,7 +259,7 @@ def _one_line_summary(report) -> str:  # noqa: ANN001 - Report, imported lazily
     return "\n".join(lines)
 
 
-@app.command()
+@command
 def diff(
     baseline: Annotated[
         Path, typer.Argument(metavar="BASELINE", help="The baseline report JSON (sitegen's or the Java harness's).")
@@ -263,6 +274,8 @@ def diff(
     ] = False,
     cost_tolerance: CostToleranceOpt = None,
     config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Compare a current report with a baseline: regressions, improvements and changes.
 
@@ -296,12 +309,14 @@ def diff(
         raise typer.Exit(1)
 
 
-@app.command()
+@command
 def baseline(
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
     out_dir: Annotated[Path, typer.Option("--dir", help="Folder for report.json and report.md.")] = DEFAULT_BASELINE_DIR,
     config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Regenerate the saved baseline (report.json + report.md) from the current traces.
 
@@ -316,7 +331,7 @@ def baseline(
     _say(f"baseline written to {out_dir}/report.json and report.md ({_one_line_summary(report).splitlines()[0]})")
 
 
-@app.command()
+@command
 def build(
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
@@ -358,6 +373,8 @@ def build(
         Optional[int],
         typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
     ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Evaluate, diff against the baseline, record the run and write the static report site.
 
@@ -393,7 +410,7 @@ def build(
         raise typer.Exit(result.exit_code)
 
 
-@app.command()
+@command
 def serve(
     out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = DEFAULT_OUT,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 8000,
@@ -405,6 +422,8 @@ def serve(
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
     config: ConfigOpt = None,
     baseline: BaselineOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Preview the site on http://127.0.0.1:PORT/ (loopback only) until Ctrl+C.
 
@@ -436,7 +455,7 @@ from sitegen import recorddefaults  # noqa: E402 - constants only (cheap); the r
 _MAX_LISTED_RECORD_FAILURES = 20
 
 
-@app.command()
+@command
 def record(
     url: Annotated[str, typer.Option("--url", help="The running agent's endpoint (http:// or https://).")],
     out: Annotated[Path, typer.Option("--out", help="Folder to record into: one folder of trials per case, and cases.json.")],
@@ -458,6 +477,8 @@ def record(
             help="Retries of a request that timed out, could not connect, or got 5xx or 429, with exponential back-off and jitter.",
         ),
     ] = recorddefaults.DEFAULT_RETRIES,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Ask a running agent every case's question --trials times and save each answer as a trial.
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -48,7 +47,7 @@ def test_same_option_same_meaning_across_commands() -> None:
     helps: dict[str, set[str]] = {}
     for name, command in typer.main.get_command(app).commands.items():  # type: ignore[attr-defined]
         for param in command.params:
-            if isinstance(param, click.Option) and param.name != "help":
+            if param.param_type_name == "option" and param.name != "help":
                 for opt in param.opts:
                     helps.setdefault(opt, set()).add(param.help or "")
     shared = {opt: texts for opt, texts in helps.items() if opt in ("--cases", "--fixtures", "--config", "--junit")}
