@@ -228,14 +228,20 @@ def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
     """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
     from sitegen.junit import junit_xml
 
-    changes = diff.caseChanges if diff is not None else None
-    _write_output(target, junit_xml(report, cases_path.stem or "sitegen", changes, known_failures))
+    name = cases_path.stem or "sitegen"
+    if diff is None:
+        _write_output(target, junit_xml(report, name, known_failures=known_failures))
+        return
+    from sitegen.compare.changes import known_failures as known, regressed_cases
+
+    changes = diff.caseChanges
+    text = junit_xml(report, name, known(changes), known_failures, regressed=regressed_cases(changes))
+    _write_output(target, text)
 
 
 def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
     """The terminal's diff line (the cases first, then the pass rate) and the gate's reason."""
-    from sitegen.compare.changes import format_headline
-    from sitegen.compare.markdown import gate_text
+    from sitegen.compare.wording import format_headline, gate_text
 
     items = f"{diff.regressionCount} regression, {diff.improvementCount} improvement, {diff.changedCount} change item(s)"
     return f"{format_headline(diff.headline())} ({items})", f"regression: {gate_text(diff)} against {baseline}"

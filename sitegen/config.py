@@ -33,6 +33,8 @@ DEFAULT_ALPHA = 0.05
 
 # Rows per static page of the site's case list (index.html, index-2.html, …; docs/big-suites.md).
 INDEX_PAGE_ROWS = 500
+# A list of cases or diff items longer than this starts folded, in diff.md as on the diff page.
+FOLD_AFTER = 10
 # `sitegen serve`: the port on 127.0.0.1 when --port is not given.
 DEFAULT_PORT = 8000
 

@@ -16,12 +16,9 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from sitegen.checks import FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
 from sitegen.models import Case, Trace
-
-FIXTURE_MISSING = "fixture_missing"
-FIXTURE_INVALID = "fixture_invalid"
-FIXTURE_PATH_INVALID = "fixture_path_invalid"
 
 _EXPECTED = {
     "string_type": "a string",
@@ -288,7 +285,7 @@ class FixtureProblem:
 
     def as_check(self) -> str:
         """The `"<code>: <message>"` form of a failed check."""
-        return f"{self.code}: {self.message}"
+        return format_check(self.code, self.message)
 
 
 @dataclass(frozen=True)

@@ -16,17 +16,10 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
 from helpers import ROOT, check_golden
-from sitegen.compare.diff import (
-    DEFAULT_COST_TOLERANCE,
-    DIFF_FORMAT_VERSION,
-    DiffItem,
-    UNREAD_TRACE_CODES,
-    DiffReport,
-    compare_reports,
-    diff_json,
-)
-from sitegen.rules import FIXTURE_CODES
+from sitegen.compare.diff import DIFF_FORMAT_VERSION, DiffReport, compare_reports, diff_json
+from sitegen.compare.items import DiffItem
 from sitegen.compare.markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
+from sitegen.config import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.report import Report, build_report, read_report, result_from_json
 
@@ -368,10 +361,6 @@ def test_a_case_whose_trace_was_unreadable_is_not_paired(code: str) -> None:
                                                         toolCallCount=0, durationMs=None))
     item = cost_items(compare_reports(before, after))["averageToolCallCount"]
     assert (item.pairedCaseCount, item.type) == (1, "CHANGED")
-
-
-def test_unread_trace_codes_are_the_rules_fixture_codes() -> None:
-    assert UNREAD_TRACE_CODES == set(FIXTURE_CODES)
 
 
 def test_no_case_measured_in_both_reports_is_changed_with_no_paired_values() -> None:
@@ -825,7 +814,7 @@ def test_hostile_case_ids_cannot_break_the_table() -> None:
 
 
 def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
-    from sitegen.compare.diff import describe_value
+    from sitegen.compare.wording import describe_value
 
     assert describe_value("averageToolCallCount", None) == "unknown"
     assert describe_value("durationMs", None) == describe_value("averageDurationMs", None) == "unknown"
@@ -833,7 +822,7 @@ def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
 
 
 def test_a_case_measured_only_in_the_baseline_changes_the_mix() -> None:
-    from sitegen.compare.diff import paired_average
+    from sitegen.compare.costs import paired_average
 
     both, dropped = result("a", durationMs=100), result("b", durationMs=900)
     assert paired_average(report(both, dropped), report(both), "averageDurationMs").mix_changed

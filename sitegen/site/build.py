@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList, read_case_list
-from sitegen.compare.diff import DiffReport, compare_reports, diff_json
+from sitegen.compare.diff import CaseComparison, DiffReport, compare_reports, diff_json
 from sitegen.compare.markdown import diff_markdown
 from sitegen.config import (
     DEFAULT_BASELINE,
@@ -58,7 +58,6 @@ from sitegen.site.history import (
     new_run,
     pass_strip,
     record_run,
-    run_with_trials,
 )
 from sitegen.site.incremental import (
     STATUS_FILE,
@@ -169,6 +168,7 @@ class CasePages(NamedTuple):
     records: dict[str, CaseRecord]
     results: list[CaseResult]  # in case-file order
     reused: int  # pages taken unchanged from the previous site
+    compared: dict[str, CaseComparison]  # the rendered cases against their baseline entries, by case id
 
 
 @dataclass(frozen=True)
@@ -282,6 +282,7 @@ def write_case_pages(
         indices, checked = _unchanged_first(indices, context, progress)
     workers = worker_count(options.workers, len(indices))
     records: dict[str, CaseRecord] = {}
+    compared: dict[str, CaseComparison] = {}
     remember: dict[str, Remembered] = {}
     reused = 0
     with run_tasks(build_case, indices, context, workers, progress.advance, options.start_method) as jobs:
@@ -294,11 +295,13 @@ def write_case_pages(
                 reused += 1
             else:
                 records[case_id] = done.record
+                if done.comparison is not None:
+                    compared[case_id] = done.comparison
     progress.finish()
     if any(context.remembered.get(name) != entry for name, entry in remember.items()):
         # Not merely to forget a trace just changed: it is hashed anyway.
         save_remembered(context.fixtures_root, remember)
-    return CasePages(records, [records[case_id].result for case_id in ids], reused)
+    return CasePages(records, [records[case_id].result for case_id in ids], reused, compared)
 
 
 def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
@@ -312,7 +315,7 @@ def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> 
         site=inputs.assets.info,
         cases=inputs.cases,
         slugs=[slugs[case_id] for case_id in inputs.cases.ids],
-        baseline={r.caseId: r for r in baseline.results} if baseline is not None else None,
+        baseline=baseline.by_id if baseline is not None else None,
         settings=inputs.status.settings,
         previous=inputs.previous,
         # Only a rebuild looks digests up (a full build reads every trace anyway).
@@ -344,11 +347,13 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     report_text = report_json(report, [pages.records[case_id].report for case_id in inputs.cases.ids])
     tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
     alpha = inputs.config.alpha
-    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha) if inputs.baseline is not None else None
+    diff = None
+    if inputs.baseline is not None:
+        # The cases whose page was rendered were compared with their baseline entry then; the others are here.
+        diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha, compared=pages.compared)
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
-    run = run_with_trials(run, report)  # the trial aggregates, for the pass-rate chart's band
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList
-from sitegen.compare.changes import classify_case
-from sitegen.compare.diff import case_items
+from sitegen.compare.diff import CaseComparison, compare_case
 from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_case
 from sitegen.jsontext import identity
@@ -145,11 +144,12 @@ def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
 
 class PageDone(NamedTuple):
     """A case page written: the case's record for the build status (its result, report texts, page key and
-    size), and what to remember of its trace file."""
+    size), what to remember of its trace file, and the case against its baseline entry (for the diff)."""
 
     position: int  # the case's index in the case file
     record: CaseRecord
     remember: Remembered | None = None
+    comparison: CaseComparison | None = None  # None without a baseline
 
 
 class PageReused(NamedTuple):
@@ -203,14 +203,15 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     else:
         outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
-    items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
-    change = classify_case(job.baseline, result) if context.baseline is not None else None
+    # Compared here once, for the page and for the diff (compare_reports takes it as it is).
+    comparison = compare_case(job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
+    items, change = (comparison.items, comparison.change) if comparison is not None else (None, None)
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
     record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result, search)
-    return PageDone(job.position, record, trace.remember)
+    return PageDone(job.position, record, trace.remember, comparison)
 
 
 def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:

@@ -14,8 +14,9 @@ from typing import NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
+from sitegen.checks import parse_check
 from sitegen.compare.changes import NEW, CaseChange
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.config import SuiteConfig
 from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
 from sitegen.models import Case
@@ -376,5 +377,5 @@ def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ..
 
 
 def _split_check(check: str) -> tuple[str, str]:
-    code, _, message = check.partition(":")
-    return (code.strip(), message.strip()) if message else ("check", check)
+    parsed = parse_check(check)
+    return (parsed.code, parsed.detail) if parsed.has_detail else ("check", check)

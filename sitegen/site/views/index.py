@@ -15,7 +15,8 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW
-from sitegen.compare.diff import DiffReport, describe_delta
+from sitegen.compare.diff import DiffReport
+from sitegen.compare.wording import pass_rate_points
 from sitegen.config import SuiteConfig
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.site import urls
@@ -228,7 +229,7 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     """The headline figures: pass rate, the counts per status, regressions, averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
     if diff is not None:
-        points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+        points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
         rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
