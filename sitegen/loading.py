@@ -209,8 +209,20 @@ def load_json_file(path: Path, what: str, text: str | None = None) -> Any:
     return value
 
 
+class CaseFile(NamedTuple):
+    """The case file parsed once: each case as written (what page keys and a recording's copy take) and validated."""
+
+    raw: list[dict[str, Any]]
+    cases: list[Case]
+
+
 def load_cases(path: Path, text: str | None = None) -> list[Case]:
     """Load and validate the case file: a non-empty JSON array of cases with unique ids (`text`: already read)."""
+    return load_case_file(path, text).cases
+
+
+def load_case_file(path: Path, text: str | None = None) -> CaseFile:
+    """The case file parsed and validated, each case also as parsed (`text`: already read)."""
     data = load_json_file(path, "case file", text)
     if not isinstance(data, list):
         raise BadInput(path, f"expected a JSON array of cases, got {_json_kind(data)}")
@@ -233,7 +245,7 @@ def load_cases(path: Path, text: str | None = None) -> list[Case]:
             )
         seen[case.id] = index
         cases.append(case)
-    return cases
+    return CaseFile(data, cases)
 
 
 def _case_problem(errors: Sequence[Any]) -> tuple[str, str]:

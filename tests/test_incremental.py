@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-import sitegen.site.build as site_module
+import sitegen.site.incremental as incremental
 from helpers import fail_at
 from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
 from sitegen.site.build import BuildOptions, BuildResult, build_site
@@ -150,7 +150,7 @@ def test_a_change_every_page_shows_renders_every_page(built: Path, change: str, 
     elif change == "no-baseline":
         extra["baseline"] = None  # every page's navigation loses the diff link
     else:
-        monkeypatch.setattr(site_module, "code_fingerprint", lambda: "another sitegen's code and templates")
+        monkeypatch.setattr(incremental, "code_fingerprint", lambda: "another sitegen's code and templates")
     assert rebuild_and_compare(built, **extra).reused_pages == 0
 
 
@@ -234,25 +234,29 @@ def test_a_failed_rebuild_leaves_the_previous_site_and_its_pages_intact(built: P
 
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Counts of whole-file validations (load_cases) and of single cases validated on demand."""
-    import sitegen.casefile as caselist
+    """Counts of whole-file validations (loading.load_case_file) and of single cases validated on demand."""
+    import sitegen.loading as loading
     from sitegen.models import Case
 
     counts = {"files": 0, "cases": 0}
-    real_load = caselist.load_cases
+    real_load, real_validate = loading.load_case_file, Case.model_validate
+    whole_file = []
 
-    def load_cases(path, text=None):  # noqa: ANN001, ANN202 - spy
+    def load_case_file(path, text=None):  # noqa: ANN001, ANN202 - spy
         counts["files"] += 1
-        return real_load(path, text)
+        whole_file.append(True)
+        try:
+            return real_load(path, text)
+        finally:
+            whole_file.pop()
 
-    class CaseSpy:
-        @staticmethod
-        def model_validate(data):  # noqa: ANN001, ANN205 - spy
+    def model_validate(data, **kwargs):  # noqa: ANN001, ANN202 - spy
+        if not whole_file:
             counts["cases"] += 1
-            return Case.model_validate(data)
+        return real_validate(data, **kwargs)
 
-    monkeypatch.setattr(caselist, "load_cases", load_cases)
-    monkeypatch.setattr(caselist, "Case", CaseSpy)
+    monkeypatch.setattr(loading, "load_case_file", load_case_file)
+    monkeypatch.setattr(Case, "model_validate", model_validate)
     return counts
 
 
@@ -279,7 +283,6 @@ def test_an_invalid_edit_of_a_validated_case_file_is_bad_input(built: Path) -> N
 
 def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `sitegen serve --watch` rebuilds in one process: an edited template must change the fingerprint.
-    import sitegen.site.incremental as buildstatus
 
     package = tmp_path / "fakesite"
     (package / "templates").mkdir(parents=True)
@@ -287,10 +290,10 @@ def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, m
     template = package / "templates" / "page.html"
     template.write_text("<p>{{ one }}</p>", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    before = buildstatus.code_fingerprint(("fakesite",))
-    assert buildstatus.code_fingerprint(("fakesite",)) == before
+    before = incremental.code_fingerprint(("fakesite",))
+    assert incremental.code_fingerprint(("fakesite",)) == before
     template.write_text("<p>{{ two }}</p>", encoding="utf-8")
-    assert buildstatus.code_fingerprint(("fakesite",)) != before
+    assert incremental.code_fingerprint(("fakesite",)) != before
 
 
 def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) -> None:

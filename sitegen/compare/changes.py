@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitegen.checks import check_codes
-from sitegen.report import CaseResult, Report
+from sitegen.report import CaseResult
 
 REGRESSED = "regressed"
 REMOVED = "removed"
@@ -89,15 +89,6 @@ def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
     return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved)
-
-
-def case_changes(baseline: Report, current: Report) -> list[CaseChange]:
-    """Every case of either report: the current report's order, then the removed cases in baseline order."""
-    before = {result.caseId: result for result in baseline.results}
-    now = {result.caseId for result in current.results}
-    changes = [classify_case(before.get(result.caseId), result) for result in current.results]
-    changes += [classify_case(result, None) for result in baseline.results if result.caseId not in now]
-    return changes
 
 
 def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:

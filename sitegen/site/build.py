@@ -59,15 +59,15 @@ from sitegen.site.history import (
     pass_strip,
     record_run,
 )
+from sitegen.site import incremental
 from sitegen.site.incremental import (
     STATUS_FILE,
     BuildStatus,
     CaseRecord,
     PageRecord,
     baseline_seal,
+    build_settings,
     case_file_seal,
-    code_fingerprint,
-    digest,
     read_status,
     status_json,
 )
@@ -201,9 +201,8 @@ def read_inputs(options: BuildOptions) -> Inputs:
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
     assets = read_assets(config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows)
-    code = code_fingerprint()
-    # Everything every page depends on besides its own inputs; another value means every page is rendered.
-    settings = digest(code, repr(assets.info), config.fingerprint(), str(options.fixtures))
+    code = incremental.code_fingerprint()
+    settings = build_settings(code, repr(assets.info), config, options.fixtures)
     previous = read_status(options.out, settings)
     case_file = read_input(options.cases, "case file")
     cases_sealed = case_file_seal(case_file.data, code)
