@@ -223,7 +223,7 @@ def evaluate(
 
 
 def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
-    target: Path, report, cases_path: Path, diff=None, known_failures: str = "skip"
+    target: Path, report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
 ) -> None:
     """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
     from sitegen.junit import junit_xml
@@ -372,7 +372,7 @@ def build(
             help="In --junit, cases that also failed in the baseline: 'skip' (reported as skipped, so only what "
             "the change broke is red) or 'fail'.",
         ),
-    ] = "skip",  # type: ignore[assignment]
+    ] = config.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
     cost_tolerance: CostToleranceOpt = None,
     jobs: Annotated[
         Optional[int],
@@ -454,8 +454,6 @@ def serve(
     )
 
 
-# --- sitegen record -------------------------------------------------------------------------------------------
-
 _MAX_LISTED_RECORD_FAILURES = 20
 
 
@@ -521,8 +519,6 @@ def record(
         typer.echo(f"record: {summary.failed} trial(s) could not be recorded; rerun to retry only those", err=True)
         raise typer.Exit(1)
 
-
-# --- end of sitegen record --------------------------------------------------------------------------------------
 
 
 def _progress_or_error(message: str) -> None:

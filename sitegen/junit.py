@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
+from sitegen.config import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
 from sitegen.errors import UsageError
 from sitegen.report import CaseResult, Report, TrialResult
 
@@ -35,9 +36,6 @@ def _seconds(duration_ms: int | float | None) -> str:
     return f"{(duration_ms or 0) / 1000:.3f}"
 
 
-KNOWN_FAILURES_SKIP = "skip"
-KNOWN_FAILURES_FAIL = "fail"
-KNOWN_FAILURE_MODES = (KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL)
 KNOWN_FAILURE_PREFIX = "known failure since the baseline: "
 
 
@@ -109,7 +107,7 @@ def junit_xml(
     report: Report,
     suite_name: str,
     known: Mapping[str, Sequence[str]] | None = None,
-    known_failures: str = KNOWN_FAILURES_SKIP,
+    known_failures: str = DEFAULT_JUNIT_KNOWN_FAILURES,
     *,
     regressed: Collection[str] = (),
 ) -> str:
@@ -121,9 +119,10 @@ def junit_xml(
     cases that passed there (a case not run now is then a failure, not a skip); compare/changes.py's
     known_failures and regressed_cases make both from the diff.
     """
-    if known_failures not in KNOWN_FAILURE_MODES:
-        raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failures!r}")
-    baseline = _Baseline(known or {}, regressed, known_failures == KNOWN_FAILURES_SKIP)
+    if known_failures not in JUNIT_KNOWN_FAILURE_MODES:
+        modes = ", ".join(JUNIT_KNOWN_FAILURE_MODES)
+        raise UsageError(f"--junit-known-failures must be one of {modes}, got {known_failures!r}")
+    baseline = _Baseline(known or {}, regressed, known_failures == "skip")
     cases = [element for result in report.results for element in _testcases(result, suite_name, baseline)]
     skipped = sum(1 for case in cases if case.find("skipped") is not None)
     failures = sum(1 for case in cases if case.find("failure") is not None)

@@ -378,7 +378,7 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
 
 
-# --- a folder of trials -------------------------------------------------------------------------------------------
+# A folder of trials
 
 # What `sitegen record` writes beside a trial it could not record: not a trial (eval/README.md, "Trials").
 TRIAL_ERROR_SUFFIX = ".error.json"

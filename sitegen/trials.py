@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from sitegen.checks import with_trial_count
+from sitegen.config import TRIAL_POLICIES
 from sitegen.report import CaseResult, TrialResult
 
-TRIAL_POLICIES = ("all", "majority", "any")
 
 
 def policy_passes(policy: str, passed: int, trials: int) -> bool:

@@ -80,7 +80,7 @@ def regressed() -> DiffReport:
     return compare_reports(read_report(DATA / "baseline.json"), read_report(DATA / "current-regressed.json"))
 
 
-# --- identical reports -------------------------------------------------------------------------------------------
+# Identical reports
 
 
 @pytest.mark.parametrize("name", ["baseline.json", "current-regressed.json", "java-baseline.json"])
@@ -90,7 +90,7 @@ def test_identical_reports_give_no_items(name: str) -> None:
     assert (diff.regressionCount, diff.improvementCount, diff.changedCount, diff.hasRegression) == (0, 0, 0, False)
 
 
-# --- per-case metrics, each direction ----------------------------------------------------------------------------
+# Per-case metrics, each direction
 
 CASE_METRICS = [
     # (metric, baseline fields, current fields, type, baselineValue, currentValue, delta)
@@ -168,7 +168,7 @@ def test_failed_check_details_change_says_so() -> None:
     assert item.message == "Case c1 failure details changed: a → a."
 
 
-# --- presence -----------------------------------------------------------------------------------------------------
+# Presence
 
 
 def test_missing_case_is_one_regression() -> None:
@@ -188,7 +188,7 @@ def test_new_case_is_one_change_not_a_regression() -> None:
     assert [i.metric for i in of_type(diff, "REGRESSION")] == ["passRate"]
 
 
-# --- aggregates ---------------------------------------------------------------------------------------------------
+# Aggregates
 
 
 def with_aggregates(base: Report, **fields: Any) -> Report:
@@ -256,7 +256,7 @@ def diff_items(before: Report, after: Report) -> list:
     return [item for item in compare_reports(before, after).items if item.scope == "aggregate"]
 
 
-# --- cost signals: the paired rule ---------------------------------------------------------------------------------
+# Cost signals: the paired rule
 
 
 def cost_items(diff: DiffReport) -> dict[str, DiffItem]:
@@ -448,7 +448,7 @@ def test_shared_cases_slower_beyond_the_tolerance_always_regress(
     assert diff.hasRegression is True
 
 
-# --- changed definitions ------------------------------------------------------------------------------------------
+# Changed definitions
 
 
 def test_changed_definition_adds_an_item_and_is_listed() -> None:
@@ -467,7 +467,7 @@ def test_no_definition_item_without_two_different_digests(old: str | None, new: 
     assert diff.items == [] and diff.changedDefinitions == []
 
 
-# --- the shipped report pair: exact items, order, counts ----------------------------------------------------------
+# The shipped report pair: exact items, order, counts
 
 
 def test_report_pair_items(regressed: DiffReport) -> None:
@@ -617,7 +617,7 @@ def test_deltas_are_current_minus_baseline_for_numbers_only(regressed: DiffRepor
             assert item.delta is None, item
 
 
-# --- JSON ---------------------------------------------------------------------------------------------------------
+# JSON
 
 
 def test_json_shape_follows_the_contract(regressed: DiffReport) -> None:
@@ -662,7 +662,7 @@ def test_json_is_byte_stable() -> None:
     check_golden(texts.pop(), GOLDEN / "regressed.json")
 
 
-# --- Java-shaped reports ------------------------------------------------------------------------------------------
+# Java-shaped reports
 
 
 @pytest.mark.parametrize("java_side", ["baseline", "current"])
@@ -709,7 +709,7 @@ def test_bad_reports_name_the_file(tmp_path: Path, name: str, text: str | None, 
     assert problem in str(caught.value)
 
 
-# --- Markdown -----------------------------------------------------------------------------------------------------
+# Markdown
 
 
 def test_markdown_golden(regressed: DiffReport) -> None:
@@ -809,7 +809,7 @@ def test_hostile_case_ids_cannot_break_the_table() -> None:
     check_golden(text, GOLDEN / "hostile.md")
 
 
-# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Mutants that survived (docs/testing.md, "Mutation testing")
 # Each test below fails for a mutant of sitegen/compare/diff.py that the tests above let through.
 
 

@@ -139,7 +139,7 @@ def test_evaluate_writes_junit(tmp_path: Path) -> None:
     assert cases["pass"].time == pytest.approx(1.0)
 
 
-# --- with a baseline: known failures ------------------------------------------------------------------------------
+# With a baseline: known failures
 
 
 def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, object]:

@@ -34,6 +34,7 @@ from sitegen.config import (
     DEFAULT_HISTORY_LIMIT,
     DEFAULT_OUT,
     INDEX_PAGE_ROWS,
+    LIST_POOL_MIN_PAGES,
     SuiteConfig,
     config_for,
 )
@@ -90,8 +91,6 @@ from sitegen.site.workers import Tasks, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
 
 HISTORY_FILE = urls.HISTORY_JSON
-# Below this many pages of the case list (the index included), they are written without worker processes.
-LIST_POOL_MIN_PAGES = 4
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,7 @@ class BuildOptions:
     fail_on_regression: bool = False
     cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
     workers: int | None = None  # processes for case pages (default: one per core for big suites)
-    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: parallel.start_method)
+    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
 
@@ -185,7 +184,7 @@ class Gathered:
     flaky: set[str]
 
 
-# --- step 1: read and check every input ------------------------------------------------------------------
+# Step 1: read and check every input
 
 
 def read_inputs(options: BuildOptions) -> Inputs:
@@ -254,7 +253,7 @@ def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -
     return Assets(tuple((urls.asset(name), data) for name, data in zip(names, (css, js, icon, plotly))), info)
 
 
-# --- step 2: the case pages ------------------------------------------------------------------------------
+# Step 2: the case pages
 
 
 def write_case_pages(
@@ -336,7 +335,7 @@ def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Pro
     return pending, taken
 
 
-# --- step 3: the run's data ------------------------------------------------------------------------------
+# Step 3: the run's data
 
 
 def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
@@ -359,7 +358,7 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky)
 
 
-# --- step 4: the pages and files of the whole run --------------------------------------------------------
+# Step 4: the pages and files of the whole run
 
 
 def write_text(writer: SiteWriter, relative: str, text: str) -> None:
@@ -442,7 +441,7 @@ def write_status(writer: SiteWriter, inputs: Inputs, pages: CasePages, list_page
     write_text(writer, STATUS_FILE, status_json(status, inputs.cases.ids))
 
 
-# --- the build -------------------------------------------------------------------------------------------
+# The build
 
 
 def build_site(options: BuildOptions, progress: Progress | None = None) -> BuildResult:

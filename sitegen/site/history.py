@@ -23,13 +23,12 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW
+from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT
 from sitegen.errors import BadInput, UsageError
 from sitegen.jsontext import dumps_json
 from sitegen.report import Report
 
 HISTORY_FORMAT_VERSION = 1
-URL_TIMEOUT_SECONDS = 60
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _URL = re.compile(r"^https?://", re.IGNORECASE)
@@ -201,7 +200,7 @@ def _fetch(url: str) -> str | None:
     """The body of `url` as text, or None when the server says it does not exist (404/410)."""
     request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"})
     try:
-        with urllib.request.urlopen(request, timeout=URL_TIMEOUT_SECONDS) as response:  # noqa: S310 - http(s) only
+        with urllib.request.urlopen(request, timeout=HISTORY_URL_TIMEOUT) as response:  # noqa: S310 - http(s) only
             body: bytes = response.read()
             content_type = response.headers.get_content_type()
     except urllib.error.HTTPError as exc:

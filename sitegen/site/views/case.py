@@ -161,8 +161,7 @@ CASE_SECTIONS = (
     Section("definition", "Definition"),
     Section("raw", "Raw trace"),
 )
-# --- trials: the section a case with a folder of trials adds (site/views/trials.py) ---
-TRIALS_SECTION = Section("trials", "Trials")
+TRIALS_SECTION = Section("trials", "Trials")  # only a case with a folder of trials has it (site/views/trials.py)
 
 
 def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
@@ -175,7 +174,8 @@ def _trial_facts(result: CaseResult) -> tuple[Fact, ...]:
     if result.trialResults is None:
         return ()
     return (Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),)
-# --- end trials ---
+
+
 _DEPTH = 1  # case pages live in cases/
 
 

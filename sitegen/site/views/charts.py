@@ -197,7 +197,6 @@ def _trial_band(runs: Sequence[Run]) -> tuple[list[dict[str, Any]], list[str], s
     rate, low, high = points[-1][1]
     note = f"trial pass rate latest {fmt.percent(rate)}, 95% interval {fmt.percent(low)}–{fmt.percent(high)}."
     return traces, column, note
-# --- end trials ---
 
 
 def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:
