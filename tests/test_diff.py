@@ -16,7 +16,7 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
 from helpers import ROOT, check_golden
-from sitegen.compare.diff import DIFF_FORMAT_VERSION, DiffReport, compare_reports, diff_json
+from sitegen.compare.diff import DIFF_FORMAT_VERSION, DiffReport, compare_case, compare_reports, diff_json
 from sitegen.compare.items import DiffItem
 from sitegen.compare.markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
 from sitegen.config import DEFAULT_COST_TOLERANCE
@@ -78,6 +78,16 @@ def of_type(diff: DiffReport, kind: str) -> list[DiffItem]:
 @pytest.fixture
 def regressed() -> DiffReport:
     return compare_reports(read_report(DATA / "baseline.json"), read_report(DATA / "current-regressed.json"))
+
+
+def test_cases_compared_beforehand_give_the_same_diff(regressed: DiffReport) -> None:
+    # A build compares each rendered case with its baseline entry once, for its page, and hands that over.
+    baseline, current = read_report(DATA / "baseline.json"), read_report(DATA / "current-regressed.json")
+    compared = {r.caseId: compare_case(baseline.by_id.get(r.caseId), r) for r in current.results[::2]}
+    again = compare_reports(baseline, current, compared=compared)
+    assert diff_json(again) == diff_json(regressed)
+    reused = [change for change in again.caseChanges if change.caseId in compared]
+    assert reused and all(change is compared[change.caseId].change for change in reused)  # taken, not made again
 
 
 # Identical reports
