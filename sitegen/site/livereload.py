@@ -21,18 +21,32 @@ POLL_SECONDS = 20.0
 CLOSE_GRACE_SECONDS = 2.0
 
 # The page polls with the build it was served at and reloads when the server names another one. A failed poll
-# (the server stopped) is retried: a server started again names a new build, and the page reloads then.
+# (the server stopped) is retried: a server started again names a new build, and the page reloads then. A hidden
+# tab does not poll (as in mkdocs): a browser opens only a few connections to one server at a time.
 RELOAD_SCRIPT = """\
 "use strict";
 (function () {
   var served = document.currentScript.getAttribute("data-build");
+  var pending = null; // the poll in flight (its AbortController) or the retry's timer
   function poll() {
-    fetch("__POLL_PATH__?build=" + encodeURIComponent(served), { cache: "no-store" })
+    var controller = new AbortController();
+    pending = controller;
+    fetch("__POLL_PATH__?build=" + encodeURIComponent(served), { cache: "no-store", signal: controller.signal })
       .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
-      .then(function (build) { if (build !== served) { window.location.reload(); } else { poll(); } })
-      .catch(function () { window.setTimeout(poll, 2000); });
+      .then(function (build) {
+        if (pending !== controller) { return; }
+        if (build !== served) { window.location.reload(); } else { poll(); }
+      })
+      .catch(function () { if (pending === controller) { pending = window.setTimeout(poll, 2000); } });
   }
-  poll();
+  function stop() {
+    if (pending instanceof AbortController) { pending.abort(); } else if (pending !== null) { window.clearTimeout(pending); }
+    pending = null;
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) { stop(); } else if (pending === null) { poll(); }
+  });
+  if (!document.hidden) { poll(); }
 })();
 """.replace("__POLL_PATH__", POLL_PATH).encode("utf-8")
 
