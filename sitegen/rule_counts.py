@@ -19,7 +19,7 @@ MINUS = "−"  # U+2212, as the pages print a fall
 
 class _HasChecks(Protocol):
     @property
-    def failedChecks(self) -> list[str]: ...  # noqa: N802 - the report's field name
+    def failedChecks(self) -> list[str]: ...
 
 
 class RuleCount(NamedTuple):

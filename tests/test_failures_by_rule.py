@@ -11,11 +11,17 @@ from typing import NamedTuple
 from bs4 import BeautifulSoup
 
 from sitegen.checks import parse_check
-from sitegen.rule_counts import MINUS, RuleCount, by_rule_markdown, cases_by_code, failures_by_rule
+from sitegen.rule_counts import (
+    MINUS,
+    RuleCount,
+    by_rule_markdown,
+    cases_by_code,
+    failures_by_rule,
+)
 
 
 class Result(NamedTuple):
-    failedChecks: list[str]  # noqa: N815 - the report's field name
+    failedChecks: list[str]
 
 
 def test_a_case_failing_two_codes_counts_once_under_each() -> None:
