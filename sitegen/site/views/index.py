@@ -329,7 +329,17 @@ def build_index_page(
     commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
     subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {name} · {fmt.timestamp(run.createdAt)}{commit}"
     return IndexPage(
-        layout=make_layout(site, title="Overview", depth=0, current="index", charts=True),
+        layout=make_layout(
+            site,
+            title="Overview",
+            description=(
+                f"Diagnosis eval run {name}: {report.passedCases:,} of {fmt.plural(report.totalCases, 'case')} passed "
+                f"({fmt.percent(report.passRate)}); failures by rule, charts and every case."
+            ),
+            depth=0,
+            current="index",
+            charts=True,
+        ),
         heading="Diagnosis eval report",
         subtitle=subtitle,
         stats=tuple(_index_stats(report, diff)),
@@ -407,7 +417,13 @@ def build_case_list_page(
         page_size=site.index_page_rows, flaky_count=0, pages=nav,
     )
     return CaseListPage(
-        layout=make_layout(site, title=f"Cases, page {number:,}", depth=0, current="index"),
+        layout=make_layout(
+            site,
+            title=f"Cases, page {number:,}",
+            description=f"{nav.summary}: each case's status, agent verdict and failed checks.",
+            depth=0,
+            current="index",
+        ),
         heading="Cases",
         subtitle=nav.summary + ". The overview filters and sorts them all.",
         table=table,
