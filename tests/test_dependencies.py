@@ -232,3 +232,12 @@ def test_the_agreement_check_sees_a_changed_bound(tmp_path: Path) -> None:
     pyproject.write_text(PYPROJECT.read_text(encoding="utf-8").replace('"jinja2>=3.1"', '"jinja2>=3.1.2"'), encoding="utf-8")
     assert lowest_pins(pyproject) != read_constraints(CONSTRAINTS)
     assert lowest_pins(pyproject)["jinja2"] == "3.1.2"
+
+
+def test_the_wheel_lists_every_package_of_sitegen() -> None:
+    """pyproject names the packages a wheel carries: a subpackage missing there imports here and fails for a user."""
+    listed = set(tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(path.parent.relative_to(PACKAGE.parent).parts) for path in PACKAGE.rglob("__init__.py")
+    }
+    assert found and found <= listed, f"not in [tool.setuptools] packages: {sorted(found - listed)}"
