@@ -256,7 +256,10 @@ def case_lines(path: Path) -> dict[str, int]:
     while offset < len(text) and text[offset] != "]":
         line += text.count("\n", start, offset)
         start = offset
-        item, offset = decoder.raw_decode(text, offset)
+        try:
+            item, offset = decoder.raw_decode(text, offset)
+        except (ValueError, RecursionError):  # changed since it was validated: the cases before keep their lines
+            break
         if isinstance(item, dict) and isinstance(item.get("id"), str):
             lines.setdefault(item["id"], line)
         offset = _skip_json_space(text, offset)

@@ -308,3 +308,12 @@ def test_without_a_case_file_there_is_no_position() -> None:
     root = ET.fromstring(junit_xml(build_report([_result("bad", "failed", ["verdict_missing: no verdict"])]), "s"))
     (case,) = root.iter("testcase")
     assert case.get("file") is None and case.get("line") is None
+
+
+def test_case_lines_of_a_file_changed_since_it_was_read(tmp_path: Path) -> None:
+    """The file is read again for the lines: one edited meanwhile gives the lines it still has, never an error."""
+    path = tmp_path / "cases.json"
+    path.write_text('[\n  {"id": "a"},\n  {"id": "b", "x": [', encoding="utf-8")
+    assert case_lines(path) == {"a": 2}
+    path.write_text('{"id": "a"}', encoding="utf-8")
+    assert case_lines(path) == {}
