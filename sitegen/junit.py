@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from sitegen.config import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
 from sitegen.errors import UsageError
 from sitegen.report import CaseResult, Report, TrialResult
 
@@ -40,9 +41,8 @@ def _seconds(duration_ms: int | float | None) -> str:
     return f"{(duration_ms or 0) / 1000:.3f}"
 
 
-KNOWN_FAILURES_SKIP = "skip"
-KNOWN_FAILURES_FAIL = "fail"
-KNOWN_FAILURE_MODES = (KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL)
+KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL = JUNIT_KNOWN_FAILURE_MODES
+KNOWN_FAILURE_MODES = JUNIT_KNOWN_FAILURE_MODES
 KNOWN_FAILURE = "known failure since the baseline"
 
 
@@ -128,7 +128,7 @@ def junit_xml(
     case_lines: Mapping[str, int] | None = None,
     known_failures: Collection[str] = (),
     broken: Collection[str] = (),
-    known_failure_mode: str = KNOWN_FAILURES_SKIP,
+    known_failure_mode: str = DEFAULT_JUNIT_KNOWN_FAILURES,
 ) -> str:
     """One <testsuite> inside <testsuites>, a <testcase> per case (per trial when it has several): failures carry
     every failed check.

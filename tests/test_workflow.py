@@ -73,7 +73,7 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
     assert result.returncode != 0, result.stdout
 
 
-# --- hardening: pinned actions, no stray credentials, zizmor and shellcheck --------------------------------
+# Hardening: pinned actions, no stray credentials, zizmor and shellcheck
 
 _PINNED = re.compile(r"^\s*(?:- )?uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v\d+\.\d+\.\d+)$")
 
@@ -165,7 +165,7 @@ def test_shellcheck_finds_the_and_or_pitfall(tmp_path: Path) -> None:
     assert done.returncode != 0 and "SC2015" in done.stdout
 
 
-# --- the workflow's shape --------------------------------------------------------------------------------
+# The workflow's shape
 
 
 def _steps(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -266,7 +266,7 @@ def test_every_sitegen_option_in_the_workflow_exists(workflow: dict[str, Any]) -
                 assert word in help_text.output, f"`sitegen {command}` has no option {word}"
 
 
-# --- running the workflow's steps against a local "GitHub" ----------------------------------------------
+# Running the workflow's steps against a local "GitHub"
 
 SUITE_CASES = [make_case(id="alpha", traceFixture="alpha.json"), make_case(id="beta", traceFixture="beta.json")]
 
@@ -583,7 +583,7 @@ def test_history_of_record_end_to_end(workflow: dict[str, Any], forge: Forge) ->
     assert _chart_points(pages_three / "site")[0] == [100.0, 50.0, 100.0]
 
 
-# --- the job summary on bad input ----------------------------------------------------------------------
+# The job summary on bad input
 
 
 def test_bad_input_is_explained_on_the_job_summary(forge: Forge, tmp_path: Path) -> None:
