@@ -7,8 +7,12 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
 import re
 import shutil
+import subprocess
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -427,3 +431,62 @@ def shipped_history(report: dict[str, Any], runs: int = 6) -> list[dict[str, Any
             }
         )
     return history
+
+
+# `sitegen serve` in a process of its own (tests/test_serve.py, tests/test_browser_serve.py)
+SERVE_TIMEOUT = 10
+
+# `python -m sitegen ARGS` as a terminal starts it: Ctrl+C (SIGINT) interrupts it even when this test process
+# was started with SIGINT ignored (as a shell's background job is), which the child would inherit.
+_AS_FROM_A_TERMINAL = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'sitegen'; runpy.run_module('sitegen', run_name='__main__', alter_sys=True)"
+)
+
+
+class ServeProcess:
+    """A `sitegen serve` child process whose output lines are collected as they come."""
+
+    def __init__(self, args: list[str], cwd: Path) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+        )
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, needle: str, seen: list[str]) -> str:
+        """The first line containing `needle` (all lines read are kept in `seen`); fails after SERVE_TIMEOUT*3 s."""
+        deadline = SERVE_TIMEOUT * 3
+        while deadline > 0:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                deadline -= 1
+                if self.proc.poll() is not None:
+                    break
+                continue
+            seen.append(line)
+            if needle in line:
+                return line
+        raise AssertionError(f"no line with {needle!r}; output so far: {seen}")
+
+    def stop(self) -> None:
+        """Stop the process (SIGTERM) and wait for it."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(SERVE_TIMEOUT)
+
+
+def served_url(line: str) -> str:
+    """The address a `sitegen serve` line "serving … at URL …" names."""
+    return line.split(" at ", 1)[1].split(" ", 1)[0]
