@@ -227,14 +227,14 @@ def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
 ) -> None:
     """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
     baseline too are known failures."""
-    from sitegen.compare.changes import known_failures, regressed_cases
+    from sitegen.compare.changes import known_failures as known, regressed_cases
     from sitegen.junit import junit_xml
     from sitegen.loading import case_lines
 
     changes = diff.caseChanges if diff is not None else []
     text = junit_xml(
         report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
-        known_failures=known_failures(changes), broken=regressed_cases(changes),
+        known_failures=known(changes), broken=regressed_cases(changes),
         known_failure_mode=known_failures,
     )
     _write_output(target, text)
