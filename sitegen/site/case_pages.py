@@ -42,8 +42,9 @@ from sitegen.site.incremental import BuildStatus, CaseRecord, digest
 from sitegen.site.render import page_bytes
 from sitegen.site.staging import SiteWriter
 from sitegen.site.tracecache import Remembered, remembered_digest, to_remember
-from sitegen.site.urls import case_page
+from sitegen.site.urls import case_page, raw_trace
 from sitegen.site.views import Neighbour, SiteInfo, build_case_page, page_context
+from sitegen.site.views.common import RawFile
 from sitegen.site.views.search import case_search_text
 
 
@@ -133,6 +134,39 @@ def read_trace(name: str, context: PageContext, *, remembered: bool) -> TraceInp
     return TraceInput(trace_digest(read_any), read_any)
 
 
+def raw_files(slug: str, read: FixtureBytes | TrialFiles | FixtureProblem) -> tuple[tuple[RawFile, bytes], ...]:
+    """The raw trace files of a case page and their bytes: the fixture's bytes as read, one file per readable trial."""
+    if isinstance(read, FixtureBytes):
+        return ((RawFile(raw_trace(slug), len(read.data)), read.data),)
+    if isinstance(read, TrialFiles):
+        return tuple(
+            (RawFile(raw_trace(slug, number), len(trial.data), number), trial.data)
+            for number, (_, trial) in enumerate(read.trials, 1)
+            if isinstance(trial, FixtureBytes)
+        )
+    return ()
+
+
+def _take_page(job: CaseJob, record: CaseRecord, trace: TraceInput, context: PageContext) -> bool:
+    """Take a reused page and its raw trace files from the previous site (the files' bytes are the trace's, which
+    the page's key covers); False, with nothing taken, when one is gone or edited and the page is to be rendered
+    again (what was linked is removed: rendering writes a new file, never through a link to the old site)."""
+    if trace.read is None:  # remembered: a plain file whose size this machine knows
+        assert trace.remember is not None
+        wanted = [(raw_trace(job.slug), trace.remember[2])]
+    else:
+        wanted = [(file.path, file.size) for file, _ in raw_files(job.slug, trace.read)]
+    wanted.append((job.page, record.size))
+    taken = []
+    for path, size in wanted:
+        if not context.writer.take_previous(path, size):
+            for done in taken:
+                context.writer.remove(done)
+            return False
+        taken.append(path)
+    return True
+
+
 def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
     """The hash of everything a case page shows (with `settings`, the same for every page)."""
     prev, next_ = job.prev, job.next
@@ -188,7 +222,12 @@ def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, Trac
     reusable = record is not None and record.page == job.page
     trace = read_trace(cases.fixture(index), context, remembered=reusable)
     key = page_key(context.settings, cases.definition_key(index), trace.digest, job)
-    if record is not None and reusable and record.key == key and context.writer.take_previous(job.page, record.size):
+    if (
+        record is not None
+        and reusable
+        and record.key == key
+        and _take_page(job, record, trace, context)
+    ):
         return PageReused(index, trace.remember)
     return job, trace, key
 
@@ -205,7 +244,10 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     result = evaluate_case(case, outcome, context.config)
     items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
     change = classify_case(job.baseline, result) if context.baseline is not None else None
-    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
+    raw = raw_files(job.slug, read)
+    for file, data in raw:
+        context.writer.write(file.path, data)
+    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change, [file for file, _ in raw])
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
