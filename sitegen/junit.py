@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Collection, Mapping, Sequence
+from typing import NamedTuple
 
-from sitegen.compare.changes import REGRESSED, STILL_FAILING, CaseChange
+from sitegen.config import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
 from sitegen.errors import UsageError
 from sitegen.report import CaseResult, Report, TrialResult
 
@@ -35,35 +36,38 @@ def _seconds(duration_ms: int | float | None) -> str:
     return f"{(duration_ms or 0) / 1000:.3f}"
 
 
-KNOWN_FAILURES_SKIP = "skip"
-KNOWN_FAILURES_FAIL = "fail"
-KNOWN_FAILURE_MODES = (KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL)
 KNOWN_FAILURE_PREFIX = "known failure since the baseline: "
 
 
-def _known_failure_message(result: CaseResult, change: CaseChange) -> str:
+class _Baseline(NamedTuple):
+    """What a case's <testcase> takes of the baseline: whether it regressed, or failed there too (and what is new)."""
+
+    known: Mapping[str, Sequence[str]]
+    regressed: Collection[str]
+    skip_known: bool
+
+
+def _known_failure_message(result: CaseResult, new_codes: Sequence[str]) -> str:
     message = KNOWN_FAILURE_PREFIX + (", ".join(result.failed_codes) or "failed")
-    if change.newFailedChecks:
-        message += f" (new since the baseline: {', '.join(change.new_codes)})"
+    if new_codes:
+        message += f" (new since the baseline: {', '.join(new_codes)})"
     return xml_text(message)
 
 
-def _testcase(
-    result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool, name: str | None = None
-) -> ET.Element:
+def _testcase(result: CaseResult, suite_name: str, baseline: _Baseline, name: str | None = None) -> ET.Element:
     element = ET.Element(
         "testcase",
         {"classname": case_classname(result, suite_name), "name": xml_text(name or result.caseId), "time": _seconds(result.durationMs)},
     )
     body = xml_text("\n".join(result.failedChecks))
-    regressed = change is not None and change.change == REGRESSED
-    if result.status == "not_run" and not regressed:
+    known = baseline.known.get(result.caseId)
+    if result.status == "not_run" and result.caseId not in baseline.regressed:
         ET.SubElement(element, "skipped", {"message": body or "not run"})
     elif result.passed:
         return element
-    elif change is not None and change.change == STILL_FAILING and skip_known:
+    elif known is not None and baseline.skip_known:
         # The baseline failed too: red here would only repeat what the pull request did not break.
-        ET.SubElement(element, "skipped", {"message": _known_failure_message(result, change)}).text = body
+        ET.SubElement(element, "skipped", {"message": _known_failure_message(result, known)}).text = body
     elif result.failedChecks:
         codes = result.failed_codes
         failure = ET.SubElement(element, "failure", {"message": xml_text(", ".join(codes)), "type": xml_text(codes[0])})
@@ -82,14 +86,14 @@ def _trial_as_result(result: CaseResult, trial: TrialResult) -> CaseResult:
     )  # fmt: skip
 
 
-def _testcases(result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool) -> list[ET.Element]:
+def _testcases(result: CaseResult, suite_name: str, baseline: _Baseline) -> list[ET.Element]:
     """A case's <testcase>, or one per trial when it has several (named `<case id> [<trial file>]`)."""
     if result.trialResults is None or len(result.trialResults) < 2:
-        return [_testcase(result, suite_name, change, skip_known)]
+        return [_testcase(result, suite_name, baseline)]
     elements = []
     for trial in result.trialResults:
         name = f"{result.caseId} [{trial.fixture.rsplit('/', 1)[-1]}]"
-        element = _testcase(_trial_as_result(result, trial), suite_name, change, skip_known, name)
+        element = _testcase(_trial_as_result(result, trial), suite_name, baseline, name)
         if result.passed and element.find("failure") is not None:
             # The case passes by its trial policy: a failed trial is shown, but is not what breaks the build.
             element.remove(element.find("failure"))  # type: ignore[arg-type]
@@ -102,24 +106,24 @@ def _testcases(result: CaseResult, suite_name: str, change: CaseChange | None, s
 def junit_xml(
     report: Report,
     suite_name: str,
-    changes: Iterable[CaseChange] | None = None,
-    known_failures: str = KNOWN_FAILURES_SKIP,
+    known: Mapping[str, Sequence[str]] | None = None,
+    known_failures: str = DEFAULT_JUNIT_KNOWN_FAILURES,
+    *,
+    regressed: Collection[str] = (),
 ) -> str:
     """One <testsuite> inside <testsuites>, a <testcase> per case (per trial when it has several): failures carry
     every failed check.
 
-    `changes`: the diff's caseChanges when there is a baseline; a case that failed there too is then a
-    known failure, reported as <skipped> (or as a failure with `known_failures="fail"`).
+    With a baseline: `known` maps each case that failed there too to the rule codes that fail only now (a known
+    failure, reported as <skipped>, or as a failure with `known_failures="fail"`), and `regressed` names the
+    cases that passed there (a case not run now is then a failure, not a skip); compare/changes.py's
+    known_failures and regressed_cases make both from the diff.
     """
-    if known_failures not in KNOWN_FAILURE_MODES:
-        raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failures!r}")
-    by_case = {change.caseId: change for change in changes or ()}
-    skip_known = known_failures == KNOWN_FAILURES_SKIP
-    cases = [
-        element
-        for result in report.results
-        for element in _testcases(result, suite_name, by_case.get(result.caseId), skip_known)
-    ]
+    if known_failures not in JUNIT_KNOWN_FAILURE_MODES:
+        modes = ", ".join(JUNIT_KNOWN_FAILURE_MODES)
+        raise UsageError(f"--junit-known-failures must be one of {modes}, got {known_failures!r}")
+    baseline = _Baseline(known or {}, regressed, known_failures == "skip")
+    cases = [element for result in report.results for element in _testcases(result, suite_name, baseline)]
     skipped = sum(1 for case in cases if case.find("skipped") is not None)
     failures = sum(1 for case in cases if case.find("failure") is not None)
     total_ms = sum(

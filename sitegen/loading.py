@@ -16,12 +16,9 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from sitegen.checks import FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
 from sitegen.models import Case, Trace
-
-FIXTURE_MISSING = "fixture_missing"
-FIXTURE_INVALID = "fixture_invalid"
-FIXTURE_PATH_INVALID = "fixture_path_invalid"
 
 _EXPECTED = {
     "string_type": "a string",
@@ -212,8 +209,20 @@ def load_json_file(path: Path, what: str, text: str | None = None) -> Any:
     return value
 
 
+class CaseFile(NamedTuple):
+    """The case file parsed once: each case as written (what page keys and a recording's copy take) and validated."""
+
+    raw: list[dict[str, Any]]
+    cases: list[Case]
+
+
 def load_cases(path: Path, text: str | None = None) -> list[Case]:
     """Load and validate the case file: a non-empty JSON array of cases with unique ids (`text`: already read)."""
+    return load_case_file(path, text).cases
+
+
+def load_case_file(path: Path, text: str | None = None) -> CaseFile:
+    """The case file parsed and validated, each case also as parsed (`text`: already read)."""
     data = load_json_file(path, "case file", text)
     if not isinstance(data, list):
         raise BadInput(path, f"expected a JSON array of cases, got {_json_kind(data)}")
@@ -236,7 +245,7 @@ def load_cases(path: Path, text: str | None = None) -> list[Case]:
             )
         seen[case.id] = index
         cases.append(case)
-    return cases
+    return CaseFile(data, cases)
 
 
 def _case_problem(errors: Sequence[Any]) -> tuple[str, str]:
@@ -288,7 +297,7 @@ class FixtureProblem:
 
     def as_check(self) -> str:
         """The `"<code>: <message>"` form of a failed check."""
-        return f"{self.code}: {self.message}"
+        return format_check(self.code, self.message)
 
 
 @dataclass(frozen=True)
@@ -369,7 +378,7 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
 
 
-# --- a folder of trials -------------------------------------------------------------------------------------------
+# A folder of trials
 
 # What `sitegen record` writes beside a trial it could not record: not a trial (eval/README.md, "Trials").
 TRIAL_ERROR_SUFFIX = ".error.json"

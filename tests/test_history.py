@@ -145,7 +145,7 @@ def test_corrupt_history_is_bad_input(tmp_path: Path, text: str, message: str) -
     assert message in str(caught.value)
 
 
-# --- where the previous history comes from ------------------------------------------------------------
+# Where the previous history comes from
 
 
 def test_without_a_source_the_sites_own_history_is_continued(tmp_path: Path) -> None:
@@ -309,7 +309,7 @@ def test_pass_strip() -> None:
     assert json.loads(history_json(runs))[1]["cases"] == {"b": True}
 
 
-# --- through `sitegen build` ---------------------------------------------------------------------------
+# Through `sitegen build`
 
 
 @pytest.fixture

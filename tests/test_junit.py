@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
+from sitegen.compare.changes import known_failures as known
+from sitegen.compare.changes import regressed_cases
 from sitegen.compare.diff import compare_reports
 from sitegen.errors import UsageError
 from sitegen.junit import case_classname, junit_xml, xml_text
@@ -137,7 +139,7 @@ def test_evaluate_writes_junit(tmp_path: Path) -> None:
     assert cases["pass"].time == pytest.approx(1.0)
 
 
-# --- with a baseline: known failures ------------------------------------------------------------------------------
+# With a baseline: known failures
 
 
 def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, object]:
@@ -159,7 +161,7 @@ def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, ob
         _result("new-bad", "failed", ["verdict_missing: no verdict"]),
     ])
     changes = compare_reports(baseline, current).caseChanges
-    xml = _parse(junit_xml(current, "s", changes, known_failures), tmp_path)
+    xml = _parse(junit_xml(current, "s", known(changes), known_failures, regressed=regressed_cases(changes)), tmp_path)
     suite = list(xml)[0]
     return {"suite": suite, **{case.name: case for case in suite}}
 
@@ -200,4 +202,4 @@ def test_without_a_baseline_every_failed_case_fails() -> None:
 
 def test_unknown_known_failures_mode_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="--junit-known-failures"):
-        junit_xml(build_report([]), "s", [], "ignore")
+        junit_xml(build_report([]), "s", {}, "ignore")

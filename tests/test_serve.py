@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
-from sitegen.site.serve import LOOPBACK, SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
+from sitegen.config import LOOPBACK
+from sitegen.site.serve import SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
 
 TIMEOUT = 10
 # Straight to the loopback server, whatever *_proxy variables the machine has.
@@ -181,7 +182,7 @@ def test_watch_without_watchfiles_says_how_to_install(monkeypatch: pytest.Monkey
         watch_and_rebuild([tmp_path], rebuild=lambda: None)
 
 
-# --- the command, end to end, in a process of its own ------------------------------------------------------
+# The command, end to end, in a process of its own
 
 
 class _Process:
@@ -277,7 +278,7 @@ def test_serve_watch_rebuilds_when_the_case_file_changes(tmp_path: Path) -> None
     assert not any("rebuilt after changes to index.html" in line for line in seen), seen
 
 
-# --- editors' temporary files (issue 14) -------------------------------------------------------------------
+# Editors' temporary files
 
 EDITOR_TEMPORARY = [".cases.json.swp", ".cases.json.swx", "cases.json~", "4913", ".#cases.json", "#cases.json#",
                     "cases.json___jb_tmp___", "cases.json.kate-swp", ".goutputstream-7QK2", "cases.json.crswap"]

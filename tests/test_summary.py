@@ -136,7 +136,7 @@ def test_diff_command_without_the_variable_writes_no_summary(tmp_path: Path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json", "d.json"]
 
 
-# --- the "done when": a slow new case and one broken rule --------------------------------------------------
+# One scenario end to end: a slow new case and one broken rule
 
 SCENARIO_HEADLINE = "1 case regressed: mysql-slow-query (forbidden_answer_keyword) · 2 known failures · 1 new"
 SLOW_TRACE = dict(make_trace(answer="磁盘 IO 饱和", tools=["query_metrics"] * 30))

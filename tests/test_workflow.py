@@ -68,7 +68,7 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
     assert result.returncode != 0, result.stdout
 
 
-# --- the workflow's shape --------------------------------------------------------------------------------
+# The workflow's shape
 
 
 def _steps(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -169,7 +169,7 @@ def test_every_sitegen_option_in_the_workflow_exists(workflow: dict[str, Any]) -
                 assert word in help_text.output, f"`sitegen {command}` has no option {word}"
 
 
-# --- running the workflow's steps against a local "GitHub" ----------------------------------------------
+# Running the workflow's steps against a local "GitHub"
 
 SUITE_CASES = [make_case(id="alpha", traceFixture="alpha.json"), make_case(id="beta", traceFixture="beta.json")]
 
@@ -482,7 +482,7 @@ def test_history_of_record_end_to_end(workflow: dict[str, Any], forge: Forge) ->
     assert _chart_points(pages_three / "site")[0] == [100.0, 50.0, 100.0]
 
 
-# --- the job summary on bad input ----------------------------------------------------------------------
+# The job summary on bad input
 
 
 def test_bad_input_is_explained_on_the_job_summary(forge: Forge, tmp_path: Path) -> None:

@@ -11,10 +11,9 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from sitegen.config import DEFAULT_PORT
+from sitegen.config import DEFAULT_PORT, LOOPBACK
 from sitegen.errors import SitegenError, UsageError
 
-LOOPBACK = "127.0.0.1"
 
 _UTF8 = "; charset=utf-8"
 CONTENT_TYPES = {

@@ -14,8 +14,9 @@ from typing import NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
+from sitegen.checks import parse_check
 from sitegen.compare.changes import NEW, CaseChange
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.config import SuiteConfig
 from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
 from sitegen.models import Case
@@ -159,8 +160,7 @@ CASE_SECTIONS = (
     Section("definition", "Definition"),
     Section("raw", "Raw trace"),
 )
-# --- trials: the section a case with a folder of trials adds (site/views/trials.py) ---
-TRIALS_SECTION = Section("trials", "Trials")
+TRIALS_SECTION = Section("trials", "Trials")  # only a case with a folder of trials has it (site/views/trials.py)
 
 
 def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
@@ -173,7 +173,8 @@ def _trial_facts(result: CaseResult) -> tuple[Fact, ...]:
     if result.trialResults is None:
         return ()
     return (Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),)
-# --- end trials ---
+
+
 _DEPTH = 1  # case pages live in cases/
 
 
@@ -371,5 +372,5 @@ def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ..
 
 
 def _split_check(check: str) -> tuple[str, str]:
-    code, _, message = check.partition(":")
-    return (code.strip(), message.strip()) if message else ("check", check)
+    parsed = parse_check(check)
+    return (parsed.code, parsed.detail) if parsed.has_detail else ("check", check)
