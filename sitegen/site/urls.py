@@ -57,9 +57,12 @@ def case_file_href(path: str, depth: int = 0) -> str:
     return path[len(CASES_FOLDER) + 1:] if depth == 1 else href(path, depth)
 
 
-def case_href(slug: str, depth: int = 0) -> str:
-    """The link to a case's page from a page `depth` folders down; from another case page it is a sibling."""
-    return f"{slug}.html" if depth == 1 else href(case_page(slug), depth)
+def case_href(link: str, depth: int = 0) -> str:
+    """The link to a case from a page `depth` folders down (from another case page it is a sibling): `link` is
+    its slug when it has a page, else the name of its raw trace file in the cases folder (build.case_links;
+    `--case-pages`, docs/big-suites.md). The index's script makes the same links (templates/assets/site.js)."""
+    name = link if "." in link else f"{link}.html"
+    return name if depth == 1 else href(f"{CASES_FOLDER}/{name}", depth)
 
 
 def case_list_page(number: int) -> str:

@@ -52,6 +52,7 @@ class Pager(NamedTuple):
     prev: Link | None
     next: Link | None
     back: Link
+    neighbours: bool = True  # False when only some cases have a page (--case-pages): no previous / next
 
 
 class Section(NamedTuple):
@@ -302,11 +303,12 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
     )
 
 
-def _pager(prev: Neighbour | None, next_: Neighbour | None) -> Pager:
+def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) -> Pager:
     return Pager(
         prev=Link(f"← {prev.case_id}", urls.case_href(prev.slug, _DEPTH)) if prev else None,
         next=Link(f"{next_.case_id} →", urls.case_href(next_.slug, _DEPTH)) if next_ else None,
         back=Link("All cases", urls.href(urls.INDEX, _DEPTH)),
+        neighbours=neighbours,
     )
 
 
@@ -344,7 +346,7 @@ def build_case_page(
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result) + _trial_facts(result),
-        pager=_pager(prev, next_),
+        pager=_pager(prev, next_, site.every_case_page),
         toc=_trial_toc(trials),
         checks=checks,
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,

@@ -106,6 +106,7 @@ class SiteInfo(NamedTuple):
     has_baseline: bool
     config: SuiteConfig
     index_page_rows: int  # rows per static page of the case list (BuildOptions.index_page_rows)
+    every_case_page: bool = True  # False under --case-pages failing/changed: pages link no neighbours
 
 
 def page_context(page: Any) -> dict[str, Any]:
