@@ -48,6 +48,10 @@ class _KnownFailures(str, Enum):
     fail = "fail"
 
 
+# --case-pages: which cases get a page of their own (config.CASE_PAGE_MODES).
+_CasePages = Enum("_CasePages", {mode: mode for mode in config.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
+
+
 CostToleranceOpt = Annotated[
     Optional[float],
     typer.Option(
@@ -375,6 +379,15 @@ def build(
         ),
     ] = config.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
     cost_tolerance: CostToleranceOpt = None,
+    case_pages: Annotated[
+        _CasePages,
+        typer.Option(
+            "--case-pages",
+            help="Which cases get a page: 'all'; 'failing' (failing now, or regressed, fixed or within noise); "
+            "'changed' (regressed, fixed, within noise or new; without a baseline, failing). The index lists every "
+            "case; one without a page links its raw trace. For very big suites (docs/big-suites.md).",
+        ),
+    ] = config.DEFAULT_CASE_PAGES,  # type: ignore[assignment]
     jobs: Annotated[
         Optional[int],
         typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
@@ -396,6 +409,7 @@ def build(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
             history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
             fail_on_regression=fail_on_regression, workers=jobs, cost_tolerance=cost_tolerance,
+            case_pages=_CasePages(case_pages).value,
         ),
         progress_for(sys.stderr, quiet=_Verbosity.level < 0),
     )
