@@ -48,6 +48,10 @@ class _KnownFailures(str, Enum):
     fail = "fail"
 
 
+# --case-pages: which cases get a page of their own (config.CASE_PAGE_MODES).
+_CasePages = Enum("_CasePages", {mode: mode for mode in config.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
+
+
 CostToleranceOpt = Annotated[
     Optional[float],
     typer.Option(
@@ -225,17 +229,18 @@ def evaluate(
 def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
     target: Path, report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
 ) -> None:
-    """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
-    from sitegen.junit import junit_xml
-
-    name = cases_path.stem or "sitegen"
-    if diff is None:
-        _write_output(target, junit_xml(report, name, known_failures=known_failures))
-        return
+    """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
+    baseline too are known failures."""
     from sitegen.compare.changes import known_failures as known, regressed_cases
+    from sitegen.junit import junit_xml
+    from sitegen.loading import case_lines
 
-    changes = diff.caseChanges
-    text = junit_xml(report, name, known(changes), known_failures, regressed=regressed_cases(changes))
+    changes = diff.caseChanges if diff is not None else []
+    text = junit_xml(
+        report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
+        known_failures=known(changes), broken=regressed_cases(changes),
+        known_failure_mode=known_failures,
+    )
     _write_output(target, text)
 
 
@@ -374,6 +379,15 @@ def build(
         ),
     ] = config.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
     cost_tolerance: CostToleranceOpt = None,
+    case_pages: Annotated[
+        _CasePages,
+        typer.Option(
+            "--case-pages",
+            help="Which cases get a page: 'all'; 'failing' (failing now, or regressed, fixed or within noise); "
+            "'changed' (regressed, fixed, within noise or new; without a baseline, failing). The index lists every "
+            "case; one without a page links its raw trace. For very big suites (docs/big-suites.md).",
+        ),
+    ] = config.DEFAULT_CASE_PAGES,  # type: ignore[assignment]
     jobs: Annotated[
         Optional[int],
         typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
@@ -395,6 +409,7 @@ def build(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
             history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
             fail_on_regression=fail_on_regression, workers=jobs, cost_tolerance=cost_tolerance,
+            case_pages=_CasePages(case_pages).value,
         ),
         progress_for(sys.stderr, quiet=_Verbosity.level < 0),
     )

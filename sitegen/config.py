@@ -34,6 +34,12 @@ DEFAULT_COST_TOLERANCE = 0.10
 # ([diff] alpha, docs/trials.md).
 DEFAULT_ALPHA = 0.05
 
+# Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
+# failing ones and those whose status changed against the baseline; or only those that changed (and, without a
+# baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace.
+CASE_PAGE_MODES = ("all", "failing", "changed")
+DEFAULT_CASE_PAGES = "all"
+
 # Rows per static page of the site's case list (index.html, index-2.html, …; docs/big-suites.md) ...
 INDEX_PAGE_ROWS = 500
 # ... and per page of the index's table once its script pages it.

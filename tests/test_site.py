@@ -135,8 +135,13 @@ def test_case_page_sections(site: Path) -> None:
     assert "_owner (extra field)" not in definition
     annotations = {div.dt.get_text(): div.dd.get_text() for div in doc.select("#annotations > div")}
     assert annotations["_owner"] == "payments-team"
-    raw = json.loads(doc.select_one("#raw pre").get_text())
+    # The raw trace is a file of its own beside the page, linked with its size, holding the fixture's bytes.
+    link = doc.select_one("#raw a[type='application/json']")
+    assert link["href"] == case_page(site, "pay-timeout").name.removesuffix(".html") + ".trace.json"
+    assert re.fullmatch(r"raw trace \([0-9.]+ (B|KiB)\)", link.get_text())
+    raw = json.loads((case_page(site, "pay-timeout").parent / link["href"]).read_text(encoding="utf-8"))
     assert raw["session"]["sessionId"] == "s-pay-1"
+    assert doc.select("#raw pre") == []  # not inlined: each byte of the trace once in the site
     assert doc.select_one('a[rel="next"]')["href"] == case_page(site, "db-pool").name
     assert doc.select_one('a[rel="prev"]') is None
     assert doc.select_one("[data-history-strip]") is not None
@@ -388,7 +393,7 @@ def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:
     assert len(doc.select("#tools .call")) == 500
     assert "first 500 of 600 calls" in doc.select_one("#tools").get_text()
     assert "page already shows its limit" in doc.select("#tools .call")[-1].get_text()
-    assert "showing first 256 KiB of" in doc.select_one("#raw .note").get_text()
+    assert (page.parent / doc.select_one("#raw a[type='application/json']")["href"]).stat().st_size > 50 * 1024 * 1024
     claims = doc.select("#verifier tbody tr")
     assert len(claims) == 500 and "first 500 are shown" in doc.select_one("#verifier").get_text()
     assert claims[0].find_all("td")[2].get_text().endswith("… (showing first 16 KiB of 97.7 KiB)")

@@ -32,12 +32,15 @@ from sitegen.config import (
     DEFAULT_CASES,
     DEFAULT_FIXTURES,
     DEFAULT_HISTORY_LIMIT,
+    CASE_PAGE_MODES,
+    DEFAULT_CASE_PAGES,
     DEFAULT_OUT,
     INDEX_PAGE_ROWS,
     LIST_POOL_MIN_PAGES,
     SuiteConfig,
     config_for,
 )
+from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
 from sitegen.errors import UsageError
 from sitegen.gcpause import cycle_collection_paused
 from sitegen.loading import read_input
@@ -114,6 +117,7 @@ class BuildOptions:
     start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
+    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page of their own (config.CASE_PAGE_MODES)
 
 
 @dataclass
@@ -181,7 +185,7 @@ class Gathered:
     diff: DiffReport | None
     run: Run
     runs: list[Run]
-    slugs: dict[str, str]
+    slugs: dict[str, str]  # what each case links to on the other pages (case_links)
     strips: dict[str, str]
     flaky: set[str]
     by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
@@ -195,6 +199,8 @@ def read_inputs(options: BuildOptions) -> Inputs:
     check_history_limit(options.history_limit)
     if options.index_page_rows < 1:
         raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
+    if options.case_pages not in CASE_PAGE_MODES:
+        raise UsageError(f"--case-pages must be one of {', '.join(CASE_PAGE_MODES)}, got {options.case_pages!r}")
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
@@ -202,9 +208,12 @@ def read_inputs(options: BuildOptions) -> Inputs:
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
-    assets = read_assets(config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows)
+    assets = read_assets(
+        config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows,
+        every_case_page=options.case_pages == DEFAULT_CASE_PAGES,
+    )
     code = incremental.code_fingerprint()
-    settings = build_settings(code, repr(assets.info), config, options.fixtures)
+    settings = build_settings(code, repr(assets.info), config, options.fixtures, options.case_pages)
     previous = read_status(options.out, settings)
     case_file = read_input(options.cases, "case file")
     cases_sealed = case_file_seal(case_file.data, code)
@@ -233,7 +242,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     )
 
 
-def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -> Assets:
+def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, every_case_page: bool = True) -> Assets:
     """The site's own files, named by their content, and the facts every page builder needs."""
     css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
     version, plotly = plotly_bundle()
@@ -252,6 +261,7 @@ def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -
         has_baseline=has_baseline,
         config=config,
         index_page_rows=index_page_rows,
+        every_case_page=every_case_page,
     )
     return Assets(tuple((urls.asset(name), data) for name, data in zip(names, (css, js, icon, plotly))), info)
 
@@ -322,6 +332,7 @@ def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> 
         # Only a rebuild looks digests up (a full build reads every trace anyway).
         remembered=load_remembered(fixtures_root) if inputs.previous.cases else {},
         writer=writer,
+        case_pages=inputs.options.case_pages,
     )
 
 
@@ -336,6 +347,24 @@ def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Pro
             taken.append(done)
             progress.advance(1)
     return pending, taken
+
+
+def case_links(slugs: dict[str, str], pages: CasePages) -> dict[str, str]:
+    """What each case's link on the other pages points at (urls.case_href): its page (its slug), or, for a case the
+    build wrote no page for (--case-pages), its raw trace (urls.raw_trace, by file name); not there when it has
+    neither (its trace could not be read)."""
+    links = {}
+    for case_id, slug in slugs.items():
+        record = pages.records[case_id]
+        if record.page:
+            links[case_id] = slug
+            continue
+        result = record.result
+        first = result.trialResults[0].failedChecks if result.trialResults else result.failedChecks
+        unread = any(parse_check(check).code in (FIXTURE_MISSING, FIXTURE_PATH_INVALID) for check in first)
+        if not unread:
+            links[case_id] = urls.raw_trace(slug, 1 if result.trialResults else None).split("/")[-1]
+    return links
 
 
 # Step 3: the run's data
@@ -469,7 +498,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
             progress.step("case pages")
             pages = write_case_pages(writer, inputs, slugs, progress)
             progress.step("run data")
-            data = gather(inputs, pages, slugs)
+            data = gather(inputs, pages, case_links(slugs, pages))
             write_history_data(writer, data)
             write_search_text(writer, inputs, pages)
             progress.step("case list")
@@ -491,7 +520,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         out=options.out,
         run=data.run,
         runs=data.runs,
-        case_pages=len(inputs.cases),
+        case_pages=sum(1 for record in pages.records.values() if record.page),
         reused_pages=pages.reused,
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList
+from sitegen.compare.changes import FIXED, NEW, REGRESSED, CaseChange
 from sitegen.compare.diff import CaseComparison, compare_case
-from sitegen.config import SuiteConfig
+from sitegen.config import DEFAULT_CASE_PAGES, SuiteConfig
 from sitegen.evaluation import evaluate_case
 from sitegen.loading import (
     FixtureBytes,
@@ -41,8 +42,9 @@ from sitegen.site.incremental import BuildStatus, CaseRecord, case_page_key, reu
 from sitegen.site.render import page_bytes
 from sitegen.site.staging import SiteWriter
 from sitegen.site.tracecache import Remembered, remembered_digest, to_remember
-from sitegen.site.urls import case_page
+from sitegen.site.urls import case_page, raw_trace
 from sitegen.site.views import Neighbour, SiteInfo, build_case_page, page_context
+from sitegen.site.views.common import RawFile
 from sitegen.site.views.search import case_search_text
 
 
@@ -76,13 +78,16 @@ class PageContext:
     previous: BuildStatus  # the previous build's records (none: every page is rendered)
     remembered: Mapping[str, Remembered]  # trace digests this machine remembers, by traceFixture (site/tracecache.py)
     writer: SiteWriter  # writes into the staging folder, links from the previous site
+    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page (config.CASE_PAGE_MODES)
 
 
 def case_job(index: int, context: PageContext) -> CaseJob:
-    """The job of case `index`."""
+    """The job of case `index`. When only some cases get a page (--case-pages), a page links no neighbours: which
+    of them have a page is known only once every case is evaluated."""
     ids, slugs = context.cases.ids, context.slugs
-    prev = Neighbour(ids[index - 1], slugs[index - 1]) if index > 0 else None
-    next_ = Neighbour(ids[index + 1], slugs[index + 1]) if index + 1 < len(ids) else None
+    every = context.case_pages == "all"
+    prev = Neighbour(ids[index - 1], slugs[index - 1]) if every and index > 0 else None
+    next_ = Neighbour(ids[index + 1], slugs[index + 1]) if every and index + 1 < len(ids) else None
     baseline = context.baseline.get(ids[index]) if context.baseline is not None else None
     return CaseJob(index, slugs[index], prev, next_, baseline)
 
@@ -117,6 +122,27 @@ def read_trace(name: str, context: PageContext, *, remembered: bool) -> TraceInp
             pass
     read_any = read_fixture(context.fixtures, name, context.fixtures_root)
     return TraceInput(trace_digest(read_any), read_any)
+
+
+def raw_files(slug: str, read: FixtureBytes | TrialFiles | FixtureProblem) -> tuple[tuple[RawFile, bytes], ...]:
+    """The raw trace files of a case page and their bytes: the fixture's bytes as read, one file per readable trial."""
+    if isinstance(read, FixtureBytes):
+        return ((RawFile(raw_trace(slug), len(read.data)), read.data),)
+    if isinstance(read, TrialFiles):
+        return tuple(
+            (RawFile(raw_trace(slug, number), len(trial.data), number), trial.data)
+            for number, (_, trial) in enumerate(read.trials, 1)
+            if isinstance(trial, FixtureBytes)
+        )
+    return ()
+
+
+def _raw_sizes(job: CaseJob, trace: TraceInput) -> list[tuple[str, int]]:
+    """The raw trace files a reused page needs beside it, with their sizes (the trace's, which the page's key covers)."""
+    if trace.read is None:  # remembered: a plain file whose size this machine knows
+        assert trace.remember is not None
+        return [(raw_trace(job.slug), trace.remember[2])]
+    return [(file.path, file.size) for file, _ in raw_files(job.slug, trace.read)]
 
 
 def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
@@ -171,7 +197,7 @@ def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, Trac
     record = context.previous.case_record(cases.ids[index], job.page)
     trace = read_trace(cases.fixture(index), context, remembered=record is not None)
     key = page_key(context.settings, cases.definition_key(index), trace.digest, job)
-    if record is not None and reuse_page(context.writer, job.page, record, key):
+    if record is not None and reuse_page(context.writer, record.page, record, key, _raw_sizes(job, trace)):
         return PageReused(index, trace.remember)
     return job, trace, key
 
@@ -189,12 +215,31 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     # Compared here once, for the page and for the diff (compare_reports takes it as it is).
     comparison = compare_case(job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
     items, change = (comparison.items, comparison.change) if comparison is not None else (None, None)
-    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
-    size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
+    raw = raw_files(job.slug, read)
+    for file, data in raw:
+        context.writer.write(file.path, data)
+    path, size = "", 0  # no page of its own (--case-pages): the index links its raw trace
+    if wants_page(context.case_pages, result, change):
+        page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change, [f for f, _ in raw])
+        path, size = job.page, context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
-    record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result, search)
+    record = CaseRecord(path, key, size, result_json_text(result), result_markdown_row(result), result, search)
     return PageDone(job.position, record, trace.remember, comparison)
+
+
+# The changes against the baseline that give a case a page under --case-pages failing / changed.
+_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise"))
+
+
+def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool:
+    """Whether a case gets a page of its own under --case-pages `mode` (config.CASE_PAGE_MODES)."""
+    if mode == "all":
+        return True
+    changed = change is not None and (change.change in _CHANGES_SHOWN or (mode == "changed" and change.change == NEW))
+    if mode == "changed" and change is not None:
+        return changed
+    return changed or result.status != "passed"
 
 
 def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:

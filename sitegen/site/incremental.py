@@ -5,9 +5,11 @@ A rebuild takes a page whose key did not change from the previous site (a hard l
 instead of rendering it again, and a case's result from the file instead of evaluating its trace again. Each
 key is a hash (`digest`) of everything its page shows: for a case page (`case_page_key`) the build's
 settings, the case definition, its trace (`trace_digest`: the bytes, or the problem reading them, or every
-trial's), its baseline entry, its file name and its neighbours'; for a later page of the case list
+trial's), its baseline entry, its file name and its neighbours' (the raw trace files beside the page hold the
+trace's bytes, so they go with it: `reuse_page` takes them too); for a later page of the case list
 (`list_page_key`) its rows' case page keys. The settings (`build_settings`) hash sitegen's version, its code
-and templates (`code_fingerprint`), the site's assets, the suite's config and the fixtures folder: other
+and templates (`code_fingerprint`), the site's assets, the suite's config, the fixtures folder and which cases
+get a page (--case-pages): other
 settings, and no page is taken. The status also seals the inputs this same code validated whole (the case
 file, the baseline report), so that an unchanged one is parsed the quick way. A missing, unreadable or
 foreign status file (another format, another sitegen) is no error: it only means a full build.
@@ -23,7 +25,7 @@ The file is compact JSON, a line per case, its keys sorted::
        {"id": "db-pool",                 // the case id
         "key": "<sha256>",               // case_page_key of what its page shows
         "markdown": "| db-pool | …",      // its row of report.md (report.result_markdown_row), reused as is
-        "page": "cases/db-pool.html",    // its page, relative to the site
+        "page": "cases/db-pool.html",    // its page, relative to the site ("": none, --case-pages)
         "report": "    {\n      …",       // its result as report.json has it (report.result_json_text)
         "search": "…",                   // its question and answer for assets/search-text.js
         "size": 31337,                   // the page's size in bytes: a page edited by hand is not taken
@@ -47,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.config import SuiteConfig
+from sitegen.config import DEFAULT_CASE_PAGES, SuiteConfig
 from sitegen.jsontext import compact_sorted_exact, identity, loads
 from sitegen.loading import FixtureBytes, FixtureProblem, TrialFiles
 from sitegen.report import CaseResult, result_from_json
@@ -89,10 +91,12 @@ def code_fingerprint(packages: Sequence[str] = CODE_PACKAGES) -> str:
     return digest(__version__, *(part for name, data in sorted(files) for part in (name, data)))
 
 
-def build_settings(code: str, site: str, config: SuiteConfig, fixtures: Path) -> str:
+def build_settings(code: str, site: str, config: SuiteConfig, fixtures: Path, case_pages: str = DEFAULT_CASE_PAGES) -> str:
     """What every page depends on besides its own inputs: the code, the site's assets and facts (`site`: their
-    repr), the suite's config and the fixtures folder. Another value means every page is rendered."""
-    return digest(code, site, config.fingerprint(), str(fixtures))
+    repr), the suite's config, the fixtures folder and which cases get a page (--case-pages). Another value
+    means every page is rendered."""
+    parts = (code, site, config.fingerprint(), str(fixtures))
+    return digest(*parts) if case_pages == DEFAULT_CASE_PAGES else digest(*parts, case_pages)
 
 
 def trace_digest(read: FixtureBytes | TrialFiles | FixtureProblem) -> str:
@@ -123,10 +127,24 @@ def list_page_key(settings: str, path: str, total: int, rows: Iterable[str]) -> 
     return digest(settings, path, str(total), *rows)
 
 
-def reuse_page(writer: SiteWriter, path: str, record: PageRecord | CaseRecord, key: str) -> bool:
+def reuse_page(
+    writer: SiteWriter, path: str, record: PageRecord | CaseRecord, key: str, beside: Sequence[tuple[str, int]] = ()
+) -> bool:
     """Whether the page at `path` is taken from the previous site: its record there has this key and the file is
-    still the one the previous build wrote (its size); if so it is linked into the new site."""
-    return record.key == key and writer.take_previous(path, record.size)
+    still the one the previous build wrote (its size), and so is each file `beside` it (path, size: a case's raw
+    traces); if so all are linked into the new site. All or nothing: what was linked before one failed is removed,
+    so rendering writes new files, never through a link into the previous site."""
+    if record.key != key:
+        return False
+    taken: list[str] = []
+    # A case the previous build wrote no page for (--case-pages) has only its raw traces to take.
+    for wanted, size in (*beside, *([(path, record.size)] if path else [])):
+        if not writer.take_previous(wanted, size):
+            for done in taken:
+                writer.remove(done)
+            return False
+        taken.append(wanted)
+    return True
 
 
 @dataclass(frozen=True)
@@ -163,7 +181,7 @@ class BuildStatus:
     def case_record(self, case_id: str, page: str) -> CaseRecord | None:
         """The previous build's record of a case whose page had this path (else its page is to be rendered)."""
         record = self.cases.get(case_id)
-        return record if record is not None and record.page == page else None
+        return record if record is not None and record.page in (page, "") else None
 
 
 def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:

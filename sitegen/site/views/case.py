@@ -26,11 +26,10 @@ from sitegen.site.highlight import Highlight
 from sitegen.site.render import markdown_html
 from sitegen.site.views.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
 from sitegen.site.views.changes import CaseChangeView, case_change_view
-from sitegen.site.views.common import Fact, Layout, Link, SiteInfo, make_layout
+from sitegen.site.views.common import Fact, Layout, Link, RawFile, RawLink, SiteInfo, make_layout, raw_link
 from sitegen.site.views.text import (
     CELL_LIMIT,
     MAX_TOOL_CALLS,
-    RAW_LIMIT,
     TEXT_LIMIT,
     TextBlock,
     clip,
@@ -53,6 +52,7 @@ class Pager(NamedTuple):
     prev: Link | None
     next: Link | None
     back: Link
+    neighbours: bool = True  # False when only some cases have a page (--case-pages): no previous / next
 
 
 class Section(NamedTuple):
@@ -138,7 +138,7 @@ class CasePage(NamedTuple):
     verifier: VerifierView
     baseline: BaselineView
     definition: tuple[Fact, ...]
-    raw: TextBlock | None
+    raw: RawLink | None  # the trace file beside the page; None when it could not be read
     trials: TrialsView | None  # a case with a folder of trials: a cell per trial (site/views/trials.py)
 
 
@@ -303,11 +303,12 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
     )
 
 
-def _pager(prev: Neighbour | None, next_: Neighbour | None) -> Pager:
+def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) -> Pager:
     return Pager(
         prev=Link(f"← {prev.case_id}", urls.case_href(prev.slug, _DEPTH)) if prev else None,
         next=Link(f"{next_.case_id} →", urls.case_href(next_.slug, _DEPTH)) if next_ else None,
         back=Link("All cases", urls.href(urls.INDEX, _DEPTH)),
+        neighbours=neighbours,
     )
 
 
@@ -330,15 +331,18 @@ def build_case_page(
     prev: Neighbour | None,
     next_: Neighbour | None,
     change: CaseChange | None = None,
+    raw: Sequence[RawFile] = (),
 ) -> CasePage:
     """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
-    `change`, None without a baseline) and neighbours."""
+    `change`, None without a baseline), neighbours and its `raw` trace files."""
     config = site.config
     trials = None
+    raw_links = {file.trial: raw_link(file, _DEPTH) for file in raw}
     if isinstance(outcome, TrialTraces):  # the sections below show one trial; every trial has its own view
         shown = shown_trial(outcome, result)
-        trials = trials_view(outcome, result, shown, config.trialPolicy, config)
+        trials = trials_view(outcome, result, shown, config.trialPolicy, config, raw_links)
         outcome = outcome.trials[shown][1]
+        raw_links[None] = raw_links.get(shown + 1)
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
     checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
     return CasePage(
@@ -359,7 +363,7 @@ def build_case_page(
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result) + _trial_facts(result),
-        pager=_pager(prev, next_),
+        pager=_pager(prev, next_, site.every_case_page),
         toc=_trial_toc(trials),
         checks=checks,
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
@@ -370,16 +374,9 @@ def build_case_page(
         verifier=verifier_view(case, outcome, config),
         baseline=_baseline_view(diff_items),
         definition=_definition(case, config, result.caseDigest or case.digest()),  # evaluation made it already
-        raw=text_block(raw_trace_text(outcome), RAW_LIMIT) if isinstance(outcome, LoadedTrace) else None,
+        raw=raw_links.get(None),
         trials=trials,
     )
-
-
-def raw_trace_text(outcome: LoadedTrace) -> str:
-    """The trace as saved when the file is laid out in lines (as it is, no time spent re-indenting it), else pretty-printed."""
-    if outcome.text is not None and "\n" in outcome.text.strip():
-        return outcome.text.rstrip()
-    return pretty(outcome.raw)
 
 
 def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ...]:

@@ -166,7 +166,7 @@ def _case_row(
     codes = tuple(result.failed_codes)
     return CaseRow(
         case_id=result.caseId,
-        href=urls.case_href(slug),
+        href=urls.case_href(slug) if slug else "",
         title=result.title,
         show_title=result.title != result.caseId,
         tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
@@ -266,7 +266,7 @@ def _index_table(
     tags = sorted({tag for r in results for tag in r.tags})
     statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
     return CaseTable(
-        rows=tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r)) for r in shown),
+        rows=tuple(_case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r)) for r in shown),
         status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
         verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
         tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
@@ -359,8 +359,8 @@ def case_table_data(
 ) -> dict[str, Any]:
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
 
-    A row: [id, slug, title ("" when it is the id), tags, status, verdict, failed check codes, matched
-    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
+    A row: [id, link (its slug; for a case without a page its raw trace's file name, or "": urls.case_href),
+    title ("" when it is the id), tags, status, verdict, failed check codes, matched keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
     against the baseline ("" without one)], plus [passed trials, trials] for a case with a folder of trials; the
     badges of each status, verdict and change are given once.
     """
@@ -382,7 +382,7 @@ def case_table_data(
             verdicts[verdict] = [badge.icon, badge.text, badge.css]
         rows.append(
             [
-                r.caseId, slugs[r.caseId], r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
+                r.caseId, slugs.get(r.caseId, ""), r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
                 r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
                 fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change, *_trial_row_data(r),
             ]
@@ -408,7 +408,7 @@ def build_case_list_page(
     changes = changes_by_case(diff)
     config = site.config
     rows = tuple(
-        _case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r), on_index=False) for r in shown
+        _case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r), on_index=False) for r in shown
     )
     nav = _page_nav(number, len(results), site.index_page_rows)
     table = CaseTable(
