@@ -14,6 +14,7 @@ from sitegen.errors import BadInput
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json, indented, loads
 from sitegen.mdtext import escape_cell, escape_inline, table
+from sitegen.rule_counts import by_rule_markdown, failures_by_rule
 from sitegen.stats import wilson_interval
 
 REPORT_FORMAT_VERSION = 1
@@ -301,6 +302,9 @@ def report_markdown(report: Report, title: str = "Diagnosis eval report", rows: 
             ["---", "---:"],
         )
     )
+    by_rule = by_rule_markdown(failures_by_rule(report.results))
+    if by_rule:
+        lines += ["", *by_rule]
     lines += ["", "## Cases", ""]
     lines.append(table(_CASE_COLUMNS, []))
     lines += [result_markdown_row(r) for r in report.results] if rows is None else rows

@@ -91,7 +91,23 @@ SELECTS = [
     ("#filter-verdict", HOSTILE_VERDICT, "verdict", [HOSTILE]),
     ("#filter-tag", "known-failure", "tag", ["Missing Trace", "broken-json"]),
     ("#filter-tag", "domain:order", "tag", ["reject-safety"]),
+    ("#filter-code", "verdict_not_allowed", "code", ["db-pool", HOSTILE]),
+    ("#filter-code", "fixture_missing", "code", ["Missing Trace"]),
 ]
+
+
+def test_a_count_of_the_failures_by_rule_panel_filters_the_table(watched: Watched, browser_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    page = open_index(watched, browser_site)
+    page.locator('#rules tr[data-code="verdict_not_allowed"] a.rule-count').click()
+    expect_rows(page, ["db-pool", HOSTILE])
+    expect(page.locator("#filter-code")).to_have_value("verdict_not_allowed")
+    expect_hash(page, {"code": "verdict_not_allowed"})
+    page.locator('#rules tr[data-code="missing_evidence_tool"] a.rule-count').click()
+    expect_rows(page, ["new-case"])
+    expect_hash(page, {"code": "missing_evidence_tool"})
+    watched.assert_clean()
 
 
 def test_each_select_filters_and_is_kept_in_the_url(watched: Watched, browser_site: Path) -> None:
@@ -319,6 +335,20 @@ def test_long_tables_are_paged(watched: Watched, long_site: Path) -> None:
     expect_rows(page, _ids(range(0, PAGED, 3)))
     expect(page.locator("#case-pager")).to_be_hidden()
     expect_hash(page, {"status": "failed"})
+    watched.assert_clean()
+
+
+def test_the_rule_panel_filters_a_long_list_across_its_pages(watched: Watched, long_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    page = open_index(watched, long_site)
+    failing = [f"case-{i:03d}" for i in range(0, PAGED, 3)]  # the traces answering "nope"
+    link = page.locator('#rules tr[data-code="keyword_coverage"] a.rule-count')
+    expect(link).to_have_text(f"{len(failing)}")
+    link.click()
+    expect_rows(page, failing[:100])
+    expect(page.locator("#page-info")).to_have_text("Page 1 of 1")
+    expect_hash(page, {"code": "keyword_coverage"})
     watched.assert_clean()
 
 

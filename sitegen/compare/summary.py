@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sitegen.errors import BadInput
 from sitegen.formatting import percent
 from sitegen.mdtext import escape_cell, escape_inline, table
+from sitegen.rule_counts import RuleCount, by_rule_markdown
 
 if TYPE_CHECKING:
     from sitegen.compare.diff import DiffReport
@@ -90,11 +92,15 @@ def _failing_cases(report: Report) -> list[str]:
     return lines
 
 
-def build_summary_markdown(report: Report, diff: DiffReport | None = None, title: str = "Diagnosis eval") -> str:
-    """The job summary of a build: with a baseline the diff's cases first, then this run's counts; else counts and failures."""
+def build_summary_markdown(
+    report: Report, diff: DiffReport | None = None, title: str = "Diagnosis eval", by_rule: Sequence[RuleCount] = ()
+) -> str:
+    """The job summary of a build: with a baseline the diff's cases first, then this run's counts; else counts and
+    failures; then the failures by rule (`by_rule`, rule_counts.failures_by_rule)."""
+    rules = ["", *by_rule_markdown(by_rule, heading="### Failures by rule")] if by_rule else []
     if diff is None:
-        lines = [f"## {escape_inline(title)}", "", report_headline(report), *_failing_cases(report)]
+        lines = [f"## {escape_inline(title)}", "", report_headline(report), *_failing_cases(report), *rules]
         return "\n".join(lines) + "\n"
     from sitegen.compare.markdown import diff_summary_markdown
 
-    return diff_summary_markdown(diff, title=title) + "\n" + report_headline(report) + "\n"
+    return "\n".join([diff_summary_markdown(diff, title=title), report_headline(report), *rules]) + "\n"

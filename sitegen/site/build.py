@@ -46,6 +46,7 @@ from sitegen.gcpause import cycle_collection_paused
 from sitegen.loading import read_input
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+from sitegen.rule_counts import RuleCount, failures_by_rule
 from sitegen.site import render, urls
 from sitegen.site.case_pages import PageContext, PageReused, build_case, take_unchanged
 from sitegen.site.faults import STAGED, kill_point
@@ -133,6 +134,7 @@ class BuildResult:
     fail_on_regression: bool = False
     reused_pages: int = 0  # case pages taken unchanged from the previous site
     warnings: tuple[str, ...] = ()  # said to the user, e.g. a missing optional --history
+    by_rule: tuple[RuleCount, ...] = ()  # the cases failing each rule code, now and in the baseline
 
     @property
     def exit_code(self) -> int:
@@ -186,6 +188,7 @@ class Gathered:
     slugs: dict[str, str]  # what each case links to on the other pages (case_links)
     strips: dict[str, str]
     flaky: set[str]
+    by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
 
 
 # Step 1: read and check every input
@@ -384,7 +387,8 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}
-    return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky)
+    by_rule = failures_by_rule(report.results, None if inputs.baseline is None else inputs.baseline.results)
+    return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky, by_rule)
 
 
 # Step 4: the pages and files of the whole run
@@ -421,6 +425,7 @@ def start_list_pages(
         run=data.run,
         flaky=data.flaky,
         diff=data.diff,
+        by_rule=data.by_rule,
         settings=inputs.status.settings,
         keys={case_id: record.key for case_id, record in pages.records.items()},
         previous=inputs.previous.pages,
@@ -520,4 +525,5 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,
         warnings=inputs.warnings,
+        by_rule=data.by_rule,
     )

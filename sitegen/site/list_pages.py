@@ -30,6 +30,7 @@ class ListPages:
     run: Run
     flaky: set[str]
     diff: DiffReport | None
+    by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
     settings: str  # what every page depends on (BuildStatus.settings)
     keys: dict[str, str]  # each case page's key, by case id
     previous: dict[str, PageRecord]  # the previous build's case-list pages, by path
@@ -45,7 +46,9 @@ def write_list_page(number: int, pages: ListPages) -> tuple[str, PageRecord | No
     """Page `number` of the case list, written or taken from the previous site: its path and, for a page a later
     build may take as it is (every page but the index), its record."""
     if number == 1:
-        page = build_index_page(pages.site, pages.report, pages.slugs, pages.runs, pages.flaky, pages.diff, pages.run)
+        page = build_index_page(
+            pages.site, pages.report, pages.slugs, pages.runs, pages.flaky, pages.diff, pages.run, pages.by_rule
+        )
         pages.writer.write(urls.INDEX, page_bytes(render.render_template("index.html", page_context(page))))
         return urls.INDEX, None
     results = pages.report.results

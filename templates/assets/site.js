@@ -109,6 +109,7 @@
       status: params.get("status") || "",
       verdict: params.get("verdict") || "",
       tag: params.get("tag") || "",
+      code: params.get("code") || "",
       flaky: params.get("flaky") === "1",
       change: changeFilter.fromHash(params),
       sort: params.get("sort") || "",
@@ -123,6 +124,7 @@
     if (state.status) params.set("status", state.status);
     if (state.verdict) params.set("verdict", state.verdict);
     if (state.tag) params.set("tag", state.tag);
+    if (state.code) params.set("code", state.code);
     if (state.flaky) params.set("flaky", "1");
     changeFilter.toHash(state, params);
     if (state.sort) { params.set("sort", state.sort); params.set("dir", state.dir); }
@@ -164,6 +166,7 @@
         status: r[4],
         verdict: r[5],
         tags: r[3],
+        codes: r[6],
         flaky: r[12] === 1,
         change: r[13] || "",
         text: null, // what the search looks in: made on the first search (see textOf)
@@ -223,6 +226,7 @@
         return numeric[col] ? parseFloat(raw) : raw;
       });
       var tags = Array.prototype.map.call(tr.querySelectorAll(".tag"), function (a) { return a.textContent; });
+      var codes = Array.prototype.map.call(tr.querySelectorAll(".codes code"), function (c) { return c.textContent; });
       return {
         tr: tr,
         index: index,
@@ -230,6 +234,7 @@
         status: tr.getAttribute("data-status") || "",
         verdict: tr.getAttribute("data-verdict") || "",
         tags: tags,
+        codes: codes,
         flaky: tr.hasAttribute("data-flaky"),
         change: tr.getAttribute("data-change") || "",
         text: norm(tr.textContent),
@@ -256,6 +261,7 @@
       status: document.getElementById("filter-status"),
       verdict: document.getElementById("filter-verdict"),
       tag: document.getElementById("filter-tag"),
+      code: document.getElementById("filter-code"),
       flaky: document.getElementById("filter-flaky"),
       change: document.getElementById("filter-change") // none without a baseline
     };
@@ -267,7 +273,7 @@
     var empty = el("tr", "empty-row");
     empty.appendChild(el("td", "", "No cases match these filters.")).colSpan = headers.length;
     function defaultState() {
-      return { q: "", status: "", verdict: "", tag: "", flaky: false, change: "", sort: "", dir: "asc", page: 1 };
+      return { q: "", status: "", verdict: "", tag: "", code: "", flaky: false, change: "", sort: "", dir: "asc", page: 1 };
     }
     var state = defaultState();
 
@@ -301,9 +307,11 @@
       ensureOption(controls.status, state.status);
       ensureOption(controls.verdict, state.verdict);
       ensureOption(controls.tag, state.tag);
+      ensureOption(controls.code, state.code);
       controls.status.value = state.status;
       controls.verdict.value = state.verdict;
       controls.tag.value = state.tag;
+      controls.code.value = state.code;
       controls.flaky.checked = state.flaky;
       if (!controls.change) state.change = "";
       else { ensureOption(controls.change, state.change); controls.change.value = state.change; }
@@ -314,6 +322,7 @@
       state.status = controls.status.value;
       state.verdict = controls.verdict.value;
       state.tag = controls.tag.value;
+      state.code = controls.code.value;
       state.flaky = controls.flaky.checked;
       state.change = controls.change ? controls.change.value : "";
       state.page = 1;
@@ -355,6 +364,7 @@
         if (state.status && row.status !== state.status) return false;
         if (state.verdict && row.verdict !== state.verdict) return false;
         if (state.tag && row.tags.indexOf(state.tag) === -1) return false;
+        if (state.code && row.codes.indexOf(state.code) === -1) return false;
         if (state.flaky && !row.flaky) return false;
         if (!changeFilter.matches(state, row)) return false;
         for (var i = 0; i < words.length; i++) if (textOf(row).indexOf(words[i]) === -1) return false;
@@ -405,7 +415,7 @@
     controls.q.addEventListener("input", fromControls);
     controls.q.addEventListener("focus", loadSearchText);
     controls.q.addEventListener("input", loadSearchText);
-    ["status", "verdict", "tag", "flaky", "change"].forEach(function (name) {
+    ["status", "verdict", "tag", "code", "flaky", "change"].forEach(function (name) {
       if (controls[name]) controls[name].addEventListener("change", fromControls);
     });
     document.getElementById("filter-reset").addEventListener("click", function () {

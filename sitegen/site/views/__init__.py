@@ -11,7 +11,7 @@ and branch. The view models are NamedTuples rather than dataclasses: immutable a
 that builds pages imports them about 25 ms sooner (a dataclass is generated code, compiled at import). The
 context keys of each template are listed in TEMPLATE_CONTEXT and checked by the tests:
 
-- index.html    layout, heading, subtitle, stats, charts, table, banner
+- index.html    layout, heading, subtitle, stats, charts, table, banner, rules
 - case.html     layout, case_id, title, status, verdict, change, notes, annotations, tags, facts, pager, toc, checks,
                 problem, question, answer, evidence, tools, verifier, baseline, definition, raw, trials
 - diff.html     layout, heading, subtitle, banner, stats, cases, sections, matrix, transitions, downloads
@@ -28,7 +28,7 @@ from sitegen.site.views.history import build_history_page, history_data
 from sitegen.site.views.index import build_case_list_page, build_index_page, case_list_rows
 
 TEMPLATE_CONTEXT: dict[str, tuple[str, ...]] = {
-    "index.html": ("layout", "heading", "subtitle", "stats", "charts", "table", "banner"),
+    "index.html": ("layout", "heading", "subtitle", "stats", "charts", "table", "banner", "rules"),
     "case.html": (
         "layout", "case_id", "title", "status", "verdict", "change", "notes", "annotations", "tags", "facts", "pager",
         "toc", "checks", "problem", "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw",

@@ -312,6 +312,16 @@ def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) ->
     )
 
 
+def _description(case: Case, result: CaseResult) -> str:
+    """The case page's meta description: its id, status and failed rules, and its title when it has one."""
+    words = f"Eval case {case.id}: {result.status.replace('_', ' ')}"
+    if result.failed_codes:
+        words += f" ({', '.join(result.failed_codes)})"
+    if case.display_title != case.id:
+        words += f". {case.display_title}"
+    return fmt.shorten(words, 300)
+
+
 def build_case_page(
     site: SiteInfo,
     case: Case,
@@ -336,7 +346,14 @@ def build_case_page(
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
     checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
     return CasePage(
-        layout=make_layout(site, title=case.id, depth=_DEPTH, current="", history_data=True),
+        layout=make_layout(
+            site,
+            title=case.id,
+            description=_description(case, result),
+            depth=_DEPTH,
+            current="",
+            history_data=True,
+        ),
         case_id=case.id,
         title=case.display_title if case.display_title != case.id else "",
         status=status_badge(result.status),

@@ -56,6 +56,7 @@ class Layout(NamedTuple):
     """What every page's frame needs: title, CSP, asset URLs, navigation, footer."""
 
     title: str
+    description: str  # the page's <meta name="description">: what it shows, in a sentence
     site_name: str
     home: str
     csp: str
@@ -132,7 +133,14 @@ _NAV = (("index", "Overview", urls.INDEX), ("diff", "Baseline diff", urls.DIFF),
 
 
 def make_layout(
-    site: SiteInfo, *, title: str, depth: int, current: str, charts: bool = False, history_data: bool = False
+    site: SiteInfo,
+    *,
+    title: str,
+    description: str,
+    depth: int,
+    current: str,
+    charts: bool = False,
+    history_data: bool = False,
 ) -> Layout:
     """The frame of a page `depth` folders below the site root, with `current` highlighted in the nav."""
     nav = tuple(
@@ -146,6 +154,7 @@ def make_layout(
     files.append(urls.HISTORY_JSON)
     return Layout(
         title=f"{title} · {SITE_NAME}",
+        description=description,
         site_name=SITE_NAME,
         home=urls.href(urls.INDEX, depth),
         csp=csp(charts),

@@ -190,7 +190,13 @@ def build_diff_page(site: SiteInfo, diff: DiffReport, baseline: Report, current:
         f"{diff.currentPassedCases:,} of {diff.currentTotalCases:,} now."
     )
     return DiffPage(
-        layout=make_layout(site, title="Baseline diff", depth=0, current="diff"),
+        layout=make_layout(
+            site,
+            title="Baseline diff",
+            description=f"This run against the baseline: the cases that regressed, were fixed or are new, and every metric. {subtitle}",
+            depth=0,
+            current="diff",
+        ),
         heading="Against the baseline",
         subtitle=subtitle,
         banner=banner(diff, slugs, on_index=False),

@@ -81,7 +81,14 @@ def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str,
         ),
     )
     return HistoryPage(
-        layout=make_layout(site, title="History", depth=0, current="history", charts=True),
+        layout=make_layout(
+            site,
+            title="History",
+            description=f"Pass rate, verdicts, tool calls and duration over the last {fmt.plural(len(runs), 'recorded run')}.",
+            depth=0,
+            current="history",
+            charts=True,
+        ),
         heading="Run history",
         subtitle=f"{fmt.plural(len(runs), 'recorded run')} (the last {limit:,} are kept), newest first.",
         charts=charts,

@@ -7,6 +7,7 @@ index; the index's script shows every case from compact data inlined in the inde
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -19,6 +20,7 @@ from sitegen.compare.diff import DiffReport
 from sitegen.compare.wording import pass_rate_points
 from sitegen.config import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE, SuiteConfig
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
+from sitegen.rule_counts import RuleCount
 from sitegen.site import urls
 from sitegen.site.history import Run
 from sitegen.site.render import json_for_script
@@ -89,6 +91,7 @@ class CaseTable(NamedTuple):
     status_options: tuple[Option, ...]
     verdict_options: tuple[Option, ...]
     tag_options: tuple[Option, ...]
+    code_options: tuple[Option, ...]  # the rule codes some case fails
     change_options: tuple[Option, ...]  # none without a baseline: no Change filter
     total_text: str
     page_size: int
@@ -98,8 +101,30 @@ class CaseTable(NamedTuple):
     search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
 
 
+class RuleRow(NamedTuple):
+    """One row of the failures-by-rule panel: a rule code and the cases failing it."""
+
+    code: str
+    code_parts: tuple[str, ...]  # the code cut after each underscore, where a narrow screen may break the line
+    href: str  # the index filtered to the cases failing it now; "" when none does
+    current: str
+    label: str  # what the count's link does, for a screen reader
+    baseline: str  # "" without a baseline
+    change: str  # +2, −1 or =; "" without a baseline
+    change_css: str
+    change_title: str
+
+
+class RulePanel(NamedTuple):
+    """The index's failures-by-rule panel."""
+
+    rows: tuple[RuleRow, ...]
+    with_baseline: bool
+    summary: str
+
+
 class IndexPage(NamedTuple):
-    """index.html: headline figures, charts, the case table."""
+    """index.html: headline figures, charts, failures by rule, the case table."""
 
     layout: Layout
     heading: str
@@ -108,6 +133,7 @@ class IndexPage(NamedTuple):
     charts: tuple[Chart, ...]
     table: CaseTable
     banner: Banner | None
+    rules: RulePanel | None  # None when no case fails a rule, now or in the baseline
 
 
 class CaseListPage(NamedTuple):
@@ -198,8 +224,39 @@ def _change_options(changes: Mapping[str, str] | None) -> tuple[Option, ...]:
     return (Option("", "All changes"), *(Option(c, change_badge(c).text) for c in CHANGE_ORDER if c in present))
 
 
+def _rule_row(count: RuleCount) -> RuleRow:
+    change = count.change
+    css = "" if not change else "rule-change rule-worse" if change > 0 else "rule-change rule-better"
+    title = "" if count.baseline is None else f"{fmt.plural(count.current, 'case')} now, {count.baseline:,} in the baseline"
+    return RuleRow(
+        code=count.code,
+        code_parts=tuple(part for part in re.split(r"(?<=_)", count.code) if part),
+        href=urls.index_filter(code=count.code).removeprefix(urls.INDEX) if count.current else "",
+        current=f"{count.current:,}",
+        label=f"Show the {fmt.plural(count.current, 'case')} failing {count.code}",
+        baseline="" if count.baseline is None else f"{count.baseline:,}",
+        change=count.change_text,
+        change_css=css or "rule-change",
+        change_title=title,
+    )
+
+
+def _rule_panel(by_rule: Sequence[RuleCount]) -> RulePanel | None:
+    """The failures-by-rule panel: each code with its counts (rule_counts.failures_by_rule), or None if none fails."""
+    if not by_rule:
+        return None
+    failing = sum(1 for count in by_rule if count.current)
+    summary = f"{fmt.plural(failing, 'rule')} failing at least one case; a case failing several counts under each"
+    return RulePanel(tuple(_rule_row(c) for c in by_rule), any(c.baseline is not None for c in by_rule), summary)
+
+
 def _index_table(
-    site: SiteInfo, report: Report, slugs: dict[str, str], flaky: set[str], changes: Mapping[str, str] | None
+    site: SiteInfo,
+    report: Report,
+    slugs: dict[str, str],
+    flaky: set[str],
+    changes: Mapping[str, str] | None,
+    codes: Sequence[str],
 ) -> CaseTable:
     """The case table of the index: the first page of rows when the list has several, and the filters."""
     config, results, rows_per_page = site.config, report.results, site.index_page_rows
@@ -213,6 +270,7 @@ def _index_table(
         status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
         verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
         tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
+        code_options=(Option("", "Any"), *(Option(c, c) for c in sorted(codes))),
         change_options=_change_options(None if changes is None else {r.caseId: _change(changes, r) for r in results}),
         total_text=fmt.plural(len(results), "case"),
         page_size=TABLE_PAGE_SIZE,
@@ -260,6 +318,7 @@ def build_index_page(
     flaky: set[str],
     diff: DiffReport | None,
     run: Run,
+    by_rule: Sequence[RuleCount] = (),
 ) -> IndexPage:
     """The dashboard's view model (with the first page of the case list when there are several)."""
     config = site.config
@@ -270,13 +329,24 @@ def build_index_page(
     commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
     subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {name} · {fmt.timestamp(run.createdAt)}{commit}"
     return IndexPage(
-        layout=make_layout(site, title="Overview", depth=0, current="index", charts=True),
+        layout=make_layout(
+            site,
+            title="Overview",
+            description=(
+                f"Diagnosis eval run {name}: {report.passedCases:,} of {fmt.plural(report.totalCases, 'case')} passed "
+                f"({fmt.percent(report.passRate)}); failures by rule, charts and every case."
+            ),
+            depth=0,
+            current="index",
+            charts=True,
+        ),
         heading="Diagnosis eval report",
         subtitle=subtitle,
         stats=tuple(_index_stats(report, diff)),
         charts=(pass_rate_chart(runs), verdict_bar_chart(report, config), verdict_history_chart(runs, config)),
-        table=_index_table(site, report, slugs, flaky, changes),
+        table=_index_table(site, report, slugs, flaky, changes, [c.code for c in by_rule if c.current]),
         banner=banner(diff, slugs, on_index=True) if diff is not None else None,
+        rules=_rule_panel(by_rule),
     )
 
 
@@ -342,11 +412,18 @@ def build_case_list_page(
     )
     nav = _page_nav(number, len(results), site.index_page_rows)
     table = CaseTable(
-        rows=rows, status_options=(), verdict_options=(), tag_options=(), change_options=(), total_text=fmt.plural(len(results), "case"),
+        rows=rows, status_options=(), verdict_options=(), tag_options=(), code_options=(), change_options=(),
+        total_text=fmt.plural(len(results), "case"),
         page_size=site.index_page_rows, flaky_count=0, pages=nav,
     )
     return CaseListPage(
-        layout=make_layout(site, title=f"Cases, page {number:,}", depth=0, current="index"),
+        layout=make_layout(
+            site,
+            title=f"Cases, page {number:,}",
+            description=f"{nav.summary}: each case's status, agent verdict and failed checks.",
+            depth=0,
+            current="index",
+        ),
         heading="Cases",
         subtitle=nav.summary + ". The overview filters and sorts them all.",
         table=table,
