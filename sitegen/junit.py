@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
-from sitegen.compare.changes import REGRESSED, STILL_FAILING, CaseChange
+from sitegen.compare.changes import REGRESSED, STILL_FAILING, WITHIN_NOISE, CaseChange
 from sitegen.errors import UsageError
 from sitegen.report import CaseResult, Report, TrialResult
 
@@ -39,6 +39,7 @@ KNOWN_FAILURES_SKIP = "skip"
 KNOWN_FAILURES_FAIL = "fail"
 KNOWN_FAILURE_MODES = (KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL)
 KNOWN_FAILURE_PREFIX = "known failure since the baseline: "
+WITHIN_NOISE_PREFIX = "within noise of the baseline (the trial pass rate did not fall by more than chance): "
 
 
 def _known_failure_message(result: CaseResult, change: CaseChange) -> str:
@@ -64,6 +65,10 @@ def _testcase(
     elif change is not None and change.change == STILL_FAILING and skip_known:
         # The baseline failed too: red here would only repeat what the pull request did not break.
         ET.SubElement(element, "skipped", {"message": _known_failure_message(result, change)}).text = body
+    elif change is not None and change.change == WITHIN_NOISE and skip_known:
+        # The trial policy flipped, but the trial pass rate did not fall by more than chance: not a regression.
+        message = WITHIN_NOISE_PREFIX + (", ".join(result.failed_codes) or "failed")
+        ET.SubElement(element, "skipped", {"message": xml_text(message)}).text = body
     elif result.failedChecks:
         codes = result.failed_codes
         failure = ET.SubElement(element, "failure", {"message": xml_text(", ".join(codes)), "type": xml_text(codes[0])})

@@ -14,7 +14,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sitegen.checks import check_identity
+from sitegen.config import DEFAULT_ALPHA
 from sitegen.report import CaseResult, Report
+from sitegen.stats import fisher_one_sided
 
 REGRESSED = "regressed"
 REMOVED = "removed"
@@ -22,8 +25,10 @@ FIXED = "fixed"
 STILL_FAILING = "still_failing"
 STILL_PASSING = "still_passing"
 NEW = "new"
-CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW)
-# The changes a gate fails on: a case that passed in the baseline and does not pass now.
+WITHIN_NOISE = "within_noise"
+CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE)
+# The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
+# within chance is WITHIN_NOISE, never breaking).
 BREAKING = frozenset((REGRESSED, REMOVED))
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 
@@ -62,42 +67,63 @@ def check_codes(checks: Iterable[Any]) -> list[str]:
 
 
 def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
-    """The checks of `checks` not in `other`, counted as multisets (a check reported twice is two)."""
-    left = Counter(other)
+    """The checks of `checks` not in `other`, by identity (check_identity: the trial counts aside) and counted as
+    multisets (a check reported twice is two)."""
+    left = Counter(check_identity(check) for check in other)
     kept = []
     for check in checks:
-        if left[check]:
-            left[check] -= 1
+        identity = check_identity(check)
+        if left[identity]:
+            left[identity] -= 1
         else:
             kept.append(check)
     return tuple(kept)
 
 
-def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange:
+def trial_p_value(base: CaseResult, cur: CaseResult) -> tuple[bool, float] | None:
+    """Whether a case's trial pass rate fell, and the one-sided Fisher exact p-value in the direction it moved;
+    None unless both sides have at least 2 trials and the rate moved."""
+    if base.trialResults is None or cur.trialResults is None or base.trials < 2 or cur.trials < 2:
+        return None
+    before, after = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+    if before[0] * after[1] == after[0] * before[1]:
+        return None
+    fell = after[0] * before[1] < before[0] * after[1]
+    return fell, fisher_one_sided(*before, *after) if fell else fisher_one_sided(*after, *before)
+
+
+def beyond_chance(base: CaseResult, cur: CaseResult, alpha: float) -> bool:
+    """Whether a flip of the trial policy is more than noise: always for a case with a single trial on either side
+    (the seed's rule), else only when the trial pass rate moved the same way with p < alpha."""
+    if base.trialResults is None or cur.trialResults is None or base.trials < 2 or cur.trials < 2:
+        return True
+    moved = trial_p_value(base, cur)
+    return moved is not None and moved[0] == base.passed and moved[1] < alpha
+
+
+def classify_case(base: CaseResult | None, cur: CaseResult | None, alpha: float = DEFAULT_ALPHA) -> CaseChange:
     """The change of one case; `base` or `cur` is None when the case is missing from that report."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, REMOVED, base.status, None)
     if base is None:
         return CaseChange(cur.caseId, NEW, None, cur.status, tuple(cur.failedChecks))
-    if base.passed and cur.passed:
-        change = STILL_PASSING
-    elif base.passed:
-        change = REGRESSED
-    elif cur.passed:
-        change = FIXED
+    if base.passed == cur.passed:
+        change = STILL_PASSING if cur.passed else STILL_FAILING
+    elif not beyond_chance(base, cur, alpha):
+        change = WITHIN_NOISE
     else:
-        change = STILL_FAILING
+        change = FIXED if cur.passed else REGRESSED
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
     return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved)
 
 
-def case_changes(baseline: Report, current: Report) -> list[CaseChange]:
+def case_changes(baseline: Report, current: Report, alpha: float = DEFAULT_ALPHA) -> list[CaseChange]:
     """Every case of either report: the current report's order, then the removed cases in baseline order."""
     before = {result.caseId: result for result in baseline.results}
     now = {result.caseId for result in current.results}
-    changes = [classify_case(before.get(result.caseId), result) for result in current.results]
+    changes = [classify_case(before.get(result.caseId), result, alpha) for result in current.results]
     changes += [classify_case(result, None) for result in baseline.results if result.caseId not in now]
     return changes
 
@@ -122,6 +148,7 @@ class Headline:
     new: tuple[CaseChange, ...]
     baselinePassRate: float
     currentPassRate: float
+    within_noise: tuple[CaseChange, ...] = ()  # policy flips within chance: reported, never breaking
 
     @property
     def new_failing(self) -> int:
@@ -142,6 +169,7 @@ def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, curr
         new=tuple(groups[NEW]),
         baselinePassRate=baseline_pass_rate,
         currentPassRate=current_pass_rate,
+        within_noise=tuple(groups[WITHIN_NOISE]),
     )
 
 
@@ -160,7 +188,8 @@ def _named(changes: tuple[CaseChange, ...], escape: Callable[[str], str], with_c
 
 
 def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
-    """The cases part: "1 case regressed: a (code) · 1 case removed: b · 2 known failures · 1 fixed · 1 new".
+    """The cases part: "1 case regressed: a (code) · 1 case removed: b · 2 within noise · 2 known failures · 1 fixed
+    · 1 new".
 
     `escape` is applied to every case id and code (Markdown escaping for diff.md; identity for a terminal).
     """
@@ -173,6 +202,8 @@ def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
                      + _named(headline.removed, escape, with_codes=False))
     if not parts:
         parts.append("no case regressed")
+    if headline.within_noise:
+        parts.append(f"{len(headline.within_noise)} within noise")
     if headline.known_failures:
         parts.append(_plural(headline.known_failures, "known failure", "known failures"))
     if headline.fixed:

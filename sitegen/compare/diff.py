@@ -39,19 +39,20 @@ from typing import Any
 from sitegen.compare.changes import (
     BREAKING,
     CaseChange,
+    WITHIN_NOISE,
     Headline,
     case_changes,
     case_headline,
     change_counts,
     check_codes,
     classify_case,
+    trial_p_value,
 )
 from sitegen.config import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import UsageError
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report
-from sitegen.stats import fisher_one_sided
 
 DIFF_FORMAT_VERSION = 1
 
@@ -373,29 +374,30 @@ def _check_phrase(check: str) -> str:
     return f"{code.strip()} ({detail.strip()})" if detail.strip() else code.strip()
 
 
-def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult) -> None:
-    change = classify_case(base, cur)
+def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
+    change = classify_case(base, cur, alpha)
     if cur.passed:
         kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
     else:
         word = "is now not run" if cur.status == "not_run" else "now fails"
         kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
-    item = out.add(kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
+    noise = change.change == WITHIN_NOISE
+    item = out.add(CHANGED if noise else kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
     if checks:
         named = "; ".join(_check_phrase(check) for check in checks)
         item.message = f"{sentence}, no longer failing {named}" if cur.passed else f"{sentence}: {named}"
+    if noise:
+        trials = f"{base.passedTrials}/{base.trials} → {cur.passedTrials}/{cur.trials} trials passed"
+        item.message = f"{item.message.rstrip('.')}; within noise: {trials}, within chance (the trialPassRate item)."
 
 
 def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, float] | None:
     """The type and p-value of a case's trial pass rate change; None unless both sides have ≥ 2 trials and the
     rate moved. The p-value is the one-sided Fisher exact test in the direction the rate moved."""
-    if base.trialResults is None or cur.trialResults is None or base.trials < 2 or cur.trials < 2:
+    moved = trial_p_value(base, cur)
+    if moved is None:
         return None
-    before, after = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
-    if before[0] * after[1] == after[0] * before[1]:
-        return None
-    fell = after[0] * before[1] < before[0] * after[1]
-    p_value = fisher_one_sided(*before, *after) if fell else fisher_one_sided(*after, *before)
+    fell, p_value = moved
     if p_value >= alpha:
         return CHANGED, p_value
     return (REGRESSION if fell else IMPROVEMENT), p_value
@@ -418,7 +420,7 @@ def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
 
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
     if base.passed != cur.passed:
-        _passed_item(out, case_id, base, cur)
+        _passed_item(out, case_id, base, cur, alpha)
     _trial_item(out, case_id, base, cur, alpha)
     for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
@@ -496,7 +498,7 @@ def compare_reports(
     changed_definitions = list(_all_case_items(out, baseline, current, alpha))
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
-    changes = case_changes(baseline, current)
+    changes = case_changes(baseline, current, alpha)
     breaking = sum(1 for change in changes if change.change in BREAKING)
     cost_regression = any(item.type == REGRESSION and item.metric in _COST_FIELDS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, CaseChange, check_codes, format_cases
+from sitegen.compare.changes import (
+    BREAKING,
+    FIXED,
+    NEW,
+    REMOVED,
+    STILL_FAILING,
+    WITHIN_NOISE,
+    CaseChange,
+    check_codes,
+    format_cases,
+)
 from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport, describe_delta, describe_value
 from sitegen.formatting import percent
 from sitegen.mdtext import escape_cell, escape_inline, table
@@ -112,7 +122,7 @@ def _changes_table(diff: DiffReport, kind: str) -> str:
     return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
 
 
-_CASE_SECTIONS = ((FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
+_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
 
 
 def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:

@@ -204,7 +204,7 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
         outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
     items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
-    change = classify_case(job.baseline, result) if context.baseline is not None else None
+    change = classify_case(job.baseline, result, context.config.alpha) if context.baseline is not None else None
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.

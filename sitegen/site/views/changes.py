@@ -19,6 +19,7 @@ from sitegen.compare.changes import (
     REGRESSED,
     REMOVED,
     STILL_FAILING,
+    WITHIN_NOISE,
     CaseChange,
     Headline,
     check_codes,
@@ -85,6 +86,8 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
         parts.append([Segment(lead), *_named(headline.removed, slugs, False, rest)])
     if not parts:
         parts.append([Segment("no case regressed")])
+    if headline.within_noise:
+        parts.append([Segment(f"{len(headline.within_noise)} within noise")])
     if headline.known_failures:
         parts.append([Segment(_plural(headline.known_failures, "known failure", "known failures"))])
     if headline.fixed:
@@ -183,6 +186,11 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
             statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
             detail = "The failed checks marked new below did not fail in the baseline."
         css = "case-change case-change-known"
+    elif kind == WITHIN_NOISE:
+        moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
+        statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
+        detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
+        css = "case-change case-change-noise"
     elif kind == NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
     else:
@@ -255,6 +263,9 @@ _CHANGE_SECTIONS = (
     ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
      ("Case", "Change", "New failed checks", "Resolved checks"),
      "No known failures: no case failed in the baseline and still fails."),
+    ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
+     ("Case", "Change", "New failed checks", "Resolved checks"),
+     "No case flipped within noise."),
     ("fixed-cases", "Fixed cases", frozenset((FIXED,)), ("Case", "Change", "Resolved checks"), "No case was fixed."),
     ("new-cases", "New cases", frozenset((NEW,)), ("Case", "Status", "Failed rules"), "No new cases."),
 )
@@ -274,6 +285,8 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
             for c in diff.caseChanges
             if c.change in kinds
         )
+        if not rows and kinds == {WITHIN_NOISE}:
+            continue  # only trials can be within noise: a suite of single traces never shows the section
         badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
         folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
         sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))

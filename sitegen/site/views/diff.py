@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING
+from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE
 from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport, describe_delta, describe_value
 from sitegen.config import SuiteConfig
 from sitegen.report import MISSING_VERDICT, Report
@@ -168,9 +168,13 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
     items = (f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · "
              f"● {diff.changedCount:,} other")
+    # Only trials can be within noise: a suite of single traces never shows the card.
+    noise = counts.get(WITHIN_NOISE, 0)
+    noise_stat = (Stat("Within noise", f"≈ {noise:,}", "cases", "stat", "#within-noise"),) if noise else ()
     return (
         Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
              regressed_css, f"#{REGRESSED_ANCHOR}"),
+        *noise_stat,
         Stat("Known failures", f"≡ {counts.get(STILL_FAILING, 0):,}", "cases", "stat", "#known-failures"),
         Stat("Fixed", f"▲ {fixed:,}", "cases", "stat stat-good" if fixed else "stat", "#fixed-cases"),
         Stat("New", f"✚ {counts.get(NEW, 0):,}", "cases", "stat", "#new-cases"),
