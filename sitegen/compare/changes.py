@@ -30,7 +30,9 @@ CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WI
 # The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
 # within chance is WITHIN_NOISE, never breaking).
 BREAKING = frozenset((REGRESSED, REMOVED))
-HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
+HEADLINE_LISTED = 5
+# What diff.md and the site's banner say, alike, when cases were edited since the baseline.
+DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"  # cases named per group in the one-line headline; tables list them all
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from sitegen.compare.changes import (
     BREAKING,
+    DEFINITIONS_CHANGED,
     FIXED,
     NEW,
     REMOVED,
@@ -70,7 +71,7 @@ def _headline(diff: DiffReport) -> list[str]:
                      f"than {tolerance} over the cases in both reports.")
     if diff.changedDefinitions:
         names = ", ".join(f"`{escape_inline(case_id)}`" for case_id in diff.changedDefinitions)
-        lines += ["", f"⚠️ Case definitions changed since the baseline (results not comparable): {names}"]
+        lines += ["", f"⚠️ {DEFINITIONS_CHANGED}: {names}"]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return lines

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from sitegen import formatting as fmt
 from sitegen.compare.changes import (
     BREAKING,
+    DEFINITIONS_CHANGED,
     FIXED,
     HEADLINE_LISTED,
     NEW,
@@ -49,6 +50,7 @@ class Banner(NamedTuple):
     cases: tuple[Segment, ...]
     pass_rate: str
     note: str  # a cost regression, which fails the gate without any case regressing; else ""
+    definitions: str  # the cases edited since the baseline, as diff.md names them; else ""
     regressions: int  # cases regressed or removed
     more: Segment | None  # "See the diff" on the index; None on the diff page itself
 
@@ -128,6 +130,7 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         cases=headline_segments(headline, slugs),
         pass_rate=format_pass_rate(headline),
         note=_cost_note(diff),
+        definitions=f"{DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}" if diff.changedDefinitions else "",
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
     )
