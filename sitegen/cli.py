@@ -119,8 +119,9 @@ def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN20
     """The report of every case of the case file, evaluated with the cycle collector paused (gcpause.py)."""
     from sitegen.evaluation import evaluate_suite
     from sitegen.gcpause import cycle_collection_paused
-    from sitegen.loading import load_cases
+    from sitegen.loading import check_fixtures_folder, load_cases
 
+    check_fixtures_folder(fixtures)
     with cycle_collection_paused():
         return evaluate_suite(load_cases(cases), fixtures, config_for(config))
 
@@ -282,13 +283,15 @@ def diff(
 
     Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
     """
-    from sitegen.compare.diff import compare_reports, diff_json
+    from sitegen.compare.diff import check_comparable, compare_reports, diff_json
     from sitegen.compare.markdown import diff_markdown
     from sitegen.report import read_report
 
     settings = config_for(config)
     tolerance = cost_tolerance if cost_tolerance is not None else settings.cost_tolerance
-    result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=tolerance, alpha=settings.alpha)
+    before, after = read_report(baseline), read_report(current)
+    check_comparable(before, {r.caseId for r in after.results}, baseline)
+    result = compare_reports(before, after, cost_tolerance=tolerance, alpha=settings.alpha)
     # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
     outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:

@@ -74,7 +74,7 @@ NO_SUCH_FIELD = (
     ("text", "expected"),
     [
         ('[{"id": "a", "traceFixture": "a.json"},\n  {"id": "b" "traceFixture": "b.json"}]', ":2:14: invalid JSON: Expecting ',' delimiter"),
-        ("", ":1:1: invalid JSON: Expecting value"),
+        ("", ": the case file is empty (expected a JSON array of cases)"),
         ("[]", ": expected at least one case, got an empty array"),
         ('{"id": "a"}', ": expected a JSON array of cases, got an object"),
         ('"cases"', ": expected a JSON array of cases, got a string"),

@@ -32,8 +32,9 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sitegen.compare.changes import (
@@ -49,7 +50,7 @@ from sitegen.compare.changes import (
     trial_p_value,
 )
 from sitegen.config import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
-from sitegen.errors import UsageError
+from sitegen.errors import BadInput, UsageError
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report
@@ -483,6 +484,28 @@ def case_items(case_id: str, base: CaseResult | None, cur: CaseResult, *, alpha:
     out = _Collector()
     _current_case_items(out, case_id, base, cur, alpha)
     return out.items
+
+
+def incomparable(baseline: Report, current_ids: Collection[str]) -> str | None:
+    """Why the baseline cannot be compared with the current suite, or None: it has no case at all, or none of its
+    cases is in the current suite (a report of another suite), which would report every case removed and new
+    instead of comparing any."""
+    if not current_ids:
+        return None
+    if not baseline.results:
+        return (f"the baseline has no case results, so it compares nothing with the {len(current_ids)} current "
+                "case(s): give a report of this suite (sitegen baseline writes one)")
+    if not any(result.caseId in current_ids for result in baseline.results):
+        return (f"the baseline shares no case id with the current suite ({len(baseline.results)} baseline case(s), "
+                f"{len(current_ids)} current case(s)): is it a report of another suite?")
+    return None
+
+
+def check_comparable(baseline: Report, current_ids: Collection[str], baseline_path: Path | str) -> None:
+    """Raise BadInput naming the baseline file when it cannot be compared with the current suite (`incomparable`)."""
+    problem = incomparable(baseline, current_ids)
+    if problem is not None:
+        raise BadInput(baseline_path, problem)
 
 
 def compare_reports(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList, read_case_list
-from sitegen.compare.diff import DiffReport, compare_reports, diff_json
+from sitegen.compare.diff import DiffReport, check_comparable, compare_reports, diff_json, incomparable
 from sitegen.compare.markdown import diff_markdown
 from sitegen.config import (
     DEFAULT_BASELINE,
@@ -39,7 +39,7 @@ from sitegen.config import (
 )
 from sitegen.errors import UsageError
 from sitegen.gcpause import cycle_collection_paused
-from sitegen.loading import read_input
+from sitegen.loading import check_fixtures_folder, read_input
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
 from sitegen.site import render, urls
@@ -89,6 +89,7 @@ from sitegen.site.views import SiteInfo, build_diff_page, build_history_page, hi
 from sitegen.site.views.search import search_text_data
 from sitegen.site.workers import Tasks, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
+from sitegen.suitecheck import verdict_warnings
 
 HISTORY_FILE = urls.HISTORY_JSON
 # Below this many pages of the case list (the index included), they are written without worker processes.
@@ -196,25 +197,31 @@ def read_inputs(options: BuildOptions) -> Inputs:
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
+    check_fixtures_folder(options.fixtures)
     config = config_for(options.config)
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
-    assets = read_assets(config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows)
     code = code_fingerprint()
-    # Everything every page depends on besides its own inputs; another value means every page is rendered.
-    settings = digest(code, repr(assets.info), config.fingerprint(), str(options.fixtures))
-    previous = read_status(options.out, settings)
+    assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
     case_file = read_input(options.cases, "case file")
     cases_sealed = case_file_seal(case_file.data, code)
     cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
     baseline, baseline_sealed = None, ""
+    warnings = [w for raw in cases.raw for w in verdict_warnings(raw["id"], raw, config)]
     if baseline_path is not None:
         baseline_file = read_input(baseline_path, "report")
         baseline_sealed = baseline_seal(baseline_file.data, code)
         # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
         known = previous.validated_baseline == baseline_sealed
         baseline = read_report(baseline_path, baseline_file.data if known else baseline_file.text, checked=known)
+        if options.baseline is not None:
+            check_comparable(baseline, set(cases.ids), baseline_path)
+        elif (problem := incomparable(baseline, set(cases.ids))) is not None:
+            # The default baseline belongs to the shipped suite; another suite built here is simply not compared.
+            warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")
+            baseline, baseline_path, baseline_sealed = None, None, ""
+            assets, settings, previous = _site_settings(options, config, code, has_baseline=False)
     history = load_history(options.history, options.out / HISTORY_FILE, optional=options.history_optional)
     return Inputs(
         options=options,
@@ -223,13 +230,23 @@ def read_inputs(options: BuildOptions) -> Inputs:
         baseline=baseline,
         baseline_path=baseline_path,
         history=history.runs,
-        warnings=tuple(history.warnings),
+        warnings=(*warnings, *history.warnings),
         moment=build_time(),
         commit=git_commit(options.cwd),
         assets=assets,
         previous=previous,
         status=BuildStatus(settings, validated_cases=cases_sealed, validated_baseline=baseline_sealed),
     )
+
+
+def _site_settings(
+    options: BuildOptions, config: SuiteConfig, code: str, has_baseline: bool
+) -> tuple[Assets, str, BuildStatus]:
+    """The site's own files, the settings every page depends on besides its own inputs (another value means
+    every page is rendered), and what the previous build with these settings recorded."""
+    assets = read_assets(config, has_baseline=has_baseline, index_page_rows=options.index_page_rows)
+    settings = digest(code, repr(assets.info), config.fingerprint(), str(options.fixtures))
+    return assets, settings, read_status(options.out, settings)
 
 
 def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -> Assets:
