@@ -279,7 +279,7 @@ def diff(
 ) -> None:
     """Compare a current report with a baseline: regressions, improvements and changes.
 
-    Without --json or --markdown the Markdown goes to stdout.
+    Without --json or --markdown a readable text goes to stdout; --markdown - prints the Markdown instead.
 
     Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
     """
@@ -295,7 +295,9 @@ def diff(
     # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
     outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:
-        sys.stdout.write(outputs[1][1])
+        from sitegen.compare.terminal import diff_text
+
+        sys.stdout.write(diff_text(result))  # for people; `--markdown -` prints the Markdown (docs/cli.md)
     for target, text in outputs:
         if target is not None:
             _write_output(target, text)

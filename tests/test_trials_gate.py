@@ -18,6 +18,7 @@ from sitegen.cli import app
 from sitegen.compare.changes import format_headline
 from sitegen.compare.diff import compare_reports
 from sitegen.compare.markdown import diff_markdown
+from sitegen.compare.terminal import diff_text
 from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_suite
 from sitegen.junit import junit_xml
@@ -143,6 +144,8 @@ def test_within_noise_is_in_the_headline_and_diff_md(tmp_path: Path) -> None:
     assert "✅ **No regression**" in markdown
     passed = next(item for item in diff.items if item.metric == "passed")
     assert "within noise: 5/5 → 4/5 trials passed" in passed.message
+    text = diff_text(diff).splitlines()
+    assert "  No regression" in text and "Within noise (1)" in text and "  ≈ c1: passed → failed" in text
 
 
 def test_a_fix_within_chance_is_within_noise_and_beyond_it_fixed(tmp_path: Path) -> None:
