@@ -192,3 +192,16 @@ def test_the_site_badges_and_filters_a_case_within_noise(tmp_path: Path) -> None
     page = BeautifulSoup(next((out / "cases").glob("*.html")).read_text(encoding="utf-8"), "html.parser")
     assert page.select_one("main")["data-change"] == "within_noise"
     assert page.select_one("#change .case-change-statement").get_text().startswith("Within noise:")
+
+
+def test_a_trial_case_page_says_what_its_header_and_sections_show(tmp_path: Path) -> None:
+    result, out = _build_against(tmp_path, (5, 5), (3, 5))  # trials 4 and 5 fail; the sections show trial 4
+    assert result.exit_code == 0, result.output
+    page = BeautifulSoup(next((out / "cases").glob("*.html")).read_text(encoding="utf-8"), "html.parser")
+    facts = {div.dt.get_text(): div.dd.get_text() for div in page.select("#result dl.facts:not(.annotations) > div")}
+    assert facts["Verdict"] == "PASS (the most common of 5 trials)"
+    assert facts["Shown below"] == "trial 4 of 5 (c1/trial-004.json)"
+    assert "Tool calls (mean of 5 trials)" in facts and "Duration (mean of 5 trials)" in facts
+    assert facts["Keywords (lowest of 5 trials)"].startswith("2/2")
+    assert facts["Trace"] == "c1 · a folder of 5 trials"
+    assert page.select_one("#result .verdict")["title"] == "the most common verdict of 5 trials"
