@@ -263,12 +263,12 @@ def _cells(change: CaseChange) -> tuple[str, ...]:
 _CHANGE_SECTIONS = (
     (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
      "No case regressed or was removed."),
-    ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
-     ("Case", "Change", "New failed checks", "Resolved checks"),
-     "No known failures: no case failed in the baseline and still fails."),
     ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
      ("Case", "Change", "New failed checks", "Resolved checks"),
      "No case flipped within noise."),
+    ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
+     ("Case", "Change", "New failed checks", "Resolved checks"),
+     "No known failures: no case failed in the baseline and still fails."),
     ("fixed-cases", "Fixed cases", frozenset((FIXED,)), ("Case", "Change", "Resolved checks"), "No case was fixed."),
     ("new-cases", "New cases", frozenset((NEW,)), ("Case", "Status", "Failed rules"), "No new cases."),
 )
