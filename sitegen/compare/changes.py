@@ -30,9 +30,9 @@ CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WI
 # The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
 # within chance is WITHIN_NOISE, never breaking).
 BREAKING = frozenset((REGRESSED, REMOVED))
-HEADLINE_LISTED = 5
+HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 # What diff.md and the site's banner say, alike, when cases were edited since the baseline.
-DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"  # cases named per group in the one-line headline; tables list them all
+DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,14 @@ def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
+def _several_trials(base: CaseResult, cur: CaseResult) -> bool:
+    return base.trialResults is not None and cur.trialResults is not None and base.trials >= 2 and cur.trials >= 2
+
+
 def trial_p_value(base: CaseResult, cur: CaseResult) -> tuple[bool, float] | None:
     """Whether a case's trial pass rate fell, and the one-sided Fisher exact p-value in the direction it moved;
     None unless both sides have at least 2 trials and the rate moved."""
-    if base.trialResults is None or cur.trialResults is None or base.trials < 2 or cur.trials < 2:
+    if not _several_trials(base, cur):
         return None
     before, after = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
     if before[0] * after[1] == after[0] * before[1]:
@@ -97,7 +101,7 @@ def trial_p_value(base: CaseResult, cur: CaseResult) -> tuple[bool, float] | Non
 def beyond_chance(base: CaseResult, cur: CaseResult, alpha: float) -> bool:
     """Whether a flip of the trial policy is more than noise: always for a case with a single trial on either side
     (the seed's rule), else only when the trial pass rate moved the same way with p < alpha."""
-    if base.trialResults is None or cur.trialResults is None or base.trials < 2 or cur.trials < 2:
+    if not _several_trials(base, cur):
         return True
     moved = trial_p_value(base, cur)
     return moved is not None and moved[0] == base.passed and moved[1] < alpha
