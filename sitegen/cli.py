@@ -224,19 +224,26 @@ def evaluate(
 
 
 def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
-    target: Path, report, cases_path: Path, diff=None, known_failures: str = "skip"
+    target: Path, report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
 ) -> None:
-    """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
+    """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
+    baseline too are known failures and those within noise of it are skipped alike."""
+    from sitegen.compare.changes import known_failures as known, regressed_cases, within_noise_cases
     from sitegen.junit import junit_xml
+    from sitegen.loading import case_lines
 
-    changes = diff.caseChanges if diff is not None else None
-    _write_output(target, junit_xml(report, cases_path.stem or "sitegen", changes, known_failures))
+    changes = diff.caseChanges if diff is not None else []
+    text = junit_xml(
+        report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
+        known_failures=known(changes), broken=regressed_cases(changes), within_noise=within_noise_cases(changes),
+        known_failure_mode=known_failures,
+    )
+    _write_output(target, text)
 
 
 def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
     """The terminal's diff line (the cases first, then the pass rate) and the gate's reason."""
-    from sitegen.compare.changes import format_headline
-    from sitegen.compare.markdown import gate_text
+    from sitegen.compare.wording import format_headline, gate_text
 
     items = f"{diff.regressionCount} regression, {diff.improvementCount} improvement, {diff.changedCount} change item(s)"
     return f"{format_headline(diff.headline())} ({items})", f"regression: {gate_text(diff)} against {baseline}"
@@ -371,7 +378,7 @@ def build(
             help="In --junit, cases that also failed in the baseline: 'skip' (reported as skipped, so only what "
             "the change broke is red) or 'fail'.",
         ),
-    ] = "skip",  # type: ignore[assignment]
+    ] = config.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
     cost_tolerance: CostToleranceOpt = None,
     jobs: Annotated[
         Optional[int],
@@ -457,8 +464,6 @@ def serve(
     )
 
 
-# --- sitegen record -------------------------------------------------------------------------------------------
-
 _MAX_LISTED_RECORD_FAILURES = 20
 
 
@@ -524,8 +529,6 @@ def record(
         typer.echo(f"record: {summary.failed} trial(s) could not be recorded; rerun to retry only those", err=True)
         raise typer.Exit(1)
 
-
-# --- end of sitegen record --------------------------------------------------------------------------------------
 
 
 def _progress_or_error(message: str) -> None:

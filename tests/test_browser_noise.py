@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 
-from helpers import make_case, make_trace, write_suite
+from helpers import Watched, make_case, make_trace, write_suite
 from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_suite
 from sitegen.loading import load_cases
 from sitegen.report import report_json
 from sitegen.site.build import BuildOptions, build_site
-from test_browser import Watched, browser, watched  # noqa: F401  (the fixtures of the browser tests)
 
 pytestmark = pytest.mark.browser
 GOOD = make_trace("the pool has a leak", tools=["query_logs"])
@@ -24,7 +23,7 @@ BAD = make_trace("the pool has a leak", verdict="WEIRD", tools=["query_logs"])
 
 
 @pytest.fixture
-def expect(browser: Any) -> Any:  # noqa: F811
+def expect(browser: Any) -> Any:
     """Playwright's auto-waiting assertions (imported once the browser fixture has found Playwright)."""
     from playwright.sync_api import expect as playwright_expect
 
@@ -57,7 +56,7 @@ def _links(page: Any) -> Any:
     return page.locator("#case-table tbody tr:not(.empty-row) a.case-link")
 
 
-def test_the_change_filter_narrows_to_the_case_within_noise(watched: Watched, site: Path, expect: Any) -> None:  # noqa: F811
+def test_the_change_filter_narrows_to_the_case_within_noise(watched: Watched, site: Path, expect: Any) -> None:
     page = watched.open(site / "index.html")
     expect(page.locator("#case-table.is-ready")).to_be_visible()
     expect(_links(page)).to_have_count(2)
@@ -69,7 +68,7 @@ def test_the_change_filter_narrows_to_the_case_within_noise(watched: Watched, si
     watched.assert_clean()
 
 
-def test_a_url_with_the_within_noise_filter_restores_it(watched: Watched, site: Path, expect: Any) -> None:  # noqa: F811
+def test_a_url_with_the_within_noise_filter_restores_it(watched: Watched, site: Path, expect: Any) -> None:
     page = watched.open((site / "index.html").as_uri() + "#change=within_noise")
     expect(page.locator("#filter-change")).to_have_value("within_noise")
     expect(_links(page)).to_have_text(["noisy"])

@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from helpers import make_case, make_trace, write_suite
-from test_browser import ACTION_TIMEOUT_MS, Watched, browser  # noqa: F401
-from test_serve import _Process, _url
+from helpers import ACTION_TIMEOUT_MS, ServeProcess, Watched, make_case, make_trace, served_url, write_suite
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +19,7 @@ def test_an_open_page_reloads_after_a_fixture_is_edited(browser: Any, tmp_path: 
     case = make_case(id="watched", traceFixture="watched.json", title="Watched case")
     cases, fixtures = write_suite(tmp_path / "eval", [case], {"watched.json": make_trace(verdict="PASS")})
     out = tmp_path / "site"
-    process = _Process(
+    process = ServeProcess(
         ["serve", "--watch", "--port", "0", "--out", str(out), "--cases", str(cases), "--fixtures", str(fixtures)],
         cwd=tmp_path,
     )
@@ -30,7 +28,7 @@ def test_an_open_page_reloads_after_a_fixture_is_edited(browser: Any, tmp_path: 
     context = browser.new_context()
     context.set_default_timeout(ACTION_TIMEOUT_MS)
     try:
-        url = _url(process.wait_for("serving", seen))
+        url = served_url(process.wait_for("serving", seen))
         watched = Watched(context.new_page())
         case_page = next((out / "cases").glob("watched*.html")).relative_to(out).as_posix()
         page = watched.open(url + case_page)

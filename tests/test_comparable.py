@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.compare.changes import DEFINITIONS_CHANGED
+from sitegen.compare.wording import DEFINITIONS_CHANGED
 
 runner = CliRunner()
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"

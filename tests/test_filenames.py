@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_case, make_trace, write_suite
+from helpers import BUILD_ENV, WRITE_SPY, make_case, make_trace, write_suite
 from hostile_corpus import HOSTILE_IDS
 from site_audit import audit_site, parse
-from test_kill_build import ENV, WRITE_SPY
 
 # Ids that attack file names on some system: separators, dots, Windows device names (also with extensions,
 # superscript digits and trailing dots), NTFS streams, case and Unicode folding pairs, controls, length.
@@ -37,7 +36,7 @@ def _run(args: list[str], cwd: Path, spy_log: Path | None = None) -> subprocess.
         spy.write_text(WRITE_SPY, encoding="utf-8")
         command = [sys.executable, str(spy), str(spy_log), *args]
     # The tests' own trace cache (conftest.py), set after ENV was made at import: never the user's ~/.cache.
-    env = {**ENV, "PYTHONDONTWRITEBYTECODE": "1", "SITEGEN_CACHE_DIR": os.environ["SITEGEN_CACHE_DIR"]}
+    env = {**BUILD_ENV, "PYTHONDONTWRITEBYTECODE": "1", "SITEGEN_CACHE_DIR": os.environ["SITEGEN_CACHE_DIR"]}
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -113,7 +112,7 @@ def test_nothing_is_written_outside_out(built: tuple[Path, Path, list[str], list
     assert sorted(p.name for p in parent.iterdir()) == ["site", "spy.py"]
 
 
-# --- traversal, end to end -----------------------------------------------------------------------------
+# Traversal, end to end
 
 SECRET = "SECRET-d41d8cd98f00b204"
 

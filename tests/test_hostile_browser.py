@@ -18,7 +18,7 @@ import pytest
 
 from hostile_corpus import PAYLOADS, write_hostile_site_inputs
 from sitegen.site.build import BuildOptions, build_site
-from test_browser import browser, new_context, settle  # noqa: F401 - the shared Debian Chromium fixture (skips or fails when absent)
+from helpers import new_context, settle
 
 pytestmark = pytest.mark.browser
 

@@ -157,7 +157,7 @@ def test_hostile_ids_all_have_pages(hostile: tuple[Path, Path], pages: dict[str,
     assert set(HOSTILE_IDS) <= set(pages)
 
 
-# --- the audit itself must catch what it looks for -------------------------------------------------------
+# The audit itself must catch what it looks for
 
 
 BAD_BODY = """

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import queue
 import shutil
-import subprocess
 import signal
-import sys
 import threading
 import time
 import urllib.error
@@ -19,11 +16,12 @@ import pytest
 from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
-from helpers import make_case, make_trace, write_suite
+from helpers import ServeProcess, make_case, make_trace, served_url, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
+from sitegen.config import LOOPBACK
 from sitegen.site.livereload import POLL_PATH, POLL_SECONDS, SCRIPT_PATH, BuildCounter
-from sitegen.site.serve import LOOPBACK, SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
+from sitegen.site.serve import SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
 
 TIMEOUT = 10
 # Straight to the loopback server, whatever *_proxy variables the machine has.
@@ -185,61 +183,7 @@ def test_watch_without_watchfiles_says_how_to_install(monkeypatch: pytest.Monkey
         watch_and_rebuild([tmp_path], rebuild=lambda: None)
 
 
-# --- the command, end to end, in a process of its own ------------------------------------------------------
-
-
-# `python -m sitegen ARGS` as a terminal starts it: Ctrl+C (SIGINT) interrupts it even when this test process
-# was started with SIGINT ignored (as a shell's background job is), which the child would inherit.
-_AS_FROM_A_TERMINAL = (
-    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "sys.argv[0] = 'sitegen'; runpy.run_module('sitegen', run_name='__main__', alter_sys=True)"
-)
-
-
-class _Process:
-    """A `sitegen serve` child process whose output lines are collected as they come."""
-
-    def __init__(self, args: list[str], cwd: Path) -> None:
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args],
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            encoding="utf-8",
-        )
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_for(self, needle: str, seen: list[str]) -> str:
-        """The first line containing `needle` (all lines read are kept in `seen`); fails after TIMEOUT*3 s."""
-        deadline = TIMEOUT * 3
-        while deadline > 0:
-            try:
-                line = self.lines.get(timeout=1)
-            except queue.Empty:
-                deadline -= 1
-                if self.proc.poll() is not None:
-                    break
-                continue
-            seen.append(line)
-            if needle in line:
-                return line
-        raise AssertionError(f"no line with {needle!r}; output so far: {seen}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        self.proc.wait(TIMEOUT)
-
-
-def _url(line: str) -> str:
-    return line.split(" at ", 1)[1].split(" ", 1)[0]
+# The command, end to end, in a process of its own
 
 
 def _fetch(url: str) -> tuple[int, str, str]:
@@ -253,10 +197,10 @@ def test_serve_command_serves_a_built_site(shipped_suite: tuple[Path, Path], tmp
     built = CliRunner().invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(out)])
     assert built.exit_code == 0, built.output
     script = next((out / "assets").glob("*.js"))
-    process = _Process(["serve", "--out", str(out), "--port", "0"], cwd=tmp_path)
+    process = ServeProcess(["serve", "--out", str(out), "--port", "0"], cwd=tmp_path)
     seen: list[str] = []
     try:
-        url = _url(process.wait_for("serving", seen))
+        url = served_url(process.wait_for("serving", seen))
         assert url.startswith("http://127.0.0.1:")
         status, ctype, body = _fetch(url + "index.html")
         assert (status, ctype) == (200, "text/html; charset=utf-8")
@@ -271,13 +215,13 @@ def test_serve_watch_rebuilds_when_the_case_file_changes(tmp_path: Path) -> None
     case = make_case(id="watched", traceFixture="watched.json", title="Before the edit")
     cases, fixtures = write_suite(tmp_path / "eval", [case], {"watched.json": make_trace(verdict="PASS")})
     out = tmp_path / "eval" / "site"  # inside the watched folder on purpose
-    process = _Process(
+    process = ServeProcess(
         ["serve", "--watch", "--port", "0", "--out", str(out), "--cases", str(cases), "--fixtures", str(fixtures)],
         cwd=tmp_path,
     )
     seen: list[str] = []
     try:
-        url = _url(process.wait_for("serving", seen))
+        url = served_url(process.wait_for("serving", seen))
         assert "Before the edit" in _fetch(url + "index.html")[2]
         cases.write_text(json.dumps([{**case, "title": "After the edit"}]), encoding="utf-8")
         process.wait_for("rebuilt after changes to cases.json", seen)
@@ -290,7 +234,7 @@ def test_serve_watch_rebuilds_when_the_case_file_changes(tmp_path: Path) -> None
     assert not any("rebuilt after changes to index.html" in line for line in seen), seen
 
 
-# --- editors' temporary files (issue 14) -------------------------------------------------------------------
+# Editors' temporary files
 
 EDITOR_TEMPORARY = [".cases.json.swp", ".cases.json.swx", "cases.json~", "4913", ".#cases.json", "#cases.json#",
                     "cases.json___jb_tmp___", "cases.json.kate-swp", ".goutputstream-7QK2", "cases.json.crswap"]
@@ -438,7 +382,7 @@ def _suite_with_baseline(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_serve_watch_prints_one_result_line_per_rebuild(tmp_path: Path) -> None:
     cases, fixtures, baseline = _suite_with_baseline(tmp_path)
     out = tmp_path / "site"
-    process = _Process(
+    process = ServeProcess(
         ["serve", "--watch", "--port", "0", "--out", str(out), "--cases", str(cases), "--fixtures", str(fixtures),
          "--baseline", str(baseline)],
         cwd=tmp_path,
@@ -462,14 +406,14 @@ def test_serve_watch_prints_one_result_line_per_rebuild(tmp_path: Path) -> None:
 def test_the_built_site_has_no_reload_script(tmp_path: Path) -> None:
     cases, fixtures, baseline = _suite_with_baseline(tmp_path)
     out = tmp_path / "site"
-    process = _Process(
+    process = ServeProcess(
         ["serve", "--watch", "--port", "0", "--out", str(out), "--cases", str(cases), "--fixtures", str(fixtures),
          "--baseline", str(baseline)],
         cwd=tmp_path,
     )
     seen: list[str] = []
     try:
-        url = _url(process.wait_for("serving", seen))
+        url = served_url(process.wait_for("serving", seen))
         assert SCRIPT_PATH in _fetch(url + "index.html")[2], "served with the script"
     finally:
         process.stop()
@@ -485,13 +429,13 @@ def test_the_built_site_has_no_reload_script(tmp_path: Path) -> None:
 
 def test_ctrl_c_stops_serve_watch_with_a_poll_open(tmp_path: Path) -> None:
     cases, fixtures, _baseline = _suite_with_baseline(tmp_path)
-    process = _Process(
+    process = ServeProcess(
         ["serve", "--watch", "--port", "0", "--out", str(tmp_path / "site"), "--cases", str(cases), "--fixtures", str(fixtures)],
         cwd=tmp_path,
     )
     seen: list[str] = []
     try:
-        url = _url(process.wait_for("serving", seen))
+        url = served_url(process.wait_for("serving", seen))
         build = _fetch(f"{url}{POLL_PATH.lstrip('/')}?build=none")[2]
         outcome: list[object] = []
 

@@ -13,12 +13,13 @@ from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
-from sitegen.checks import check_identity
+from sitegen.checks import parse_check
 from sitegen.cli import app
-from sitegen.compare.changes import format_headline
+from sitegen.compare.changes import CaseChange, known_failures, regressed_cases, within_noise_cases
 from sitegen.compare.diff import compare_reports
 from sitegen.compare.markdown import diff_markdown
 from sitegen.compare.terminal import diff_text
+from sitegen.compare.wording import format_headline
 from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_suite
 from sitegen.junit import junit_xml
@@ -48,10 +49,18 @@ def _report(root: Path, passing: int, total: int, policy: str = "all") -> Report
     return evaluate_suite(load_cases(cases), fixtures, SuiteConfig(trialPolicy=policy))
 
 
+def _junit(report: Report, changes: list[CaseChange], mode: str = "skip") -> ET.Element:
+    """The JUnit XML as the CLI writes it against a baseline (the known, broken and within-noise cases from compare.changes)."""
+    return ET.fromstring(junit_xml(
+        report, "suite", known_failures=known_failures(changes), broken=regressed_cases(changes),
+        within_noise=within_noise_cases(changes), known_failure_mode=mode,
+    ))  # fmt: skip
+
+
 def test_check_identity_drops_only_the_trial_suffix() -> None:
-    assert check_identity("forbidden_verdict: WEIRD (in 2 of 5 trials)") == "forbidden_verdict: WEIRD"
-    assert check_identity("forbidden_verdict: WEIRD") == "forbidden_verdict: WEIRD"
-    assert check_identity("x: said (in 2 of 5 trials) twice") == "x: said (in 2 of 5 trials) twice"
+    assert parse_check("forbidden_verdict: WEIRD (in 2 of 5 trials)").identity == "forbidden_verdict: WEIRD"
+    assert parse_check("forbidden_verdict: WEIRD").identity == "forbidden_verdict: WEIRD"
+    assert parse_check("x: said (in 2 of 5 trials) twice").identity == "x: said (in 2 of 5 trials) twice"
 
 
 # --- 1. the same check at other counts is neither new nor resolved -------------------------------------------
@@ -65,7 +74,7 @@ def test_a_check_failing_on_both_sides_at_other_counts_is_neither_new_nor_resolv
     assert (change.change, change.newFailedChecks, change.resolvedChecks) == ("still_failing", (), ())
     data = diff.to_json()["caseChanges"][0]
     assert data["newFailedChecks"] == [] and data["resolvedChecks"] == []
-    skipped = ET.fromstring(junit_xml(current, "suite", diff.caseChanges)).findall(".//skipped")
+    skipped = _junit(current, diff.caseChanges).findall(".//skipped")
     assert skipped and not any("new since the baseline" in s.get("message", "") for s in skipped)
     assert "New failed checks" not in diff_markdown(diff).split("## Known failures")[0]
 
@@ -170,10 +179,10 @@ def test_a_single_trial_on_either_side_keeps_the_seed_rule(tmp_path: Path, befor
 def test_junit_skips_the_failed_trials_of_a_case_within_noise(tmp_path: Path) -> None:
     before, after = _report(tmp_path / "a", 5, 5), _report(tmp_path / "b", 4, 5)
     changes = compare_reports(before, after).caseChanges
-    root = ET.fromstring(junit_xml(after, "suite", changes))
+    root = _junit(after, changes)
     assert root.find(".//failure") is None
     assert [s.get("message", "").split(" (")[0] for s in root.findall(".//skipped")] == ["within noise of the baseline"]
-    failing = ET.fromstring(junit_xml(after, "suite", changes, "fail"))
+    failing = _junit(after, changes, "fail")
     assert len(failing.findall(".//failure")) == 1
 
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from helpers import ROOT
 from sitegen.cli import app
-from sitegen.checks import check_identity
+from sitegen.checks import parse_check
 from sitegen.record.stubagent import StubAgent, stub_from_argv
 
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
@@ -213,5 +213,5 @@ def _assert_comparable(diff: dict[str, Any]) -> None:
     """No case is "not comparable", and no check is both new and resolved."""
     assert diff["changedDefinitions"] == [] and not [i for i in diff["items"] if i["metric"] == "definition"]
     for change in diff["caseChanges"]:
-        new = {check_identity(check) for check in change["newFailedChecks"]}
-        assert not new & {check_identity(check) for check in change["resolvedChecks"]}, change
+        new = {parse_check(check).identity for check in change["newFailedChecks"]}
+        assert not new & {parse_check(check).identity for check in change["resolvedChecks"]}, change

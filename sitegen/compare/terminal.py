@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import re
 
-from sitegen.compare.changes import (
-    BREAKING,
+from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.diff import DiffReport
+from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
-    FIXED,
-    NEW,
-    REMOVED,
-    STILL_FAILING,
-    WITHIN_NOISE,
-    CaseChange,
+    STATUS_WORDS,
     format_cases,
     format_pass_rate,
+    gate_text,
+    status_change,
 )
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport
-from sitegen.compare.markdown import gate_text
 
-_STATUS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
 _ICONS = {BREAKING: "▼", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖"}
 _CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"),
                   (STILL_FAILING, "Known failures"))
@@ -40,8 +36,7 @@ def _case_lines(change: CaseChange, icon: str, diff: DiffReport) -> list[str]:
     """One case: its icon, id and status change, then the checks that are new (or resolved), one per line."""
     if change.change == REMOVED:
         return [f"{INDENT}⊖ {change.caseId}: removed (missing from the current report)"]
-    moved = (_STATUS[change.currentStatus] if change.change == NEW
-             else f"{_STATUS[change.baselineStatus]} → {_STATUS[change.currentStatus]}")
+    moved = STATUS_WORDS[change.currentStatus] if change.change == NEW else status_change(change)
     flagged = " [definition changed: not comparable]" if change.caseId in diff.changedDefinitions else ""
     lines = [f"{INDENT}{icon} {change.caseId}: {moved}{flagged}"]
     new_word = "failed" if change.change == NEW else "new"

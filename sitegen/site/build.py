@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList, read_case_list
-from sitegen.compare.diff import DiffReport, check_comparable, compare_reports, diff_json, incomparable
+from sitegen.compare.diff import CaseComparison, DiffReport, check_comparable, compare_reports, diff_json, incomparable
 from sitegen.compare.markdown import diff_markdown
 from sitegen.config import (
     DEFAULT_BASELINE,
@@ -34,6 +34,7 @@ from sitegen.config import (
     DEFAULT_HISTORY_LIMIT,
     DEFAULT_OUT,
     INDEX_PAGE_ROWS,
+    LIST_POOL_MIN_PAGES,
     SuiteConfig,
     config_for,
 )
@@ -58,17 +59,16 @@ from sitegen.site.history import (
     new_run,
     pass_strip,
     record_run,
-    run_with_trials,
 )
+from sitegen.site import incremental
 from sitegen.site.incremental import (
     STATUS_FILE,
     BuildStatus,
     CaseRecord,
     PageRecord,
     baseline_seal,
+    build_settings,
     case_file_seal,
-    code_fingerprint,
-    digest,
     read_status,
     status_json,
 )
@@ -92,8 +92,6 @@ from sitegen.slugs import assign_slugs
 from sitegen.suitecheck import verdict_warnings
 
 HISTORY_FILE = urls.HISTORY_JSON
-# Below this many pages of the case list (the index included), they are written without worker processes.
-LIST_POOL_MIN_PAGES = 4
 
 
 @dataclass(frozen=True)
@@ -113,7 +111,7 @@ class BuildOptions:
     fail_on_regression: bool = False
     cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
     workers: int | None = None  # processes for case pages (default: one per core for big suites)
-    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: parallel.start_method)
+    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
 
@@ -170,6 +168,7 @@ class CasePages(NamedTuple):
     records: dict[str, CaseRecord]
     results: list[CaseResult]  # in case-file order
     reused: int  # pages taken unchanged from the previous site
+    compared: dict[str, CaseComparison]  # the rendered cases against their baseline entries, by case id
 
 
 @dataclass(frozen=True)
@@ -186,7 +185,7 @@ class Gathered:
     flaky: set[str]
 
 
-# --- step 1: read and check every input ------------------------------------------------------------------
+# Step 1: read and check every input
 
 
 def read_inputs(options: BuildOptions) -> Inputs:
@@ -202,7 +201,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
-    code = code_fingerprint()
+    code = incremental.code_fingerprint()
     assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
     case_file = read_input(options.cases, "case file")
     cases_sealed = case_file_seal(case_file.data, code)
@@ -245,7 +244,7 @@ def _site_settings(
     """The site's own files, the settings every page depends on besides its own inputs (another value means
     every page is rendered), and what the previous build with these settings recorded."""
     assets = read_assets(config, has_baseline=has_baseline, index_page_rows=options.index_page_rows)
-    settings = digest(code, repr(assets.info), config.fingerprint(), str(options.fixtures))
+    settings = build_settings(code, repr(assets.info), config, options.fixtures)
     return assets, settings, read_status(options.out, settings)
 
 
@@ -272,7 +271,7 @@ def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -
     return Assets(tuple((urls.asset(name), data) for name, data in zip(names, (css, js, icon, plotly))), info)
 
 
-# --- step 2: the case pages ------------------------------------------------------------------------------
+# Step 2: the case pages
 
 
 def write_case_pages(
@@ -299,6 +298,7 @@ def write_case_pages(
         indices, checked = _unchanged_first(indices, context, progress)
     workers = worker_count(options.workers, len(indices))
     records: dict[str, CaseRecord] = {}
+    compared: dict[str, CaseComparison] = {}
     remember: dict[str, Remembered] = {}
     reused = 0
     with run_tasks(build_case, indices, context, workers, progress.advance, options.start_method) as jobs:
@@ -311,11 +311,13 @@ def write_case_pages(
                 reused += 1
             else:
                 records[case_id] = done.record
+                if done.comparison is not None:
+                    compared[case_id] = done.comparison
     progress.finish()
     if any(context.remembered.get(name) != entry for name, entry in remember.items()):
         # Not merely to forget a trace just changed: it is hashed anyway.
         save_remembered(context.fixtures_root, remember)
-    return CasePages(records, [records[case_id].result for case_id in ids], reused)
+    return CasePages(records, [records[case_id].result for case_id in ids], reused, compared)
 
 
 def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
@@ -329,7 +331,7 @@ def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> 
         site=inputs.assets.info,
         cases=inputs.cases,
         slugs=[slugs[case_id] for case_id in inputs.cases.ids],
-        baseline={r.caseId: r for r in baseline.results} if baseline is not None else None,
+        baseline=baseline.by_id if baseline is not None else None,
         settings=inputs.status.settings,
         previous=inputs.previous,
         # Only a rebuild looks digests up (a full build reads every trace anyway).
@@ -351,7 +353,7 @@ def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Pro
     return pending, taken
 
 
-# --- step 3: the run's data ------------------------------------------------------------------------------
+# Step 3: the run's data
 
 
 def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
@@ -361,18 +363,20 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     report_text = report_json(report, [pages.records[case_id].report for case_id in inputs.cases.ids])
     tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
     alpha = inputs.config.alpha
-    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha) if inputs.baseline is not None else None
+    diff = None
+    if inputs.baseline is not None:
+        # The cases whose page was rendered were compared with their baseline entry then; the others are here.
+        diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha, compared=pages.compared)
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
-    run = run_with_trials(run, report)  # the trial aggregates, for the pass-rate chart's band
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}
     return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky)
 
 
-# --- step 4: the pages and files of the whole run --------------------------------------------------------
+# Step 4: the pages and files of the whole run
 
 
 def write_text(writer: SiteWriter, relative: str, text: str) -> None:
@@ -455,7 +459,7 @@ def write_status(writer: SiteWriter, inputs: Inputs, pages: CasePages, list_page
     write_text(writer, STATUS_FILE, status_json(status, inputs.cases.ids))
 
 
-# --- the build -------------------------------------------------------------------------------------------
+# The build
 
 
 def build_site(options: BuildOptions, progress: Progress | None = None) -> BuildResult:

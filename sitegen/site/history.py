@@ -23,13 +23,12 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW
+from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT
 from sitegen.errors import BadInput, UsageError
 from sitegen.jsontext import dumps_json
-from sitegen.report import Report, trial_aggregates
+from sitegen.report import Report
 
 HISTORY_FORMAT_VERSION = 1
-URL_TIMEOUT_SECONDS = 60
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _URL = re.compile(r"^https?://", re.IGNORECASE)
@@ -50,8 +49,18 @@ def _count(value: Any) -> int | float:
     raise PydanticCustomError("history_count", "expected a count (a number)")
 
 
+def _interval_or_null(value: Any) -> tuple[int | float, int | float] | None:
+    """A [low, high] pair of numbers kept as written, or null."""
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(_number_or_null(v) is not None for v in value):
+        return (value[0], value[1])
+    raise PydanticCustomError("history_interval", "expected [low, high], two numbers, or null")
+
+
 NumberOrNull = Annotated[int | float | None, PlainValidator(_number_or_null)]
 Count = Annotated[int | float, PlainValidator(_count)]
+IntervalOrNull = Annotated[tuple[int | float, int | float] | None, PlainValidator(_interval_or_null)]
 
 
 class Run(BaseModel):
@@ -73,6 +82,12 @@ class Run(BaseModel):
     averageDurationMs: NumberOrNull = None
     verdictDistribution: dict[str, Count] | None = None
     cases: dict[str, bool]
+    # A run some case of which had a folder of trials also records the report's trial figures
+    # (report.TrialFigures; the pass-rate chart's band), written after `cases` as they always were.
+    totalTrials: int | None = None
+    passedTrials: int | None = None
+    trialPassRate: NumberOrNull = None
+    trialPassRateInterval: IntervalOrNull = None
 
     @field_validator("formatVersion")
     @classmethod
@@ -110,9 +125,13 @@ class Run(BaseModel):
                 value = getattr(self, name)
                 data[name] = dict(sorted(value.items())) if isinstance(value, dict) else value
         data["cases"] = dict(sorted(self.cases.items()))
-        extra = self.extra
-        for key in sorted(extra):
-            data[key] = extra[key]
+        tail = self.extra
+        for name in _TRIAL_FIGURES:
+            if name in self.model_fields_set:
+                value = getattr(self, name)
+                tail[name] = list(value) if isinstance(value, tuple) else value
+        for key in sorted(tail):
+            data[key] = tail[key]
         return data
 
 
@@ -120,6 +139,7 @@ _AGGREGATES = (
     "totalCases", "passedCases", "failedCases", "notRunCases",
     "passRate", "averageToolCallCount", "averageDurationMs", "verdictDistribution",
 )
+_TRIAL_FIGURES = ("totalTrials", "passedTrials", "trialPassRate", "trialPassRateInterval")
 
 
 @dataclass(frozen=True)
@@ -180,7 +200,7 @@ def _fetch(url: str) -> str | None:
     """The body of `url` as text, or None when the server says it does not exist (404/410)."""
     request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"})
     try:
-        with urllib.request.urlopen(request, timeout=URL_TIMEOUT_SECONDS) as response:  # noqa: S310 - http(s) only
+        with urllib.request.urlopen(request, timeout=HISTORY_URL_TIMEOUT) as response:  # noqa: S310 - http(s) only
             body: bytes = response.read()
             content_type = response.headers.get_content_type()
     except urllib.error.HTTPError as exc:
@@ -233,12 +253,19 @@ def check_history_limit(limit: int) -> None:
 
 
 def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None) -> Run:
-    """This build's run record."""
+    """This build's run record: the report's figures (its trial figures when some case has trials; a suite of
+    single files records its runs as it always did) and each case's pass/fail."""
     aggregates = {name: value for name, value in report.aggregates().items() if name in _AGGREGATES}
-    return Run.model_validate(
+    run = Run.model_validate(
         {"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **aggregates,
          "cases": {result.caseId: result.passed for result in report.results}}
     )
+    figures = report.trial_figures
+    if figures is None:
+        return run
+    trials = {"totalTrials": figures.total, "passedTrials": figures.passed, "trialPassRate": figures.rate,
+              "trialPassRateInterval": figures.interval}
+    return run.model_copy(update=trials)
 
 
 def _moment(created_at: str) -> datetime | None:
@@ -334,9 +361,3 @@ def is_flaky(strip: str) -> bool:
     return flips(strip[-FLAKY_WINDOW:]) >= FLAKY_FLIPS
 
 
-def run_with_trials(run: Run, report: Report) -> Run:
-    """The history's run of this build, with the trial aggregates (what the pass-rate chart's band reads) when some
-    case has a folder of trials; a suite of single files records its runs as before."""
-    if not report.has_trials:
-        return run
-    return Run.model_validate({**run.to_json(), **trial_aggregates(report.results)})

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sitegen.config import DEFAULT_PORT
+from sitegen.config import DEFAULT_PORT, LOOPBACK
 from sitegen.errors import SitegenError, UsageError
 from sitegen.site.livereload import POLL_PATH, RELOAD_SCRIPT, SCRIPT_PATH, BuildCounter, with_reload_script
 
-LOOPBACK = "127.0.0.1"
 
 _UTF8 = "; charset=utf-8"
 CONTENT_TYPES = {
@@ -272,7 +271,7 @@ def watched_inputs(cases: Path, fixtures: Path, config: Path | None, baseline: P
 def build_line(result: Any) -> str:
     """A build's result in one line (sitegen.site.build.BuildResult): its pass rate, and against a baseline the
     headline's cases, e.g. "pass rate 63.6% · 1 case regressed: x (code)"."""
-    from sitegen.compare.changes import format_cases
+    from sitegen.compare.wording import format_cases
     from sitegen.formatting import percent
 
     line = f"pass rate {percent(result.report.passRate)}"

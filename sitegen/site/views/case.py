@@ -14,8 +14,9 @@ from typing import NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
+from sitegen.checks import parse_check
 from sitegen.compare.changes import NEW, CaseChange
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.config import SuiteConfig
 from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
 from sitegen.models import Case
@@ -160,8 +161,7 @@ CASE_SECTIONS = (
     Section("definition", "Definition"),
     Section("raw", "Raw trace"),
 )
-# --- trials: the section a case with a folder of trials adds (site/views/trials.py) ---
-TRIALS_SECTION = Section("trials", "Trials")
+TRIALS_SECTION = Section("trials", "Trials")  # only a case with a folder of trials has it (site/views/trials.py)
 
 
 def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
@@ -180,7 +180,8 @@ def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | N
         Fact("Verdict", f"{verdict} (the most common of {result.trials} trials)"),
         Fact("Shown below", f"trial {shown + 1} of {result.trials} ({outcome.trials[shown][0]})"),
     )
-# --- end trials ---
+
+
 _DEPTH = 1  # case pages live in cases/
 
 
@@ -398,5 +399,5 @@ def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ..
 
 
 def _split_check(check: str) -> tuple[str, str]:
-    code, _, message = check.partition(":")
-    return (code.strip(), message.strip()) if message else ("check", check)
+    parsed = parse_check(check)
+    return (parsed.code, parsed.detail) if parsed.has_detail else ("check", check)

@@ -15,11 +15,12 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW
-from sitegen.compare.diff import DiffReport, describe_delta
-from sitegen.config import SuiteConfig
+from sitegen.compare.diff import DiffReport
+from sitegen.compare.wording import pass_rate_points
+from sitegen.config import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE, SuiteConfig
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.site import urls
-from sitegen.site.history import FLAKY_FLIPS, FLAKY_WINDOW, Run
+from sitegen.site.history import Run
 from sitegen.site.render import json_for_script
 from sitegen.site.views.badges import (
     CHANGE_ORDER,
@@ -34,7 +35,6 @@ from sitegen.site.views.changes import REGRESSED_ANCHOR, Banner, banner, changes
 from sitegen.site.views.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.site.views.common import Layout, Link, Option, SiteInfo, Stat, make_layout
 
-TABLE_PAGE_SIZE = 100  # index rows per page once the script paginates
 _TIMES = {1: "once", 2: "twice"}
 FLAKY_TITLE = f"pass/fail flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
 
@@ -165,8 +165,8 @@ def _case_row(
     )
 
 
-# --- trials: passed/trials in the status cell, and the status sort within a status by trial pass rate ---
 def _trial_count(result: CaseResult) -> str:
+    """passed/trials for the status cell of a case with a folder of trials; empty otherwise."""
     return "" if result.trialResults is None else f"{result.passedTrials}/{result.trials}"
 
 
@@ -181,7 +181,6 @@ def _status_sort(result: CaseResult) -> int | float:
 def _trial_row_data(result: CaseResult) -> list[list[int]]:
     """What a row of the inlined case data adds for a case with a folder of trials: [[passed, trials]]."""
     return [] if result.trialResults is None else [[result.passedTrials, result.trials]]
-# --- end trials ---
 
 
 # A suite has few distinct tags and thousands of rows that link them.
@@ -228,7 +227,7 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     """The headline figures: pass rate, the counts per status, regressions, averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
     if diff is not None:
-        points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+        points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
         rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"

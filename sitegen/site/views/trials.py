@@ -12,6 +12,7 @@ from typing import NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
+from sitegen.checks import check_codes
 from sitegen.config import SuiteConfig
 from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
 from sitegen.report import CaseResult
@@ -71,7 +72,7 @@ def trials_view(outcome: TrialTraces, result: CaseResult, shown: int, policy: st
     views = []
     for number, ((name, trial), trial_result) in enumerate(zip(outcome.trials, result.trialResults), 1):
         answer = clip(trial.trace.session.answer, TEXT_LIMIT) if isinstance(trial, LoadedTrace) else None
-        codes = list(dict.fromkeys(check.split(":", 1)[0] for check in trial_result.failedChecks))
+        codes = check_codes(trial_result.failedChecks)
         views.append(
             TrialView(
                 number=number,
