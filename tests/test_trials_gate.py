@@ -89,14 +89,14 @@ def test_a_regressed_trial_case_names_its_checks_once(tmp_path: Path) -> None:
     assert passed.type == "REGRESSION" and passed.checks == list(change.newFailedChecks)
 
 
-def _build_against(tmp_path: Path, before: tuple[int, int], now: tuple[int, int]) -> tuple[Any, Path]:
+def _build_against(tmp_path: Path, before: tuple[int, int], now: tuple[int, int], *extra: str) -> tuple[Any, Path]:
     """`sitegen build --fail-on-regression` of a suite with `now` trials passing against a baseline of `before`."""
     cases, fixtures = _suite(tmp_path / "b", *now)
     baseline = tmp_path / "baseline.json"
     baseline.write_text(report_json(_report(tmp_path / "a", *before)), encoding="utf-8")
     out = tmp_path / "site"
     result = runner.invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--baseline", str(baseline),
-                                 "--out", str(out), "--run-id", "r", "--fail-on-regression"])
+                                 "--out", str(out), "--run-id", "r", "--fail-on-regression", *extra])
     return result, out
 
 
@@ -184,6 +184,18 @@ def test_junit_skips_the_failed_trials_of_a_case_within_noise(tmp_path: Path) ->
     assert [s.get("message", "").split(" (")[0] for s in root.findall(".//skipped")] == ["within noise of the baseline"]
     failing = _junit(after, changes, "fail")
     assert len(failing.findall(".//failure")) == 1
+
+
+def test_build_junit_skips_the_failed_trial_of_a_case_within_noise(tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    result, _ = _build_against(tmp_path, (5, 5), (4, 5), "--junit", str(junit))
+    assert result.exit_code == 0, result.output
+    root = ET.fromstring(junit.read_text(encoding="utf-8"))
+    assert root.find(".//failure") is None
+    (skipped,) = root.findall(".//skipped")
+    assert skipped.get("message", "").startswith("within noise of the baseline (") and "verdict" in skipped.get("message")
+    result, _ = _build_against(tmp_path, (5, 5), (4, 5), "--junit", str(junit), "--junit-known-failures", "fail")
+    assert len(ET.fromstring(junit.read_text(encoding="utf-8")).findall(".//failure")) == 1
 
 
 def test_the_site_badges_and_filters_a_case_within_noise(tmp_path: Path) -> None:
