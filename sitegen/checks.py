@@ -37,8 +37,8 @@ class ParsedCheck(NamedTuple):
     def identity(self) -> str:
         """What the check says whatever the number of trials that failed it: code and message, no trial suffix.
 
-        The seam for comparing checks across reports with other trial counts (the diff compares the full
-        text today, see eval/README.md, "Comparing with the baseline").
+        How the diff matches a check across reports with other trial counts: a check failing on both
+        sides is neither new nor resolved, whatever its counts (eval/README.md, "Comparing with the baseline").
         """
         return f"{self.code}: {self.message}" if self.message else self.code
 

@@ -123,8 +123,9 @@ def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN20
     """The report of every case of the case file, evaluated with the cycle collector paused (gcpause.py)."""
     from sitegen.evaluation import evaluate_suite
     from sitegen.gcpause import cycle_collection_paused
-    from sitegen.loading import load_cases
+    from sitegen.loading import check_fixtures_folder, load_cases
 
+    check_fixtures_folder(fixtures)
     with cycle_collection_paused():
         return evaluate_suite(load_cases(cases), fixtures, config_for(config))
 
@@ -230,15 +231,15 @@ def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
     target: Path, report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
 ) -> None:
     """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
-    baseline too are known failures."""
-    from sitegen.compare.changes import known_failures as known, regressed_cases
+    baseline too are known failures and those within noise of it are skipped alike."""
+    from sitegen.compare.changes import known_failures as known, regressed_cases, within_noise_cases
     from sitegen.junit import junit_xml
     from sitegen.loading import case_lines
 
     changes = diff.caseChanges if diff is not None else []
     text = junit_xml(
         report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
-        known_failures=known(changes), broken=regressed_cases(changes),
+        known_failures=known(changes), broken=regressed_cases(changes), within_noise=within_noise_cases(changes),
         known_failure_mode=known_failures,
     )
     _write_output(target, text)
@@ -289,21 +290,25 @@ def diff(
 ) -> None:
     """Compare a current report with a baseline: regressions, improvements and changes.
 
-    Without --json or --markdown the Markdown goes to stdout.
+    Without --json or --markdown a readable text goes to stdout; --markdown - prints the Markdown instead.
 
     Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
     """
-    from sitegen.compare.diff import compare_reports, diff_json
+    from sitegen.compare.diff import check_comparable, compare_reports, diff_json
     from sitegen.compare.markdown import diff_markdown
     from sitegen.report import read_report
 
     settings = config_for(config)
     tolerance = cost_tolerance if cost_tolerance is not None else settings.cost_tolerance
-    result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=tolerance, alpha=settings.alpha)
+    before, after = read_report(baseline), read_report(current)
+    check_comparable(before, {r.caseId for r in after.results}, baseline)
+    result = compare_reports(before, after, cost_tolerance=tolerance, alpha=settings.alpha)
     # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
     outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:
-        sys.stdout.write(outputs[1][1])
+        from sitegen.compare.terminal import diff_text
+
+        sys.stdout.write(diff_text(result))  # for people; `--markdown -` prints the Markdown (docs/cli.md)
     for target, text in outputs:
         if target is not None:
             _write_output(target, text)

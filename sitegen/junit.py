@@ -44,6 +44,7 @@ def _seconds(duration_ms: int | float | None) -> str:
 KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL = JUNIT_KNOWN_FAILURE_MODES
 KNOWN_FAILURE_MODES = JUNIT_KNOWN_FAILURE_MODES
 KNOWN_FAILURE = "known failure since the baseline"
+WITHIN_NOISE = "within noise of the baseline (the trial pass rate did not fall by more than chance)"
 
 
 def _checks_message(checks: list[str]) -> str:
@@ -61,6 +62,7 @@ class _Case:
     known: bool  # failed in the baseline too
     broken: bool  # passed in the baseline
     skip_known: bool
+    noisy: bool = False  # its trial policy flipped within chance of the baseline
 
     def attributes(self, result: CaseResult, name: str | None) -> dict[str, str]:
         """The <testcase> attributes of `result` (a trial of the case when `name` is given)."""
@@ -83,6 +85,10 @@ def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.El
     elif case.known and case.skip_known:
         # The baseline failed too: red here would only repeat what the pull request did not break.
         message = f"{KNOWN_FAILURE}: {_checks_message(result.failedChecks)}" if result.failedChecks else KNOWN_FAILURE
+        ET.SubElement(element, "skipped", {"message": message}).text = body
+    elif case.noisy and case.skip_known:
+        # The trial policy flipped, but the trial pass rate did not fall by more than chance: not a regression.
+        message = f"{WITHIN_NOISE}: {_checks_message(result.failedChecks)}" if result.failedChecks else WITHIN_NOISE
         ET.SubElement(element, "skipped", {"message": message}).text = body
     elif result.failedChecks:
         failure = ET.SubElement(
@@ -128,6 +134,7 @@ def junit_xml(
     case_lines: Mapping[str, int] | None = None,
     known_failures: Collection[str] = (),
     broken: Collection[str] = (),
+    within_noise: Collection[str] = (),
     known_failure_mode: str = DEFAULT_JUNIT_KNOWN_FAILURES,
 ) -> str:
     """One <testsuite> inside <testsuites>, a <testcase> per case (per trial when it has several): failures carry
@@ -136,11 +143,12 @@ def junit_xml(
     `case_file` (the path as given) and `case_lines` (case id → line of its object) become each testcase's `file`
     and `line`. With a baseline: `known_failures` are the ids of cases that failed there too, reported as
     <skipped> (or as failures with `known_failure_mode="fail"`); `broken` those that passed there, so a case
-    of theirs that did not run now is a failure, not a skip.
+    of theirs that did not run now is a failure, not a skip; `within_noise` those whose trial policy flipped within
+    chance, whose failed trials are reported as <skipped> like known failures.
     """
     if known_failure_mode not in KNOWN_FAILURE_MODES:
         raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failure_mode!r}")
-    known, gone = set(known_failures), set(broken)
+    known, gone, noisy = set(known_failures), set(broken), set(within_noise)
     lines = case_lines or {}
     skip_known = known_failure_mode == KNOWN_FAILURES_SKIP
     cases = [
@@ -148,7 +156,10 @@ def junit_xml(
         for result in report.results
         for element in _testcases(
             result,
-            _Case(suite_name, case_file, lines.get(result.caseId), result.caseId in known, result.caseId in gone, skip_known),
+            _Case(
+                suite_name, case_file, lines.get(result.caseId), result.caseId in known, result.caseId in gone,
+                skip_known, result.caseId in noisy,
+            ),
         )
     ]
     skipped = sum(1 for case in cases if case.find("skipped") is not None)

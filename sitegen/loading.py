@@ -201,9 +201,21 @@ def read_input(path: Path, what: str) -> InputFile:
     return InputFile(data, text)
 
 
-def load_json_file(path: Path, what: str, text: str | None = None) -> Any:
+def check_fixtures_folder(path: Path) -> None:
+    """Raise BadInput unless `path` is a folder: a misspelt --fixtures must stop the command, not fail every case
+    with fixture_missing."""
+    if not path.exists():
+        raise BadInput(path, "fixtures folder not found (expected the folder the cases' traceFixture paths are relative to)")
+    if not path.is_dir():
+        raise BadInput(path, "is not a folder (expected the fixtures folder)")
+
+
+def load_json_file(path: Path, what: str, text: str | None = None, expected: str = "a JSON document") -> Any:
     """Read and parse a required JSON input, raising BadInput with line and column (`text`: already read)."""
-    value = parse_json_text(read_input(path, what).text if text is None else text, strict_keys=True)
+    text = read_input(path, what).text if text is None else text
+    if not text.strip():
+        raise BadInput(path, f"the {what} is empty (expected {expected})")
+    value = parse_json_text(text, strict_keys=True)
     if isinstance(value, TextProblem):
         raise BadInput(path, value.problem, where=value.where)
     return value
@@ -223,7 +235,7 @@ def load_cases(path: Path, text: str | None = None) -> list[Case]:
 
 def load_case_file(path: Path, text: str | None = None) -> CaseFile:
     """The case file parsed and validated, each case also as parsed (`text`: already read)."""
-    data = load_json_file(path, "case file", text)
+    data = load_json_file(path, "case file", text, expected="a JSON array of cases")
     if not isinstance(data, list):
         raise BadInput(path, f"expected a JSON array of cases, got {_json_kind(data)}")
     if not data:

@@ -181,8 +181,10 @@ class Case(BaseModel):
         return dict(self._annotations)
 
     def digest(self) -> str:
-        """A short, stable hash of the whole definition, so a diff can tell an edited case."""
+        """A short, stable hash of the definition, so a diff can tell an edited case; where its trace lives
+        (`traceFixture`) is not part of it, so a recording's case file compares with the suite's baseline."""
         data = self.model_dump(mode="json", exclude_none=False)
+        del data["traceFixture"]
         # The form the digest had when notes and annotations were kept as unknown fields: an unchanged case keeps its digest.
         if not self.notes:
             del data["notes"]

@@ -449,7 +449,7 @@ def read_report(path: Path, text: str | bytes | None = None, checked: bool = Fal
         data = loads(text)
     else:
         assert not isinstance(text, bytes), "bytes are for a file read before with every check"
-        data = load_json_file(path, "report", text)
+        data = load_json_file(path, "report", text, expected="a report JSON object")
     if not isinstance(data, dict):
         raise BadInput(path, "expected a report JSON object with a 'results' array")
     version = data.get("formatVersion", REPORT_FORMAT_VERSION)

@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitegen.config import SuiteConfig
-from sitegen.loading import FixtureProblem, TrialTraces, fixture_files, load_cases, load_trace, resolve_fixture
+from sitegen.loading import (
+    FixtureProblem,
+    TrialTraces,
+    check_fixtures_folder,
+    fixture_files,
+    load_cases,
+    load_trace,
+    resolve_fixture,
+)
+
+
+VERDICT_FIELDS = ("allowedVerdicts", "forbiddenVerdicts")
+
+
+def verdict_warnings(case_id: str, fields: Mapping[str, Sequence[str] | None], config: SuiteConfig) -> list[str]:
+    """A warning for each verdict in a case's allowedVerdicts/forbiddenVerdicts (`fields`) that the suite does not
+    know (a typo would make the case fail, or a forbidden verdict never match); `check` and `build` both say them."""
+    return [
+        f"case {case_id!r}, field {name!r}: verdict {verdict!r} is not a known verdict ({', '.join(config.verdicts)})"
+        for name in VERDICT_FIELDS
+        for verdict in fields.get(name) or ()
+        if verdict not in config.verdicts
+    ]
 
 
 @dataclass
@@ -21,8 +44,8 @@ class SuiteCheck:
 def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> SuiteCheck:
     """Validate the case file (raises BadInput) and every case's fixture (collected as problems)."""
     cases = load_cases(cases_path)
+    check_fixtures_folder(fixtures_dir)
     summary = SuiteCheck(case_count=len(cases))
-    known = set(config.verdicts)
     used: set[Path] = set()
     for case in cases:
         label = f"case {case.id!r}"
@@ -36,12 +59,7 @@ def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> Su
             used.add(resolved)
             if resolved.is_dir():  # a folder of trials: its files (error files of `record` too) belong to the case
                 used.update(path.resolve() for path in resolved.iterdir() if path.name.endswith(".json"))
-        for name in ("allowedVerdicts", "forbiddenVerdicts"):
-            for verdict in getattr(case, name):
-                if verdict not in known:
-                    summary.warnings.append(
-                        f"{label}, field {name!r}: verdict {verdict!r} is not a known verdict ({', '.join(config.verdicts)})"
-                    )
+        summary.warnings += verdict_warnings(case.id, {name: getattr(case, name) for name in VERDICT_FIELDS}, config)
         if case.keyword_threshold > len(case.expectedRootCauseKeywords):
             summary.warnings.append(
                 f"{label}, field 'minKeywordMatches': {case.keyword_threshold} exceeds the "

@@ -208,3 +208,50 @@ def test_evaluate_lists_at_most_20_failures(tmp_path: Path) -> None:
     result = run("evaluate", "--cases", str(cases_path), "--fixtures", str(fixtures))
     assert result.exit_code == 0, result.output
     assert result.output.count("missing_evidence_tool") == 20 and "… and 5 more failed checks" in result.output
+
+
+@pytest.mark.parametrize("command", ["check", "evaluate", "baseline", "build"])
+def test_a_fixtures_folder_that_does_not_exist_stops_every_command(
+    suite: tuple[Path, Path], tmp_path: Path, command: str
+) -> None:
+    cases, _ = suite
+    outputs = {"evaluate": ["--json", str(tmp_path / "r.json")], "baseline": ["--dir", str(tmp_path / "b")],
+               "build": ["--out", str(tmp_path / "site")], "check": []}[command]
+    result = run(command, "--cases", str(cases), "--fixtures", str(tmp_path / "fixture"), *outputs)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [f"error: {tmp_path / 'fixture'}: fixtures folder not found (expected "
+                                                   "the folder the cases' traceFixture paths are relative to)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cases.json", "fixtures"]  # nothing written
+
+
+def test_build_warns_about_unknown_verdicts_as_check_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no default baseline here
+    cases, fixtures = write_suite(tmp_path, [make_case(allowedVerdicts=["PASSS"], forbiddenVerdicts=["REJCT"])],
+                                  {"c1.json": make_trace(verdict="PASSS")})
+    checked = run("check", "--cases", str(cases), "--fixtures", str(fixtures))
+    built = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(tmp_path / "site"))
+    assert built.exit_code == 0, built.output
+    warnings = [line for line in built.output.splitlines() if line.startswith("warning:")]
+    assert warnings == [line for line in checked.output.splitlines() if "not a known verdict" in line]
+    assert len(warnings) == 2 and "'PASSS' is not a known verdict" in warnings[0] and "'REJCT'" in warnings[1]
+
+
+def test_diff_refuses_a_baseline_of_another_suite(tmp_path: Path) -> None:
+    base, cur = tmp_path / "base.json", tmp_path / "cur.json"
+    base.write_text(json.dumps({"results": [{"caseId": c} for c in ("x", "y", "z")]}), encoding="utf-8")
+    cur.write_text(json.dumps({"results": [{"caseId": "a", "passed": True}]}), encoding="utf-8")
+    result = run("diff", str(base), str(cur), "--markdown", str(tmp_path / "diff.md"))
+    assert result.exit_code == 2 and not (tmp_path / "diff.md").exists(), result.output
+    assert "shares no case id with the current suite (3 baseline case(s), 1 current case(s))" in result.output
+
+
+def test_the_default_baseline_of_another_suite_is_not_compared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "eval" / "baseline").mkdir(parents=True)
+    (tmp_path / "eval" / "baseline" / "report.json").write_text(json.dumps({"results": [{"caseId": "x"}]}), encoding="utf-8")
+    cases, fixtures = write_suite(tmp_path, [make_case()], {"c1.json": make_trace()})
+    result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", "site", "--fail-on-regression")
+    assert result.exit_code == 0, result.output
+    assert "warning: eval/baseline/report.json: the baseline shares no case id" in result.output
+    assert "built without a baseline (give --baseline to compare)" in result.output
+    assert not (tmp_path / "site" / "diff.json").exists()

@@ -15,6 +15,7 @@ from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.compare.diff import compare_reports, diff_json
 from sitegen.compare.markdown import diff_markdown
+from sitegen.compare.terminal import diff_text
 from sitegen.report import read_report
 
 DATA = ROOT / "tests" / "data" / "reports"
@@ -29,11 +30,39 @@ def run(*args: str):  # noqa: ANN201
     return runner.invoke(app, ["diff", *args])
 
 
-def test_markdown_to_stdout_by_default_and_no_gate_without_the_flag() -> None:
+def test_readable_text_to_stdout_by_default_and_no_gate_without_the_flag() -> None:
     result = run(BASELINE, REGRESSED)
     assert result.exit_code == 0, result.output
-    expected = diff_markdown(compare_reports(read_report(Path(BASELINE)), read_report(Path(REGRESSED))))
-    assert result.stdout == expected
+    diff = compare_reports(read_report(Path(BASELINE)), read_report(Path(REGRESSED)))
+    assert result.stdout == diff_text(diff) != diff_markdown(diff)
+    lines = result.stdout.splitlines()
+    assert lines[:4] == [
+        "Baseline diff",
+        "  2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
+        "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new",
+        "  pass rate 80.0% → 60.0% (-20.0 points): 4/5 cases passed in the baseline, 3/5 now",
+        "  Regression: 2 cases regressed, 1 removed",
+    ]
+    assert "      new: keyword_coverage: matched 1 of 3 expected keywords (need 2); missing: 超时, 连接池" in lines
+    assert "\\_" not in result.stdout and "|" not in result.stdout and "**" not in result.stdout  # no Markdown
+
+
+def test_markdown_to_stdout_with_a_dash() -> None:
+    result = run(BASELINE, REGRESSED, "--markdown", "-")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == diff_markdown(compare_reports(read_report(Path(BASELINE)), read_report(Path(REGRESSED))))
+    assert "keyword\\_coverage" in result.stdout
+
+
+def test_the_terminal_text_writes_control_characters_as_escapes(tmp_path: Path) -> None:
+    base, cur = tmp_path / "b.json", tmp_path / "c.json"
+    base.write_text(json.dumps({"results": [{"caseId": "a\u001b[2Jb", "passed": True, "status": "passed"}]}), encoding="utf-8")
+    cur.write_text(json.dumps({"results": [{"caseId": "a\u001b[2Jb", "passed": False, "status": "failed",
+                                            "failedChecks": ["x: line\nbreak \u202eevil"]}]}), encoding="utf-8")
+    result = run(str(base), str(cur))
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
+    assert "▼ a\\x1b[2Jb: passed → failed" in result.stdout and "new: x: line\\nbreak \\u202eevil" in result.stdout
 
 
 def test_gate_exits_1_after_writing_both_outputs(tmp_path: Path) -> None:

@@ -45,13 +45,20 @@ def test_loads_valid_cases_with_defaults_notes_and_annotations(tmp_path: Path) -
 
 
 def test_notes_and_annotations_keep_the_digest_they_had_as_unknown_fields(tmp_path: Path) -> None:
-    # The digests sitegen gave these cases before notes was a defined field (notes and annotations were kept as
-    # unknown fields then): a diff against an older baseline must not call them edited.
+    # The digests are pinned (a diff against a baseline must not call an unchanged case edited): notes and
+    # annotations hash as they did when they were unknown fields; traceFixture is not part of the digest.
     plain = load_cases(write(tmp_path / "a.json", json.dumps([make_case()])))[0]
     annotated = load_cases(write(tmp_path / "b.json", json.dumps([make_case(notes="n", _owner="sre")])))[0]
-    assert plain.digest() == "sha256:d107495cdcf1a376"
-    assert annotated.digest() == "sha256:160b1bbafa2e27dd"
+    assert plain.digest() == "sha256:2004239bb71424c2"
+    assert annotated.digest() == "sha256:dea67902f01ce297"
     assert load_cases(write(tmp_path / "c.json", json.dumps([make_case(_owner="ops")])))[0].digest() != plain.digest()
+
+
+def test_where_the_trace_lives_is_not_part_of_the_digest(tmp_path: Path) -> None:
+    moved = load_cases(write(tmp_path / "a.json", json.dumps([make_case(traceFixture="recordings/x/c1-0a1b")])))[0]
+    assert moved.digest() == load_cases(write(tmp_path / "b.json", json.dumps([make_case()])))[0].digest()
+    edited = load_cases(write(tmp_path / "c.json", json.dumps([make_case(question="why?")])))[0]
+    assert edited.digest() != moved.digest()
 
 
 # What an unknown field with no close match is told: every defined field, and how annotations are named.
@@ -67,7 +74,7 @@ NO_SUCH_FIELD = (
     ("text", "expected"),
     [
         ('[{"id": "a", "traceFixture": "a.json"},\n  {"id": "b" "traceFixture": "b.json"}]', ":2:14: invalid JSON: Expecting ',' delimiter"),
-        ("", ":1:1: invalid JSON: Expecting value"),
+        ("", ": the case file is empty (expected a JSON array of cases)"),
         ("[]", ": expected at least one case, got an empty array"),
         ('{"id": "a"}', ": expected a JSON array of cases, got an object"),
         ('"cases"', ": expected a JSON array of cases, got a string"),

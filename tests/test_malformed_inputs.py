@@ -56,7 +56,9 @@ MALFORMED = {
     # the case file
     "cases: invalid JSON": ("cases.json", '[\n  {"id": "a",\n   "traceFixture" "a.json"}\n]', (), "cases.json:3:19: invalid JSON: Expecting ':' delimiter"),
     "cases: trailing text": ("cases.json", '[{"id": "a", "traceFixture": "a.json"}] x', (), "cases.json:1:41: invalid JSON: Extra data"),
-    "cases: empty file": ("cases.json", "", (), "cases.json:1:1: invalid JSON: Expecting value"),
+    "cases: empty file": ("cases.json", "", (), "cases.json: the case file is empty (expected a JSON array of cases)"),
+    "cases: only whitespace": ("cases.json", " \n\t", (), "cases.json: the case file is empty (expected a JSON array of cases)"),
+    "baseline: empty file": ("baseline.json", "", (), "baseline.json: the report is empty (expected a report JSON object)"),
     "cases: duplicate ids": (
         "cases.json", _cases_text([make_case(id="a", traceFixture="a.json"), make_case(id="a", traceFixture="b.json")]), (),
         "cases.json:case \"a\" (#2), field 'id': duplicate id (already used by case #1)",
@@ -103,6 +105,14 @@ MALFORMED = {
     "baseline: not UTF-8": ("baseline.json", b'{"results": [{"caseId": "\xff"}]}', (), "baseline.json:1:26: not UTF-8 (byte 0xff)"),
     "baseline: huge integer": ("baseline.json", '{"results": [], "totalCases": ' + HUGE_INT + "}", (), "baseline.json:1:31: a number with 5000 digits (expected at most 4300)"),
     "baseline: missing": ("baseline.json", None, (), "baseline.json: report not found"),
+    "baseline: another suite": (
+        "baseline.json", json.dumps({"results": [{"caseId": "x"}, {"caseId": "y"}, {"caseId": "z"}]}), (),
+        "baseline.json: the baseline shares no case id with the current suite (3 baseline case(s), 2 current case(s))",
+    ),
+    "baseline: no results": ("baseline.json", '{"results": []}', (), "baseline.json: the baseline has no case results"),
+    # a --fixtures folder that is not there (the last --fixtures given wins)
+    "fixtures: no such folder": ("cases.json", _cases_text(GOOD_CASES), ("--fixtures", "fixture"), "fixture: fixtures folder not found"),
+    "fixtures: a file": ("cases.json", _cases_text(GOOD_CASES), ("--fixtures", "cases.json"), "cases.json: is not a folder"),
     # an explicit --history
     "history: invalid JSON": ("history.json", "[{]", ("--history", "history.json"), "history.json:1:3: invalid JSON"),
     "history: not an array": ("history.json", "{}", ("--history", "history.json"), "history.json: expected a JSON array of runs"),

@@ -5,6 +5,9 @@ where a case collapsed (5/5 → 0/5: a REGRESSION that fails the gate)."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +19,8 @@ from typer.testing import CliRunner
 
 from helpers import ROOT
 from sitegen.cli import app
-from sitegen.record.stubagent import StubAgent
+from sitegen.checks import parse_check
+from sitegen.record.stubagent import StubAgent, stub_from_argv
 
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
 SHIPPED_FIXTURES = ROOT / "eval" / "fixtures"
@@ -119,3 +123,95 @@ def test_recorded_trials_build_diff_and_gate(work: Path) -> None:
     assert item["type"] == "REGRESSION" and item["pValue"] == pytest.approx(0.003968, abs=1e-6)
     assert json.loads((work / "site3" / "diff.json").read_text(encoding="utf-8"))["hasRegression"] is True
     assert "regression" in built.output
+
+
+# --- the README's recipe, to the letter ------------------------------------------------------------------------
+
+
+def _recipe_blocks() -> list[str]:
+    """The shell blocks of the README's "Recording traces from a running agent", continuation lines joined."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Recording traces from a running agent", 1)[1].split("\n## ", 1)[0]
+    return [block.replace("\\\n", " ") for block in re.findall(r"```sh\n(.*?)```", section, flags=re.S)]
+
+
+def _commands(block: str) -> list[list[str]]:
+    """Each command of a block: words split as the shell would, at `;`, `&` and line ends, comments dropped."""
+    commands: list[list[str]] = []
+    for line in block.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&")
+        lexer.whitespace_split, lexer.commenters = True, "#"
+        words: list[str] = []
+        for word in lexer:
+            if word in (";", "&"):
+                commands.append(words)
+                words = []
+            else:
+                words.append(word)
+        if words:
+            commands.append(words)
+    return commands
+
+
+def _follow(block: str, replace: dict[str, str] | None = None) -> list[Any]:
+    """Run a recipe block: the stub in this process (on a free port, its URL put where the recipe says 8765),
+    every `sitegen` command through CliRunner; the results of the `sitegen build` commands."""
+    for old, new in (replace or {}).items():
+        block = block.replace(old, new)
+    builds, agent = [], None
+    try:
+        for words in _commands(block):
+            if words[0] == "kill":
+                if agent is not None:
+                    agent.stop()
+                agent = None
+            elif words[:3] == ["python", "-m", "sitegen.record.stubagent"]:
+                agent = stub_from_argv([*words[3:], "--port", "0"]).start()
+            else:
+                assert words[0] == "sitegen", words
+                args = [agent.url if agent is not None and w == "http://127.0.0.1:8765/" else w for w in words[1:]]
+                result = runner.invoke(app, args)
+                if args[0] == "build":
+                    builds.append(result)
+                else:
+                    assert result.exit_code == 0, result.output
+    finally:
+        if agent is not None:
+            agent.stop()
+    return builds
+
+
+def test_the_readme_recipe_followed_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(ROOT / "eval", tmp_path / "eval")  # the suite, its fixtures, its baseline, as in a checkout
+    monkeypatch.chdir(tmp_path)
+    first, again = _recipe_blocks()
+    [built] = _follow(first)
+    assert built.exit_code == 0, built.output
+    assert not (tmp_path / "site").exists()  # the shipped suite's site and history are left alone
+
+    [built] = _follow(again)  # another seed: noise only
+    assert built.exit_code == 0, built.output
+    diff = json.loads((tmp_path / "site-recording" / "diff.json").read_text(encoding="utf-8"))
+    counts = diff["caseChangeCounts"]
+    assert counts["within_noise"] > 0 and counts["regressed"] == counts["removed"] == 0 and not diff["hasRegression"]
+    assert f"{counts['within_noise']} within noise" in built.output
+    _assert_comparable(diff)
+
+    # The same again into a new folder, the stub's fail rate at 1.0: a collapse, and the gate fails.
+    [built] = _follow(again, {"recordings/second": "recordings/third", "--fail-rate 0.2": "--fail-rate 1.0",
+                              "recording second": "recording third"})
+    assert built.exit_code == 1, built.output
+    diff = json.loads((tmp_path / "site-recording" / "diff.json").read_text(encoding="utf-8"))
+    assert diff["hasRegression"] and diff["caseChangeCounts"]["within_noise"] == 0
+    assert [i for i in diff["items"] if i["metric"] == "trialPassRate" and i["type"] == "REGRESSION"]
+    _assert_comparable(diff)
+    history = json.loads((tmp_path / "site-recording" / "history.json").read_text(encoding="utf-8"))
+    assert [run["label"] for run in history] == ["recording first", "recording second", "recording third"]
+
+
+def _assert_comparable(diff: dict[str, Any]) -> None:
+    """No case is "not comparable", and no check is both new and resolved."""
+    assert diff["changedDefinitions"] == [] and not [i for i in diff["items"] if i["metric"] == "definition"]
+    for change in diff["caseChanges"]:
+        new = {parse_check(check).identity for check in change["newFailedChecks"]}
+        assert not new & {parse_check(check).identity for check in change["resolvedChecks"]}, change

@@ -15,8 +15,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.checks import check_codes
+from sitegen.checks import check_codes, parse_check
+from sitegen.config import DEFAULT_ALPHA
 from sitegen.report import CaseResult
+from sitegen.stats import fisher_one_sided
 
 REGRESSED = "regressed"
 REMOVED = "removed"
@@ -24,8 +26,10 @@ FIXED = "fixed"
 STILL_FAILING = "still_failing"
 STILL_PASSING = "still_passing"
 NEW = "new"
-CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW)
-# The changes a gate fails on: a case that passed in the baseline and does not pass now.
+WITHIN_NOISE = "within_noise"
+CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE)
+# The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
+# within chance is WITHIN_NOISE, never breaking).
 BREAKING = frozenset((REGRESSED, REMOVED))
 
 
@@ -58,34 +62,59 @@ class CaseChange:
 
 
 def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
-    """The checks of `checks` not in `other`, counted as multisets (a check reported twice is two)."""
+    """The checks of `checks` not in `other`, by identity (ParsedCheck.identity: the trial counts aside) and
+    counted as multisets (a check reported twice is two)."""
     if not checks or not other:  # most cases: nothing failed on one side
         return tuple(checks)
-    left = Counter(other)
+    left = Counter(parse_check(check).identity for check in other)
     kept = []
     for check in checks:
-        if left[check]:
-            left[check] -= 1
+        identity = parse_check(check).identity
+        if left[identity]:
+            left[identity] -= 1
         else:
             kept.append(check)
     return tuple(kept)
 
 
-def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange:
+def _several_trials(base: CaseResult, cur: CaseResult) -> bool:
+    return base.trialResults is not None and cur.trialResults is not None and base.trials >= 2 and cur.trials >= 2
+
+
+def trial_p_value(base: CaseResult, cur: CaseResult) -> tuple[bool, float] | None:
+    """Whether a case's trial pass rate fell, and the one-sided Fisher exact p-value in the direction it moved;
+    None unless both sides have at least 2 trials and the rate moved."""
+    if not _several_trials(base, cur):
+        return None
+    before, after = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+    if before[0] * after[1] == after[0] * before[1]:
+        return None
+    fell = after[0] * before[1] < before[0] * after[1]
+    return fell, fisher_one_sided(*before, *after) if fell else fisher_one_sided(*after, *before)
+
+
+def beyond_chance(base: CaseResult, cur: CaseResult, alpha: float) -> bool:
+    """Whether a flip of the trial policy is more than noise: always for a case with a single trial on either side
+    (the seed's rule), else only when the trial pass rate moved the same way with p < alpha."""
+    if not _several_trials(base, cur):
+        return True
+    moved = trial_p_value(base, cur)
+    return moved is not None and moved[0] == base.passed and moved[1] < alpha
+
+
+def classify_case(base: CaseResult | None, cur: CaseResult | None, alpha: float = DEFAULT_ALPHA) -> CaseChange:
     """The change of one case; `base` or `cur` is None when the case is missing from that report."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, REMOVED, base.status, None)
     if base is None:
         return CaseChange(cur.caseId, NEW, None, cur.status, tuple(cur.failedChecks))
-    if base.passed and cur.passed:
-        change = STILL_PASSING
-    elif base.passed:
-        change = REGRESSED
-    elif cur.passed:
-        change = FIXED
+    if base.passed == cur.passed:
+        change = STILL_PASSING if cur.passed else STILL_FAILING
+    elif not beyond_chance(base, cur, alpha):
+        change = WITHIN_NOISE
     else:
-        change = STILL_FAILING
+        change = FIXED if cur.passed else REGRESSED
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
     return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved)
@@ -99,6 +128,11 @@ def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
 def regressed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
     """The cases that passed in the baseline and do not pass now (a removed case has no result to report)."""
     return frozenset(change.caseId for change in changes if change.change == REGRESSED)
+
+
+def within_noise_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
+    """The cases whose trial policy flipped within chance of the baseline (neither regressed nor fixed)."""
+    return frozenset(change.caseId for change in changes if change.change == WITHIN_NOISE)
 
 
 def change_counts(changes: Iterable[CaseChange]) -> dict[str, int]:
@@ -118,6 +152,7 @@ class Headline:
     new: tuple[CaseChange, ...]
     baselinePassRate: float
     currentPassRate: float
+    within_noise: tuple[CaseChange, ...] = ()  # policy flips within chance: reported, never breaking
 
     @property
     def new_failing(self) -> int:
@@ -138,4 +173,5 @@ def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, curr
         new=tuple(groups[NEW]),
         baselinePassRate=baseline_pass_rate,
         currentPassRate=current_pass_rate,
+        within_noise=tuple(groups[WITHIN_NOISE]),
     )

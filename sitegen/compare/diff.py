@@ -32,11 +32,21 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
-from sitegen.compare.changes import BREAKING, CaseChange, Headline, case_headline, change_counts, classify_case
+from sitegen.compare.changes import (
+    BREAKING,
+    WITHIN_NOISE,
+    CaseChange,
+    Headline,
+    case_headline,
+    change_counts,
+    classify_case,
+    trial_p_value,
+)
 from sitegen.compare.costs import paired_average, paired_type
 from sitegen.compare.items import (
     AGGREGATE,
@@ -52,12 +62,11 @@ from sitegen.compare.items import (
     direction,
     same,
 )
-from sitegen.compare.wording import item_message, paired_clause, passed_message, trial_clause
+from sitegen.compare.wording import item_message, noise_clause, paired_clause, passed_message, trial_clause
 from sitegen.config import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
-from sitegen.errors import UsageError
+from sitegen.errors import BadInput, UsageError
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report
-from sitegen.stats import fisher_one_sided
 
 DIFF_FORMAT_VERSION = 1
 
@@ -188,21 +197,22 @@ def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResul
     else:
         word = "is now not run" if cur.status == "not_run" else "now fails"
         kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
-    item = out.add(kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
+    noise = change.change == WITHIN_NOISE
+    item = out.add(CHANGED if noise else kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
     if checks:
         item.message = passed_message(sentence, cur.passed, checks)
+    if noise:
+        counts = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+        item.message = f"{item.message.rstrip('.')}; {noise_clause(*counts)}."
 
 
 def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, float] | None:
     """The type and p-value of a case's trial pass rate change; None unless both sides have ≥ 2 trials and the
     rate moved. The p-value is the one-sided Fisher exact test in the direction the rate moved."""
-    if base.trialResults is None or cur.trialResults is None or base.trials < 2 or cur.trials < 2:
+    moved = trial_p_value(base, cur)
+    if moved is None:
         return None
-    before, after = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
-    if before[0] * after[1] == after[0] * before[1]:
-        return None
-    fell = after[0] * before[1] < before[0] * after[1]
-    p_value = fisher_one_sided(*before, *after) if fell else fisher_one_sided(*after, *before)
+    fell, p_value = moved
     if p_value >= alpha:
         return CHANGED, p_value
     return (REGRESSION if fell else IMPROVEMENT), p_value
@@ -266,7 +276,7 @@ class CaseComparison(NamedTuple):
 
 def compare_case(base: CaseResult | None, cur: CaseResult | None, *, alpha: float = DEFAULT_ALPHA) -> CaseComparison:
     """The change and the items of one case; `base` or `cur` is None when the case is missing from that report."""
-    change = classify_case(base, cur)
+    change = classify_case(base, cur, alpha)
     out = _Collector()
     if cur is None:
         assert base is not None, "a case is in at least one report"
@@ -276,6 +286,28 @@ def compare_case(base: CaseResult | None, cur: CaseResult | None, *, alpha: floa
     elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
         _case_items(out, cur.caseId, base, cur, change, alpha)
     return CaseComparison(change, tuple(out.items))
+
+
+def incomparable(baseline: Report, current_ids: Collection[str]) -> str | None:
+    """Why the baseline cannot be compared with the current suite, or None: it has no case at all, or none of its
+    cases is in the current suite (a report of another suite), which would report every case removed and new
+    instead of comparing any."""
+    if not current_ids:
+        return None
+    if not baseline.results:
+        return (f"the baseline has no case results, so it compares nothing with the {len(current_ids)} current "
+                "case(s): give a report of this suite (sitegen baseline writes one)")
+    if not any(result.caseId in current_ids for result in baseline.results):
+        return (f"the baseline shares no case id with the current suite ({len(baseline.results)} baseline case(s), "
+                f"{len(current_ids)} current case(s)): is it a report of another suite?")
+    return None
+
+
+def check_comparable(baseline: Report, current_ids: Collection[str], baseline_path: Path | str) -> None:
+    """Raise BadInput naming the baseline file when it cannot be compared with the current suite (`incomparable`)."""
+    problem = incomparable(baseline, current_ids)
+    if problem is not None:
+        raise BadInput(baseline_path, problem)
 
 
 def compare_reports(

@@ -7,10 +7,11 @@ rules that broke, then known failures, fixed and new cases, then the pass rate; 
 from __future__ import annotations
 
 from sitegen.checks import check_codes
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, CaseChange
+from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
 from sitegen.compare.diff import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
 from sitegen.compare.wording import (
+    DEFINITIONS_CHANGED,
     STATUS_WORDS,
     describe_delta,
     describe_value,
@@ -48,7 +49,7 @@ def _headline(diff: DiffReport) -> list[str]:
                      f"than {tolerance} over the cases in both reports.")
     if diff.changedDefinitions:
         names = ", ".join(f"`{escape_inline(case_id)}`" for case_id in diff.changedDefinitions)
-        lines += ["", f"⚠️ Case definitions changed since the baseline (results not comparable): {names}"]
+        lines += ["", f"⚠️ {DEFINITIONS_CHANGED}: {names}"]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return lines
@@ -96,7 +97,7 @@ def _changes_table(diff: DiffReport, kind: str) -> str:
     return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
 
 
-_CASE_SECTIONS = ((FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
+_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
 
 
 def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:

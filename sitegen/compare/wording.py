@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from sitegen.compare.diff import DiffReport
 
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
+# What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
+DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
 _WORDS: dict[str, dict[Any, str]] = {
     "present": {True: "present", False: "absent"},
@@ -123,6 +125,11 @@ def trial_clause(before: tuple[int, int], after: tuple[int, int], kind: str, p_v
     )
 
 
+def noise_clause(before: tuple[int, int], after: tuple[int, int]) -> str:
+    """Why a trial policy flip is not a regression (or a fix): the trial counts moved within chance."""
+    return f"within noise: {before[0]}/{before[1]} → {after[0]}/{after[1]} trials passed, within chance (the trialPassRate item)"
+
+
 def status_change(change: CaseChange) -> str:
     """A case's status in the baseline and now ("passed → failed")."""
     return f"{STATUS_WORDS[change.baselineStatus]} → {STATUS_WORDS[change.currentStatus]}"
@@ -177,7 +184,8 @@ def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
 
 
 def headline_segments(headline: Headline) -> tuple[Segment, ...]:
-    """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 2 known failures · 1 fixed · 1 new"."""
+    """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 2 within noise ·
+    2 known failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
     if headline.regressed:
         lead = f"{plural(len(headline.regressed), 'case')} regressed: "
@@ -187,6 +195,8 @@ def headline_segments(headline: Headline) -> tuple[Segment, ...]:
         parts.append([Segment(lead), *_named(headline.removed, with_codes=False)])
     if not parts:
         parts.append([Segment("no case regressed")])
+    if headline.within_noise:
+        parts.append([Segment(f"{len(headline.within_noise):,} within noise")])
     if headline.known_failures:
         parts.append([Segment(plural(headline.known_failures, "known failure"))])
     if headline.fixed:

@@ -248,8 +248,8 @@ def _rate(text: str) -> tuple[str, float]:
     return case_id, float(rate)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run the stub in the foreground until Ctrl+C."""
+def stub_from_argv(argv: list[str] | None = None) -> StubAgent:
+    """The stub that `python -m sitegen.record.stubagent ARGV` runs (not started)."""
     parser = argparse.ArgumentParser(prog="python -m sitegen.record.stubagent", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: a free one)")
     parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="case file whose questions it knows")
@@ -260,10 +260,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=MODES, default="ok", help="how to answer when a request does not say")
     parser.add_argument("--trace-path", default="", help="wrap the trace in objects, e.g. data.trace")
     args = parser.parse_args(argv)
-    agent = StubAgent(
+    return StubAgent(
         cases=args.cases, fixtures=args.fixtures, seed=args.seed, fail_rate=args.fail_rate,
         case_fail_rates=dict(args.case_fail_rate), mode=args.mode, trace_path=args.trace_path, port=args.port,
     )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the stub in the foreground until Ctrl+C."""
+    agent = stub_from_argv(argv)
     agent.start()
     print(f"stub agent listening on {agent.url} (Ctrl+C stops it)", flush=True)
     try:

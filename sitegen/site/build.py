@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList, read_case_list
-from sitegen.compare.diff import CaseComparison, DiffReport, compare_reports, diff_json
+from sitegen.compare.diff import CaseComparison, DiffReport, check_comparable, compare_reports, diff_json, incomparable
 from sitegen.compare.markdown import diff_markdown
 from sitegen.config import (
     DEFAULT_BASELINE,
@@ -43,7 +43,7 @@ from sitegen.config import (
 from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
 from sitegen.errors import UsageError
 from sitegen.gcpause import cycle_collection_paused
-from sitegen.loading import read_input
+from sitegen.loading import check_fixtures_folder, read_input
 from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
 from sitegen.rule_counts import RuleCount, failures_by_rule
@@ -93,6 +93,7 @@ from sitegen.site.views import SiteInfo, build_diff_page, build_history_page, hi
 from sitegen.site.views.search import search_text_data
 from sitegen.site.workers import Tasks, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
+from sitegen.suitecheck import verdict_warnings
 
 HISTORY_FILE = urls.HISTORY_JSON
 
@@ -204,27 +205,31 @@ def read_inputs(options: BuildOptions) -> Inputs:
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
+    check_fixtures_folder(options.fixtures)
     config = config_for(options.config)
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
-    assets = read_assets(
-        config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows,
-        every_case_page=options.case_pages == DEFAULT_CASE_PAGES,
-    )
     code = incremental.code_fingerprint()
-    settings = build_settings(code, repr(assets.info), config, options.fixtures, options.case_pages)
-    previous = read_status(options.out, settings)
+    assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
     case_file = read_input(options.cases, "case file")
     cases_sealed = case_file_seal(case_file.data, code)
     cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
     baseline, baseline_sealed = None, ""
+    warnings = [w for raw in cases.raw for w in verdict_warnings(raw["id"], raw, config)]
     if baseline_path is not None:
         baseline_file = read_input(baseline_path, "report")
         baseline_sealed = baseline_seal(baseline_file.data, code)
         # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
         known = previous.validated_baseline == baseline_sealed
         baseline = read_report(baseline_path, baseline_file.data if known else baseline_file.text, checked=known)
+        if options.baseline is not None:
+            check_comparable(baseline, set(cases.ids), baseline_path)
+        elif (problem := incomparable(baseline, set(cases.ids))) is not None:
+            # The default baseline belongs to the shipped suite; another suite built here is simply not compared.
+            warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")
+            baseline, baseline_path, baseline_sealed = None, None, ""
+            assets, settings, previous = _site_settings(options, config, code, has_baseline=False)
     history = load_history(options.history, options.out / HISTORY_FILE, optional=options.history_optional)
     return Inputs(
         options=options,
@@ -233,13 +238,26 @@ def read_inputs(options: BuildOptions) -> Inputs:
         baseline=baseline,
         baseline_path=baseline_path,
         history=history.runs,
-        warnings=tuple(history.warnings),
+        warnings=(*warnings, *history.warnings),
         moment=build_time(),
         commit=git_commit(options.cwd),
         assets=assets,
         previous=previous,
         status=BuildStatus(settings, validated_cases=cases_sealed, validated_baseline=baseline_sealed),
     )
+
+
+def _site_settings(
+    options: BuildOptions, config: SuiteConfig, code: str, has_baseline: bool
+) -> tuple[Assets, str, BuildStatus]:
+    """The site's own files, the settings every page depends on besides its own inputs (another value means
+    every page is rendered), and what the previous build with these settings recorded."""
+    assets = read_assets(
+        config, has_baseline=has_baseline, index_page_rows=options.index_page_rows,
+        every_case_page=options.case_pages == DEFAULT_CASE_PAGES,
+    )
+    settings = build_settings(code, repr(assets.info), config, options.fixtures, options.case_pages)
+    return assets, settings, read_status(options.out, settings)
 
 
 def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, every_case_page: bool = True) -> Assets:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from sitegen.compare.diff import DiffReport
 from sitegen.report import Report
+from sitegen.rule_counts import RuleCount
 from sitegen.site import render, urls
 from sitegen.site.history import Run
 from sitegen.site.incremental import PageRecord, list_page_key, reuse_page

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from markupsafe import escape
 
-from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING
+from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING, WITHIN_NOISE
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION
 from sitegen.config import SuiteConfig
 from sitegen.formatting import shorten
@@ -33,11 +33,12 @@ _CHANGE_SHOW = {
     REMOVED: ("⊖", "removed", "change change-removed"),
     FIXED: ("▲", "fixed", "change change-fixed"),
     STILL_FAILING: ("≡", "known failure", "change change-known"),
+    WITHIN_NOISE: ("≈", "within noise", "change change-noise"),
     NEW: ("✚", "new", "change change-new"),
     STILL_PASSING: ("=", "unchanged", "change change-unchanged"),
 }
 # The order of the index's Change filter: what needs attention first.
-CHANGE_ORDER = (REGRESSED, REMOVED, FIXED, STILL_FAILING, NEW, STILL_PASSING)
+CHANGE_ORDER = (REGRESSED, REMOVED, WITHIN_NOISE, FIXED, STILL_FAILING, NEW, STILL_PASSING)
 _VERDICT_ICONS = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
 
 

@@ -169,11 +169,17 @@ def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
     return CASE_SECTIONS if trials is None else (CASE_SECTIONS[0], TRIALS_SECTION, *CASE_SECTIONS[1:])
 
 
-def _trial_facts(result: CaseResult) -> tuple[Fact, ...]:
-    """The result's trial count, for a case with a folder of trials."""
-    if result.trialResults is None:
+def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | None) -> tuple[Fact, ...]:
+    """For a case with a folder of trials: its trial count, its combined verdict said to be one, and which trial
+    the sections below show (the header is the whole case; the sections are one trial)."""
+    if result.trialResults is None or shown is None or outcome is None:
         return ()
-    return (Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),)
+    verdict = result.verdict or "no verdict"
+    return (
+        Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),
+        Fact("Verdict", f"{verdict} (the most common of {result.trials} trials)"),
+        Fact("Shown below", f"trial {shown + 1} of {result.trials} ({outcome.trials[shown][0]})"),
+    )
 
 
 _DEPTH = 1  # case pages live in cases/
@@ -293,10 +299,26 @@ def _annotations(case: Case) -> tuple[Fact, ...]:
     )
 
 
+def _verdict(result: CaseResult, config: SuiteConfig) -> Badge:
+    """The case's verdict badge; for a case with trials it is the most common verdict, and its title says so."""
+    badge = verdict_badge(result.verdict, config)
+    return badge if result.trialResults is None else badge._replace(title=f"the most common verdict of {result.trials} trials")
+
+
 def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[Fact, ...]:
+    keywords = f"{result.matchedKeywordCount}/{result.requiredKeywordCount} (needs {case.keyword_threshold})"
+    if result.trialResults is not None:
+        # The case's figures are made of its trials' (eval/README.md, "Trials"): say how.
+        k = f"{result.trials} trials"
+        return (
+            Fact(f"Keywords (lowest of {k})", keywords),
+            Fact(f"Tool calls (mean of {k})", fmt.count(result.toolCallCount, 2)),
+            Fact(f"Duration (mean of {k})", fmt.duration(result.durationMs)),
+            Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
+        )
     read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
     return (
-        Fact("Keywords", f"{result.matchedKeywordCount}/{result.requiredKeywordCount} (needs {case.keyword_threshold})"),
+        Fact("Keywords", keywords),
         Fact("Tool calls", f"{result.toolCallCount:,}"),
         Fact("Duration", fmt.duration(result.durationMs)),
         Fact("Trace", f"{case.traceFixture} · {read}"),
@@ -336,10 +358,10 @@ def build_case_page(
     """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
     `change`, None without a baseline), neighbours and its `raw` trace files."""
     config = site.config
-    trials = None
+    trials, shown, folder = None, None, None
     raw_links = {file.trial: raw_link(file, _DEPTH) for file in raw}
     if isinstance(outcome, TrialTraces):  # the sections below show one trial; every trial has its own view
-        shown = shown_trial(outcome, result)
+        shown, folder = shown_trial(outcome, result), outcome
         trials = trials_view(outcome, result, shown, config.trialPolicy, config, raw_links)
         outcome = outcome.trials[shown][1]
         raw_links[None] = raw_links.get(shown + 1)
@@ -357,12 +379,12 @@ def build_case_page(
         case_id=case.id,
         title=case.display_title if case.display_title != case.id else "",
         status=status_badge(result.status),
-        verdict=verdict_badge(result.verdict, config),
+        verdict=_verdict(result, config),
         change=case_change_view(change) if change is not None else None,
         notes=_notes(case),
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
-        facts=_result_facts(case, outcome, result) + _trial_facts(result),
+        facts=_result_facts(case, outcome, result) + _trial_facts(result, shown, folder),
         pager=_pager(prev, next_, site.every_case_page),
         toc=_trial_toc(trials),
         checks=checks,

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, CaseChange, Headline
+from sitegen.compare.changes import BREAKING, FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange, Headline
 from sitegen.compare.diff import DiffReport
 from sitegen.config import FOLD_AFTER
 from sitegen.site import urls
@@ -39,6 +39,7 @@ class Banner(NamedTuple):
     cases: tuple[Segment, ...]
     pass_rate: str
     note: str  # a cost regression, which fails the gate without any case regressing; else ""
+    definitions: str  # the cases edited since the baseline, as diff.md names them; else ""
     regressions: int  # cases regressed or removed
     more: Segment | None  # "See the diff" on the index; None on the diff page itself
 
@@ -74,6 +75,7 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         cases=headline_segments(headline, slugs),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
+        definitions=f"{wording.DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}" if diff.changedDefinitions else "",
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
     )
@@ -128,6 +130,11 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
             statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
             detail = "The failed checks marked new below did not fail in the baseline."
         css = "case-change case-change-known"
+    elif kind == WITHIN_NOISE:
+        moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
+        statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
+        detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
+        css = "case-change case-change-noise"
     elif kind == NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
     else:
@@ -187,6 +194,9 @@ def _cells(change: CaseChange) -> tuple[str, ...]:
 _CHANGE_SECTIONS = (
     (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
      "No case regressed or was removed."),
+    ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
+     ("Case", "Change", "New failed checks", "Resolved checks"),
+     "No case flipped within noise."),
     ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
      ("Case", "Change", "New failed checks", "Resolved checks"),
      "No known failures: no case failed in the baseline and still fails."),
@@ -209,6 +219,8 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
             for c in diff.caseChanges
             if c.change in kinds
         )
+        if not rows and kinds == {WITHIN_NOISE}:
+            continue  # only trials can be within noise: a suite of single traces never shows the section
         badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
         folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
         sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))

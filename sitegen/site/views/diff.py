@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING
+from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE
 from sitegen.compare.diff import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import describe_delta, describe_value, pass_rate_points
@@ -170,9 +170,13 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
     items = (f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · "
              f"● {diff.changedCount:,} other")
+    # Only trials can be within noise: a suite of single traces never shows the card.
+    noise = counts.get(WITHIN_NOISE, 0)
+    noise_stat = (Stat("Within noise", f"≈ {noise:,}", "cases", "stat", "#within-noise"),) if noise else ()
     return (
         Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
              regressed_css, f"#{REGRESSED_ANCHOR}"),
+        *noise_stat,
         Stat("Known failures", f"≡ {counts.get(STILL_FAILING, 0):,}", "cases", "stat", "#known-failures"),
         Stat("Fixed", f"▲ {fixed:,}", "cases", "stat stat-good" if fixed else "stat", "#fixed-cases"),
         Stat("New", f"✚ {counts.get(NEW, 0):,}", "cases", "stat", "#new-cases"),
