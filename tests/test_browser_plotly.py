@@ -3,6 +3,7 @@ plotly.js has arrived (and without it), and a page whose charts are out of sight
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from sitegen.serve import make_server
+from test_plotly_bundle import whole_plotly_js
 from test_browser import Watched, browser, case_rows, new_context, site, wait_until_ready, watched  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.browser
@@ -48,6 +50,28 @@ def test_the_partial_bundle_draws_every_chart(browser: Any, site: Path, served: 
         page = watched.open((site / name).as_uri() if scheme == "file" else served + name)
         expect_charts_drawn(page, 3)
         watched.assert_clean(allowed_origin=None if scheme == "file" else served)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_partial_bundle_draws_what_the_whole_plotly_js_draws(browser: Any, site: Path, tmp_path: Path, scheme: str) -> None:  # noqa: F811
+    """The same charts, pixel for pixel: the site as built, and a copy of it given plotly.py's whole plotly.js."""
+    whole = tmp_path / "whole"
+    shutil.copytree(site, whole)
+    bundle = next((whole / "assets").glob("plotly-*.min.js"))
+    bundle.write_bytes(whole_plotly_js())
+    context = new_context(browser, viewport={"width": 1280, "height": 1400}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        for name in ("index.html", "history.html"):
+            shots = []
+            for root in (site, whole):
+                page.goto((root / name).as_uri())
+                expect_charts_drawn(page, 3)
+                page.mouse.move(0, 0)  # no hover label
+                shots.append(page.locator("#charts").screenshot(animations="disabled"))
+            assert shots[0] == shots[1], f"{name} ({scheme}): the partial bundle draws other charts than the whole plotly.js"
     finally:
         context.close()
 
