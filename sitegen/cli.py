@@ -11,18 +11,17 @@ from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 
-from sitegen import __version__
+from sitegen import __version__, config
 from sitegen.config import (
     DEFAULT_BASELINE_DIR,
-    DEFAULT_CONFIG_PATH,
     DEFAULT_CASES,
+    DEFAULT_CONFIG_PATH,
     DEFAULT_FIXTURES,
     DEFAULT_HISTORY_LIMIT,
     DEFAULT_OUT,
     config_for,
 )
 from sitegen.errors import SitegenError
-
 
 app = typer.Typer(
     name="sitegen",
@@ -117,9 +116,9 @@ def command(function: _Command) -> _Command:
 
 
 def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN202 - a Report, imported lazily
-    """The report of every case of the case file, evaluated with the cycle collector paused (gcpolicy.py)."""
+    """The report of every case of the case file, evaluated with the cycle collector paused (gcpause.py)."""
     from sitegen.evaluation import evaluate_suite
-    from sitegen.gcpolicy import cycle_collection_paused
+    from sitegen.gcpause import cycle_collection_paused
     from sitegen.loading import load_cases
 
     with cycle_collection_paused():
@@ -235,8 +234,8 @@ def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
 
 def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
     """The terminal's diff line (the cases first, then the pass rate) and the gate's reason."""
-    from sitegen.casechanges import format_headline
-    from sitegen.diffmarkdown import gate_text
+    from sitegen.compare.changes import format_headline
+    from sitegen.compare.markdown import gate_text
 
     items = f"{diff.regressionCount} regression, {diff.improvementCount} improvement, {diff.changedCount} change item(s)"
     return f"{format_headline(diff.headline())} ({items})", f"regression: {gate_text(diff)} against {baseline}"
@@ -283,8 +282,8 @@ def diff(
 
     Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
     """
-    from sitegen.diff import compare_reports, diff_json
-    from sitegen.diffmarkdown import diff_markdown
+    from sitegen.compare.diff import compare_reports, diff_json
+    from sitegen.compare.markdown import diff_markdown
     from sitegen.report import read_report
 
     settings = config_for(config)
@@ -299,8 +298,8 @@ def diff(
             _write_output(target, text)
     if (json_out or markdown_out) is not None and "-" not in (str(json_out), str(markdown_out)):
         _say(f"diff: {_diff_lines(result, baseline)[0]}")
-    from sitegen.diffmarkdown import diff_summary_markdown
-    from sitegen.summary import append_step_summary
+    from sitegen.compare.markdown import diff_summary_markdown
+    from sitegen.compare.summary import append_step_summary
 
     if append_step_summary(diff_summary_markdown(result)):
         _detail("appended the diff summary to $GITHUB_STEP_SUMMARY")
@@ -380,10 +379,10 @@ def build(
 
     Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
+    from sitegen.compare.summary import append_step_summary, build_summary_markdown
     from sitegen.formatting import percent
     from sitegen.progress import progress_for
-    from sitegen.site import BuildOptions, build_site
-    from sitegen.summary import append_step_summary, build_summary_markdown
+    from sitegen.site.build import BuildOptions, build_site
 
     result = build_site(
         BuildOptions(
@@ -413,7 +412,7 @@ def build(
 @command
 def serve(
     out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = DEFAULT_OUT,
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 8000,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = config.DEFAULT_PORT,
     watch: Annotated[
         bool,
         typer.Option("--watch", help="Build the site, then rebuild it whenever cases, fixtures, config or templates change."),
@@ -431,11 +430,11 @@ def serve(
 
     Example: sitegen serve --out site --port 8000 --watch
     """
-    from sitegen.serve import run_preview
+    from sitegen.site.serve import run_preview
 
     options = None
     if watch:
-        from sitegen.site import BuildOptions
+        from sitegen.site.build import BuildOptions
 
         # A fixed run id: each preview rebuild replaces the previous preview run in the history.
         options = BuildOptions(
@@ -450,7 +449,6 @@ def serve(
 
 
 # --- sitegen record -------------------------------------------------------------------------------------------
-from sitegen import recorddefaults  # noqa: E402 - constants only (cheap); the recorder itself is imported lazily
 
 _MAX_LISTED_RECORD_FAILURES = 20
 
@@ -462,21 +460,21 @@ def record(
     cases: CasesOpt = DEFAULT_CASES,
     config: ConfigOpt = None,
     trials: Annotated[
-        int, typer.Option("--trials", min=1, max=recorddefaults.MAX_TRIALS, help="Trials (requests) per case.")
-    ] = recorddefaults.DEFAULT_TRIALS,
+        int, typer.Option("--trials", min=1, max=config.MAX_TRIALS, help="Trials (requests) per case.")
+    ] = config.DEFAULT_TRIALS,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, max=recorddefaults.MAX_CONCURRENCY, help="Requests in flight at once.")
-    ] = recorddefaults.DEFAULT_CONCURRENCY,
+        int, typer.Option("--concurrency", min=1, max=config.MAX_CONCURRENCY, help="Requests in flight at once.")
+    ] = config.DEFAULT_CONCURRENCY,
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.001, help="Seconds one request may take, answer included.")
-    ] = recorddefaults.DEFAULT_TIMEOUT,
+    ] = config.DEFAULT_TIMEOUT,
     retries: Annotated[
         int,
         typer.Option(
-            "--retries", min=0, max=recorddefaults.MAX_RETRIES,
+            "--retries", min=0, max=config.MAX_RETRIES,
             help="Retries of a request that timed out, could not connect, or got 5xx or 429, with exponential back-off and jitter.",
         ),
-    ] = recorddefaults.DEFAULT_RETRIES,
+    ] = config.DEFAULT_RETRIES,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
@@ -489,8 +487,8 @@ def record(
     Example: sitegen record --url http://127.0.0.1:8765/ --out recordings/today --trials 5
     """
     from sitegen.progress import progress_for
-    from sitegen.record import Recorder, RecordOptions, check_url
-    from sitegen.recordconfig import load_record_config, resolve_headers
+    from sitegen.record.recorder import Recorder, RecordOptions, check_url
+    from sitegen.record.request import load_record_config, resolve_headers
 
     config_path = DEFAULT_CONFIG_PATH if config is None else config
     request = load_record_config(config_path, explicit=config is not None)

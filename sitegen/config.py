@@ -10,7 +10,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
 
-from sitegen.diff import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput
 from sitegen.loading import describe_error, format_loc
 
@@ -24,6 +23,29 @@ DEFAULT_OUT = Path("site")
 
 # The trial policy of a suite that sets none: a case with several trials passes when every trial passed.
 DEFAULT_TRIAL_POLICY = "all"
+
+# The diff (eval/README.md, "Diff"): a paired cost average that moved by more than this relative tolerance
+# is a cost regression or improvement (--cost-tolerance, [diff] costTolerance) ...
+DEFAULT_COST_TOLERANCE = 0.10
+# ... and a trial pass rate that moved with a one-sided Fisher p-value below this significance level counts
+# ([diff] alpha, docs/trials.md).
+DEFAULT_ALPHA = 0.05
+
+# Rows per static page of the site's case list (index.html, index-2.html, …; docs/big-suites.md).
+INDEX_PAGE_ROWS = 500
+# `sitegen serve`: the port on 127.0.0.1 when --port is not given.
+DEFAULT_PORT = 8000
+
+# `sitegen record` (docs/trials.md): its options' defaults and limits.
+DEFAULT_TRIALS = 1
+MAX_TRIALS = 999  # trial-NNN.json: three digits keep name order equal to trial order
+DEFAULT_CONCURRENCY = 4
+MAX_CONCURRENCY = 64
+DEFAULT_TIMEOUT = 120.0  # seconds for one request, the whole answer included
+DEFAULT_RETRIES = 3
+MAX_RETRIES = 20
+DEFAULT_BACKOFF = 0.5  # seconds: the longest wait before the first retry; doubles with each retry
+MAX_BACKOFF = 30.0
 
 # Runs the site's history keeps (--history-limit).
 DEFAULT_HISTORY_LIMIT = 200
@@ -55,9 +77,9 @@ class SuiteConfig(BaseModel):
         Literal["all", "majority", "any"], Field(description='one of "all", "majority", "any"')
     ] = DEFAULT_TRIAL_POLICY
     # `[diff] costTolerance` (set in its own table, see DiffSettings): the relative change of a paired cost
-    # average that counts (diff.py).
+    # average that counts (compare/diff.py).
     cost_tolerance: float = DEFAULT_COST_TOLERANCE
-    # `[diff] alpha` (see DiffSettings): the significance level of a trial pass rate's change (diff.py).
+    # `[diff] alpha` (see DiffSettings): the significance level of a trial pass rate's change (compare/diff.py).
     alpha: float = DEFAULT_ALPHA
 
     def fingerprint(self) -> str:

@@ -1,8 +1,8 @@
 """Values for people, the same on every page and in every Markdown file: percentages, points, numbers, counts,
 durations, sizes, times, yes/no.
 
-A new kind of value gets its function here, so the HTML views (sitegen/views/) and the Markdown writers
-(report.py, diffmarkdown.py, summary.py) show it alike.
+A new kind of value gets its function here, so the HTML views (sitegen/site/views/) and the Markdown writers
+(report.py, compare/markdown.py, compare/summary.py) show it alike.
 """
 
 from __future__ import annotations

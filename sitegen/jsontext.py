@@ -26,7 +26,7 @@ def indented(data: Any, *, has_floats: bool = True) -> str:
     """json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False), quicker for JSON without floats.
 
     Without floats orjson writes it byte for byte; it is many times quicker, and json's indenting encoder
-    leaves a reference cycle behind on every call (gcpolicy.py).
+    leaves a reference cycle behind on every call (gcpause.py).
     """
     if not has_floats:
         try:

@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
-from sitegen.casechanges import REGRESSED, STILL_FAILING, CaseChange
+from sitegen.compare.changes import REGRESSED, STILL_FAILING, CaseChange
 from sitegen.errors import UsageError
 from sitegen.report import CaseResult, Report, TrialResult
 

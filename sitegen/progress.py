@@ -91,7 +91,8 @@ class BarProgress(Progress):
         if total < (MIN_STEPS if self.min_steps is None else self.min_steps):
             return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import Progress as RichProgress
 
         self._bar = RichProgress(
             TextColumn("{task.description}"),

@@ -13,9 +13,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from sitegen.models import Case, ComposerOutput, GatekeeperResult, SelfEvaluation, Session, ToolInvocation, ToolTraceEntry, Trace
-from sitegen.models import VerifierEvaluation
 from sitegen.jsontext import dumps_json
+from sitegen.models import (
+    Case,
+    ComposerOutput,
+    GatekeeperResult,
+    SelfEvaluation,
+    Session,
+    ToolInvocation,
+    ToolTraceEntry,
+    Trace,
+    VerifierEvaluation,
+)
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 CASES_SCHEMA_ID = "urn:sitegen:schema:cases:1"

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from sitegen.history import Run
-from sitegen.report import CaseResult, Report, TrialResult, trial_aggregates
+from sitegen.report import CaseResult, TrialResult
 
 TRIAL_POLICIES = ("all", "majority", "any")
 
@@ -101,10 +100,3 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> Cas
         ],
     )
 
-
-def run_with_trials(run: Run, report: Report) -> Run:
-    """The history's run of this build, with the trial aggregates (what the pass-rate chart's band reads) when some
-    case has a folder of trials; a suite of single files records its runs as before."""
-    if not report.has_trials:
-        return run
-    return Run.model_validate({**run.to_json(), **trial_aggregates(report.results)})

@@ -13,7 +13,7 @@ from helpers import ROOT
 
 @pytest.fixture(autouse=True, scope="session")
 def _trace_cache_of_the_tests(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Builds in tests remember trace digests in a folder of their own, never the user's cache (tracecache.py)."""
+    """Builds in tests remember trace digests in a folder of their own, never the user's cache (site/tracecache.py)."""
     os.environ["SITEGEN_CACHE_DIR"] = str(tmp_path_factory.mktemp("sitegen-cache"))
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from helpers import make_case, make_trace, write_suite
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 
@@ -209,7 +209,7 @@ def test_the_same_site_works_over_http(browser: Any, site: Path) -> None:
 
     from playwright.sync_api import expect
 
-    from sitegen.serve import make_server
+    from sitegen.site.serve import make_server
 
     server = make_server(site, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from helpers import make_case, make_trace, write_suite
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 from test_browser import Watched, browser, case_rows, site, wait_until_ready, watched  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.browser

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 from test_browser import ROOT, Watched, _case_page, _shipped_history, browser, new_context, settle, wait_until_ready  # noqa: F401
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sitegen.serve import make_server
+from sitegen.site.serve import make_server
 from test_plotly_bundle import whole_plotly_js
 from test_browser import Watched, browser, case_rows, new_context, site, wait_until_ready, watched  # noqa: F401 - fixtures
 

@@ -16,7 +16,7 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
 from helpers import ROOT, check_golden
-from sitegen.diff import (
+from sitegen.compare.diff import (
     DEFAULT_COST_TOLERANCE,
     DIFF_FORMAT_VERSION,
     DiffItem,
@@ -26,7 +26,7 @@ from sitegen.diff import (
     diff_json,
 )
 from sitegen.rules import FIXTURE_CODES
-from sitegen.diffmarkdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
+from sitegen.compare.markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
 from sitegen.errors import BadInput, UsageError
 from sitegen.report import Report, build_report, read_report, result_from_json
 
@@ -821,11 +821,11 @@ def test_hostile_case_ids_cannot_break_the_table() -> None:
 
 
 # --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
-# Each test below fails for a mutant of sitegen/diff.py that the tests above let through.
+# Each test below fails for a mutant of sitegen/compare/diff.py that the tests above let through.
 
 
 def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
-    from sitegen.diff import describe_value
+    from sitegen.compare.diff import describe_value
 
     assert describe_value("averageToolCallCount", None) == "unknown"
     assert describe_value("durationMs", None) == describe_value("averageDurationMs", None) == "unknown"
@@ -833,7 +833,7 @@ def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
 
 
 def test_a_case_measured_only_in_the_baseline_changes_the_mix() -> None:
-    from sitegen.diff import paired_average
+    from sitegen.compare.diff import paired_average
 
     both, dropped = result("a", durationMs=100), result("b", durationMs=900)
     assert paired_average(report(both, dropped), report(both), "averageDurationMs").mix_changed

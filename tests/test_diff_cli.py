@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.diff import compare_reports, diff_json
-from sitegen.diffmarkdown import diff_markdown
+from sitegen.compare.diff import compare_reports, diff_json
+from sitegen.compare.markdown import diff_markdown
 from sitegen.report import read_report
 
 DATA = ROOT / "tests" / "data" / "reports"

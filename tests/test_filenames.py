@@ -102,7 +102,7 @@ def test_nothing_is_written_outside_out(built: tuple[Path, Path, list[str], list
     _, site, _, writes = built
     assert writes
     parent = site.parent
-    # The trace memory (tracecache.py) lives outside the site by design: only in the tests' cache folder.
+    # The trace memory (site/tracecache.py) lives outside the site by design: only in the tests' cache folder.
     cache = Path(os.environ["SITEGEN_CACHE_DIR"])
     outside = [
         str(path) for path in writes

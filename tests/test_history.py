@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
-from sitegen.history import (
+from sitegen.site.history import (
     HISTORY_FORMAT_VERSION,
     History,
     Run,

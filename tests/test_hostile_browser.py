@@ -17,7 +17,7 @@ from urllib.parse import quote
 import pytest
 
 from hostile_corpus import PAYLOADS, write_hostile_site_inputs
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 from test_browser import browser, new_context, settle  # noqa: F401 - the shared Debian Chromium fixture (skips or fails when absent)
 
 pytestmark = pytest.mark.browser

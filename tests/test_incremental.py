@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-import sitegen.site as site_module
+import sitegen.site.build as site_module
 from helpers import fail_at
-from sitegen.buildstatus import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
-from sitegen.site import BuildOptions, BuildResult, build_site
+from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
+from sitegen.site.build import BuildOptions, BuildResult, build_site
 from test_site import snapshot, suite  # noqa: F401 - suite is a fixture
 
 CASES = 7  # in tests/data/site/cases.json
@@ -235,7 +235,7 @@ def test_a_failed_rebuild_leaves_the_previous_site_and_its_pages_intact(built: P
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts of whole-file validations (load_cases) and of single cases validated on demand."""
-    import sitegen.caselist as caselist
+    import sitegen.casefile as caselist
     from sitegen.models import Case
 
     counts = {"files": 0, "cases": 0}
@@ -279,7 +279,7 @@ def test_an_invalid_edit_of_a_validated_case_file_is_bad_input(built: Path) -> N
 
 def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `sitegen serve --watch` rebuilds in one process: an edited template must change the fingerprint.
-    import sitegen.buildstatus as buildstatus
+    import sitegen.site.incremental as buildstatus
 
     package = tmp_path / "fakesite"
     (package / "templates").mkdir(parents=True)
@@ -296,7 +296,7 @@ def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, m
 def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) -> None:
     # JSON strings may hold lone surrogates (a hostile trace can put one in a title); UTF-8 cannot: that line
     # is written escaped, and reading falls back to the json module, which accepts the escape.
-    from sitegen.buildstatus import BuildStatus, CaseRecord, status_json
+    from sitegen.site.incremental import BuildStatus, CaseRecord, status_json
     from sitegen.report import result_from_json
 
     report = json.dumps({"caseId": "odd", "title": "bad \ud800 title", "status": "passed", "passed": True})

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.diff import compare_reports
+from sitegen.compare.diff import compare_reports
 from sitegen.errors import UsageError
 from sitegen.junit import case_classname, junit_xml, xml_text
 from sitegen.report import CaseResult, build_report

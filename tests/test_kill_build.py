@@ -2,7 +2,7 @@
 a later build recovers and removes what the killed one left behind.
 
 `python -m sitegen build` runs in a process of its own and SIGKILLs itself exactly at a named stage of the
-swap (sitegen/faults.py, docs/testing.md "Fault injection"), on both swap paths: the atomic exchange and the
+swap (sitegen/site/faults.py, docs/testing.md "Fault injection"), on both swap paths: the atomic exchange and the
 two renames of systems without one. No kill point depends on time.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from helpers import make_case, make_trace, write_suite
-from sitegen import faults
+from sitegen.site import faults
 from sitegen.errors import BadInput, UsageError
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 
 CASES = 24
 ENV = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
@@ -266,7 +266,7 @@ def test_a_forked_worker_does_not_keep_a_staging_folder_locked(tmp_path: Path) -
 
 
 # --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
-# Each test below fails for a mutant of sitegen/staging.py that the tests above let through.
+# Each test below fails for a mutant of sitegen/site/staging.py that the tests above let through.
 
 
 def test_the_current_folder_is_never_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

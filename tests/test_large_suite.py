@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.errors import UsageError
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 from test_browser import Watched, browser, watched  # noqa: F401 - fixtures
 from test_site import assert_inert, check_links
 

@@ -1,7 +1,7 @@
 """No process of a build outlives it: a build SIGKILLed while it has worker processes leaves none running.
 
 The build runs in a session (and process group) of its own, with workers forced (`--jobs 4` forked, or
-`BuildOptions.workers=2` spawned), and dies by SIGKILL at a named stage (sitegen/faults.py): just
+`BuildOptions.workers=2` spawned), and dies by SIGKILL at a named stage (sitegen/site/faults.py): just
 after starting its pool, while a worker is starting (before it asked the kernel to end it with the build),
 while workers are rendering case pages. Every process still in the build's process group is an orphan.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from helpers import make_case, make_trace, write_suite
-from sitegen import faults
+from sitegen.site import faults
 
 CASES = 60
 # Generous: the kernel ends the workers at once; a loaded machine may take a while to schedule them.
@@ -35,7 +35,7 @@ ENV.pop(faults.NO_EXCHANGE, None)
 SPAWNED_BUILD = """
 import sys
 from pathlib import Path
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 cases, fixtures, out = map(Path, sys.argv[1:4])
 build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, baseline=None, workers=2, start_method="spawn"))
 """

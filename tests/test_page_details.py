@@ -11,8 +11,8 @@ import pytest
 from bs4 import BeautifulSoup
 
 from helpers import make_case, make_trace, write_suite
-from sitegen import urls
-from sitegen.site import BuildOptions, build_site
+from sitegen.site import urls
+from sitegen.site.build import BuildOptions, build_site
 
 HOSTILE = "</script><script>alert(1)</script>"
 

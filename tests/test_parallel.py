@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.casepages as casepages
+import sitegen.site.case_pages as casepages
 from helpers import StepProgress, fail_at, make_case, make_trace, write_suite
-from sitegen import parallel
-from sitegen.urls import INDEX_PAGE_ROWS
+from sitegen.site import workers as parallel
+from sitegen.site.urls import INDEX_PAGE_ROWS
 from sitegen.progress import Progress
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 from test_site import snapshot
 
 
@@ -141,7 +141,7 @@ def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, mo
 
     monkeypatch.setattr(casepages, "render_case", failing)  # the failing renderer reaches forked workers only
     (many / "fixtures" / "c00.json").write_text('{"session": {"answer": "changed"}}', encoding="utf-8")
-    monkeypatch.setattr("sitegen.site.code_fingerprint", lambda: "force every page to render")
+    monkeypatch.setattr("sitegen.site.build.code_fingerprint", lambda: "force every page to render")
     with pytest.raises(RuntimeError, match="renderer crashed"):
         _build(many, "site", 2, start_method=_fork())
     assert snapshot(many / "site") == before
@@ -162,7 +162,7 @@ def test_case_list_pages_are_written_while_the_build_goes_on(many: Path, monkeyp
 def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _build(many, "site", 1, rows=7)
     before = snapshot(many / "site")
-    monkeypatch.setattr("sitegen.site.code_fingerprint", lambda: "force every page to render")
+    monkeypatch.setattr("sitegen.site.build.code_fingerprint", lambda: "force every page to render")
     with pytest.raises(RuntimeError, match="diff page crashed"):
         _build(many, "site", 2, fail_at("diff", "diff page crashed"), _fork(), rows=7)
     assert multiprocessing.active_children() == []

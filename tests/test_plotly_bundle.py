@@ -10,7 +10,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from sitegen.render import PLOTLY_ASSET, PLOTLY_LICENCE, asset_bytes, plotly_bundle, plotly_style_guards
+from sitegen.site.render import PLOTLY_ASSET, PLOTLY_LICENCE, asset_bytes, plotly_bundle, plotly_style_guards
 from test_site import site, suite  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parent.parent

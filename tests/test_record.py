@@ -22,10 +22,10 @@ from sitegen.cli import app
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
 from sitegen.loading import load_cases, load_trace
 from sitegen.progress import LineProgress
-from sitegen.record import Recorder, RecordOptions, Redactor, backoff_delay, find_trace
-from sitegen.recordconfig import RecordConfig, fill_body, load_record_config, resolve_headers
+from sitegen.record.recorder import Recorder, RecordOptions, Redactor, backoff_delay, find_trace
+from sitegen.record.request import RecordConfig, fill_body, load_record_config, resolve_headers
 from sitegen.slugs import assign_slugs
-from sitegen.stubagent import StubAgent
+from sitegen.record.stubagent import StubAgent
 
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
 SHIPPED_FIXTURES = ROOT / "eval" / "fixtures"
@@ -465,7 +465,7 @@ def test_the_shipped_config_example_loads_when_uncommented(tmp_path: Path) -> No
 
 def test_stub_agent_runs_as_a_module() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "sitegen.stubagent", "--port", "0"],
+        [sys.executable, "-m", "sitegen.record.stubagent", "--port", "0"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:

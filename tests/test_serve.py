@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
-from sitegen.serve import LOOPBACK, SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
+from sitegen.site.serve import LOOPBACK, SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
 
 TIMEOUT = 10
 # Straight to the loopback server, whatever *_proxy variables the machine has.
@@ -129,7 +129,7 @@ def test_watch_rebuilds_on_change_and_survives_a_failed_build(tmp_path: Path) ->
     stop = threading.Event()
 
     def rebuild() -> None:
-        # Like sitegen.site: build in a hidden sibling, then swap it in.
+        # Like sitegen.site.build: build in a hidden sibling, then swap it in.
         calls.append(1)
         stage = inputs / f".site.tmp-{len(calls)}"
         stage.mkdir()

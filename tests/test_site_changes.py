@@ -11,8 +11,8 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 
 from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
-from sitegen.casechanges import format_headline
-from sitegen.site import BuildResult
+from sitegen.compare.changes import format_headline
+from sitegen.site.build import BuildResult
 
 
 def soup(path: Path) -> BeautifulSoup:

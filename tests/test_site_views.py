@@ -12,18 +12,18 @@ from bs4 import BeautifulSoup
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import sitegen.render as render
-import sitegen.views as views
+import sitegen.site.render as render
+import sitegen.site.views as views
 from sitegen.formatting import byte_size, duration
-from sitegen.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
-from sitegen.render import json_for_script, markdown_html, plotly_style_guards, script_assignment
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
+from sitegen.site.render import json_for_script, markdown_html, plotly_style_guards, script_assignment
+from sitegen.site.build import BuildOptions, build_site
 from sitegen.textmatch import normalise
-from sitegen.views import TEMPLATE_CONTEXT
-from sitegen.views.badges import Badge
-from sitegen.views.charts import chart_text
-from sitegen.views.common import csp
-from sitegen.views.text import clip
+from sitegen.site.views import TEMPLATE_CONTEXT
+from sitegen.site.views.badges import Badge
+from sitegen.site.views.charts import chart_text
+from sitegen.site.views.common import csp
+from sitegen.site.views.text import clip
 from test_site import suite  # noqa: F401 - suite is a fixture
 
 

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, check_golden, make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.diff import compare_reports
+from sitegen.compare.diff import compare_reports
 from sitegen.errors import BadInput
 from sitegen.report import CaseResult, build_report, report_json
-from sitegen.summary import FAILING_ROWS, append_step_summary, build_summary_markdown, fit_summary, report_headline
+from sitegen.compare.summary import FAILING_ROWS, append_step_summary, build_summary_markdown, fit_summary, report_headline
 
 
 def _result(case_id: str, passed: bool, checks: list[str] | None = None) -> CaseResult:

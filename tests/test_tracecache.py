@@ -1,4 +1,4 @@
-"""What the machine remembers of trace files (tracecache.py): a rebuild takes an unchanged trace's digest
+"""What the machine remembers of trace files (site/tracecache.py): a rebuild takes an unchanged trace's digest
 without reading it, and any change to a trace file, even one that restores its size and times, is noticed."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.casepages as casepages
-from sitegen import tracecache
-from sitegen.site import build_site
+import sitegen.site.case_pages as casepages
+from sitegen.site import tracecache
+from sitegen.site.build import build_site
 from test_incremental import CASES, _append_answer, _edit_json, built, options, rebuild_and_compare  # noqa: F401
 from test_site import suite  # noqa: F401 - a fixture
 

@@ -16,13 +16,13 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.config import SuiteConfig, load_config
-from sitegen.diff import compare_reports
+from sitegen.compare.diff import compare_reports
 from sitegen.errors import BadInput
 from sitegen.evaluation import evaluate_suite
 from sitegen.junit import junit_xml
 from sitegen.loading import load_cases
 from sitegen.report import Report, read_report, report_json, report_markdown
-from sitegen.site import BuildOptions, build_site
+from sitegen.site.build import BuildOptions, build_site
 
 runner = CliRunner()
 KEYWORDS = ["pool", "leak"]

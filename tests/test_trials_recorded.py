@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from helpers import ROOT
 from sitegen.cli import app
-from sitegen.stubagent import StubAgent
+from sitegen.record.stubagent import StubAgent
 
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
 SHIPPED_FIXTURES = ROOT / "eval" / "fixtures"

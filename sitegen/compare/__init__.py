@@ -1,0 +1,1 @@
+"""Comparing two reports: the diff items, every case's change, and their Markdown and job-summary texts."""

@@ -1,0 +1,202 @@
+"""The baseline diff as GitHub-flavoured Markdown for a pull-request comment or a CI job summary.
+
+Both lead with the cases (compare/changes.py's headline): which cases regressed or were removed and the
+rules that broke, then known failures, fixed and new cases, then the pass rate; the metric items follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, CaseChange, check_codes, format_cases
+from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport, describe_delta, describe_value
+from sitegen.formatting import percent
+from sitegen.mdtext import escape_cell, escape_inline, table
+
+FOLD_AFTER = 10
+NOT_COMPARABLE = "case changed — not comparable"
+_SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "Changes"}
+_STATUS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
+    """Why `--fail-on-regression` fails ("2 cases regressed, 1 removed · cost: Average duration"), or "" when it passes."""
+    regressed, removed = diff.caseChangeCounts.get("regressed", 0), diff.caseChangeCounts.get(REMOVED, 0)
+    cases = [_plural(regressed, "case regressed", "cases regressed")] if regressed else []
+    if removed:
+        cases.append(f"{removed} removed" if regressed else _plural(removed, "case removed", "cases removed"))
+    reasons = [", ".join(cases)] if cases else []
+    costs = [escape(item.metric) for item in diff.cost_regressions]
+    if costs:
+        reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
+    trials = [f"{escape(item.caseId or '')} (p = {item.pValue:.3g})" for item in diff.trial_regressions]
+    if trials:
+        reasons.append(f"trial pass rate fell by more than chance: {', '.join(trials)}")
+    return " · ".join(reasons)
+
+
+def _headline(diff: DiffReport) -> list[str]:
+    headline = diff.headline()
+    points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+    lines = [
+        f"**{format_cases(headline, escape_inline)}**",
+        "",
+        f"Pass rate {percent(diff.baselinePassRate)} → {percent(diff.currentPassRate)} ({points}): "
+        f"{diff.baselinePassedCases}/{diff.baselineTotalCases} cases passed in the baseline, "
+        f"{diff.currentPassedCases}/{diff.currentTotalCases} now.",
+        "",
+    ]
+    if diff.hasRegression:
+        flagged = sum(1 for c in diff.caseChanges if c.change in BREAKING and c.caseId in diff.changedDefinitions)
+        note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
+        lines.append(f"❌ **Regression**: {gate_text(diff, escape_inline)}{note}")
+    else:
+        tolerance = f"{diff.costTolerance * 100:g}%"
+        lines.append(f"✅ **No regression**: no case regressed or was removed, and no cost signal rose by more "
+                     f"than {tolerance} over the cases in both reports.")
+    if diff.changedDefinitions:
+        names = ", ".join(f"`{escape_inline(case_id)}`" for case_id in diff.changedDefinitions)
+        lines += ["", f"⚠️ Case definitions changed since the baseline (results not comparable): {names}"]
+    if not diff.items:
+        lines += ["", "No differences: the current report matches the baseline."]
+    return lines
+
+
+def _case_name(change: CaseChange, diff: DiffReport) -> str:
+    cell = escape_cell(change.caseId)
+    if change.change in BREAKING and change.caseId in diff.changedDefinitions:
+        cell += f" ⚠️ **{NOT_COMPARABLE}**"
+    return cell
+
+
+def _checks_cell(checks: tuple[str, ...] | list[str]) -> str:
+    return escape_cell("; ".join(checks)) if checks else "—"
+
+
+def _codes_cell(checks: tuple[str, ...] | list[str]) -> str:
+    return escape_cell(", ".join(check_codes(checks))) if checks else "—"
+
+
+def _status_cell(change: CaseChange) -> str:
+    return f"{_STATUS[change.baselineStatus]} → {_STATUS[change.currentStatus]}"
+
+
+def breaking_table(diff: DiffReport) -> str:
+    """The regressed and removed cases, each with the rule codes that broke and the failed checks that are new."""
+    rows = []
+    for change in diff.caseChanges:
+        if change.change not in BREAKING:
+            continue
+        if change.change == REMOVED:
+            rows.append([_case_name(change, diff), "removed", "—", "missing from the current report"])
+        else:
+            rows.append([_case_name(change, diff), _status_cell(change), _codes_cell(change.newFailedChecks),
+                         _checks_cell(change.newFailedChecks)])
+    return table(["Case", "Change", "Broken rules", "New failed checks"], rows)
+
+
+def _changes_table(diff: DiffReport, kind: str) -> str:
+    changes = [change for change in diff.caseChanges if change.change == kind]
+    if kind == FIXED:
+        rows = [[_case_name(c, diff), _status_cell(c), _checks_cell(c.resolvedChecks)] for c in changes]
+        return table(["Case", "Change", "Resolved checks"], rows)
+    if kind == NEW:
+        rows = [[_case_name(c, diff), _STATUS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
+        return table(["Case", "Status", "Failed rules"], rows)
+    rows = [[_case_name(c, diff), _status_cell(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
+            for c in changes]
+    return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
+
+
+_CASE_SECTIONS = ((FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
+
+
+def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:
+    lines = ["", f"{level} {title}", ""]
+    if fold and count > FOLD_AFTER:
+        # A blank line after <summary> lets GitHub render the Markdown table inside <details>.
+        return lines + ["<details>", f"<summary>Show all {title.lower()}</summary>", "", body, "", "</details>"]
+    return lines + [body]
+
+
+def _case_sections(diff: DiffReport, level: str) -> list[str]:
+    lines: list[str] = []
+    if diff.caseRegressionCount:
+        lines += _folded(f"Regressed and removed cases ({diff.caseRegressionCount})", breaking_table(diff), level,
+                         False, diff.caseRegressionCount)
+    for kind, title in _CASE_SECTIONS:
+        count = diff.caseChangeCounts.get(kind, 0)
+        if count:
+            lines += _folded(f"{title} ({count})", _changes_table(diff, kind), level, True, count)
+    return lines
+
+
+def _case_cell(item: DiffItem, diff: DiffReport) -> str:
+    if item.caseId is None:
+        return "_all cases_"
+    cell = escape_cell(item.caseId)
+    if item.type == REGRESSION and item.caseId in diff.changedDefinitions:
+        cell += f" ⚠️ **{NOT_COMPARABLE}**"
+    return cell
+
+
+def _change_cell(item: DiffItem) -> str:
+    before = escape_cell(describe_value(item.metric, item.baselineValue))
+    after = escape_cell(describe_value(item.metric, item.currentValue))
+    delta = describe_delta(item.metric, item.delta)
+    return f"{before} → {after}" + (f" ({escape_cell(delta)})" if delta else "")
+
+
+def _items_table(items: list[DiffItem], diff: DiffReport) -> str:
+    rows = [
+        [_case_cell(item, diff), escape_cell(item.metric), _change_cell(item), escape_cell(item.message)]
+        for item in items
+    ]
+    return table(["Case", "Metric", "Before → after", "Message"], rows)
+
+
+def _section(kind: str, diff: DiffReport, level: str, fold: bool) -> list[str]:
+    items = [item for item in diff.items if item.type == kind]
+    if not items:
+        return []
+    return _folded(f"{_SECTIONS[kind]} ({len(items)})", _items_table(items, diff), level, fold, len(items))
+
+
+def diff_markdown(diff: DiffReport) -> str:
+    """The whole diff: the case headline, the cases by change, then the metric items (regressions never folded)."""
+    lines = ["# Baseline diff", "", *_headline(diff), *_case_sections(diff, "##")]
+    if diff.items:
+        lines += ["", "## Items", "",
+                  f"{_plural(diff.regressionCount, 'regression', 'regressions')} · "
+                  f"{_plural(diff.improvementCount, 'improvement', 'improvements')} · "
+                  f"{_plural(diff.changedCount, 'change', 'changes')}"]
+    lines += _section(REGRESSION, diff, "###", fold=False)
+    lines += _section(IMPROVEMENT, diff, "###", fold=True)
+    lines += _section(CHANGED, diff, "###", fold=True)
+    return "\n".join(lines) + "\n"
+
+
+def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
+    """REGRESSION items the case table does not already say: costs, and losses inside cases that did not regress."""
+    listed = {change.caseId for change in diff.caseChanges if change.change in BREAKING}
+    return [item for item in diff.items
+            if item.type == REGRESSION and item.metric != "passRate" and item.caseId not in listed]
+
+
+def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
+    """For a GitHub job summary: the headline, every regressed and removed case (never folded), other regression signals."""
+    lines = [f"## {escape_inline(title)}", "", *_headline(diff)]
+    if diff.caseRegressionCount:
+        lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
+    others = _other_regression_items(diff)
+    if others:
+        lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]
+    rest = diff.improvementCount + diff.changedCount
+    if rest:
+        lines += ["", f"{_plural(rest, 'other difference', 'other differences')} (improvements "
+                      "and changes; fixed, new and known-failing cases) are in the full diff."]
+    return "\n".join(lines) + "\n"

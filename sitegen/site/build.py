@@ -1,0 +1,494 @@
+"""`sitegen build`: evaluate, compare with the baseline, record the run, write the static site (README.md, "What
+it does"; docs/architecture.md walks through the steps, docs/big-suites.md through rebuilds and workers).
+
+build_site is the whole build, one step after another, each handing its values to the next. First every input
+is read and checked (bad input raises before anything is written). Then, in a temporary sibling of --out
+(site/staging.py): the assets; the case pages, each case's trace read once to decide whether its page changed and,
+if it did, to evaluate the case and render the page (in worker processes for big suites, site/workers.py); the
+run's data (report, diff, history); the pages that show the whole run. Last the folder is swapped in whole,
+so a failure or a kill leaves the previous site as it was. The same inputs, SOURCE_DATE_EPOCH and run id give
+a byte-identical site.
+
+Case pages depend only on their case, its trace, its baseline entry and its neighbours; what changes with
+every run (the pass/fail history) lives in one shared file, assets/history-data.js. So a rebuild takes every
+page whose inputs did not change from the previous site, as recorded in its status file (site/incremental.py),
+and the output is the same as a full build's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import chain
+from pathlib import Path
+from typing import NamedTuple
+
+from sitegen.casefile import CaseList, read_case_list
+from sitegen.compare.diff import DiffReport, compare_reports, diff_json
+from sitegen.compare.markdown import diff_markdown
+from sitegen.config import (
+    DEFAULT_BASELINE,
+    DEFAULT_CASES,
+    DEFAULT_FIXTURES,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_OUT,
+    INDEX_PAGE_ROWS,
+    SuiteConfig,
+    config_for,
+)
+from sitegen.errors import UsageError
+from sitegen.gcpause import cycle_collection_paused
+from sitegen.loading import read_input
+from sitegen.progress import Progress
+from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+from sitegen.site import render, urls
+from sitegen.site.case_pages import PageContext, PageReused, build_case, take_unchanged
+from sitegen.site.faults import STAGED, kill_point
+from sitegen.site.history import (
+    Run,
+    build_time,
+    check_history_limit,
+    default_run_id,
+    git_commit,
+    history_json,
+    is_flaky,
+    iso_utc,
+    load_history,
+    new_run,
+    pass_strip,
+    record_run,
+    run_with_trials,
+)
+from sitegen.site.incremental import (
+    STATUS_FILE,
+    BuildStatus,
+    CaseRecord,
+    PageRecord,
+    baseline_seal,
+    case_file_seal,
+    code_fingerprint,
+    digest,
+    read_status,
+    status_json,
+)
+from sitegen.site.list_pages import ListPages, page_numbers, write_list_page
+from sitegen.site.render import (
+    PLOTLY_LICENCE,
+    asset_bytes,
+    content_hashed_name,
+    environment,
+    markdown_parser,
+    page_bytes,
+    plotly_bundle,
+    plotly_style_guards,
+    script_assignment,
+)
+from sitegen.site.staging import SiteWriter, check_out_folder, recover_moved_site, staging_folder
+from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
+from sitegen.site.views import SiteInfo, build_diff_page, build_history_page, history_data, page_context
+from sitegen.site.views.search import search_text_data
+from sitegen.site.workers import Tasks, run_tasks, start_method, worker_count
+from sitegen.slugs import assign_slugs
+
+HISTORY_FILE = urls.HISTORY_JSON
+# Below this many pages of the case list (the index included), they are written without worker processes.
+LIST_POOL_MIN_PAGES = 4
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything `sitegen build` can be told; the CLI fills it from its options."""
+
+    cases: Path = DEFAULT_CASES
+    fixtures: Path = DEFAULT_FIXTURES
+    config: Path | None = None
+    baseline: Path | None = None
+    out: Path = DEFAULT_OUT
+    history: Path | str | None = None  # a file or an http(s) URL, only ever read
+    history_optional: bool = False  # a missing --history source starts a new history (with a warning)
+    run_id: str | None = None
+    run_label: str | None = None
+    history_limit: int = DEFAULT_HISTORY_LIMIT
+    fail_on_regression: bool = False
+    cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
+    workers: int | None = None  # processes for case pages (default: one per core for big suites)
+    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: parallel.start_method)
+    index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
+    cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
+
+
+@dataclass
+class BuildResult:
+    """What a build produced."""
+
+    report: Report
+    diff: DiffReport | None
+    out: Path
+    run: Run
+    runs: list[Run]
+    case_pages: int
+    baseline: Path | None
+    fail_on_regression: bool = False
+    reused_pages: int = 0  # case pages taken unchanged from the previous site
+    warnings: tuple[str, ...] = ()  # said to the user, e.g. a missing optional --history
+
+    @property
+    def exit_code(self) -> int:
+        """1 when --fail-on-regression was given and the diff has a regression, else 0."""
+        return 1 if self.fail_on_regression and self.diff is not None and self.diff.hasRegression else 0
+
+
+class Assets(NamedTuple):
+    """The site's own files (stylesheet, script, icon, plotly.js and its licence) by their path in the site, and their names."""
+
+    files: tuple[tuple[str, bytes], ...]
+    info: SiteInfo
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Step 1: every input, read and checked, and what the previous build recorded."""
+
+    options: BuildOptions
+    cases: CaseList
+    config: SuiteConfig
+    baseline: Report | None
+    baseline_path: Path | None
+    history: list[Run]
+    warnings: tuple[str, ...]
+    moment: datetime
+    commit: str | None
+    assets: Assets
+    previous: BuildStatus  # the previous site's records that this build may reuse (none: a full build)
+    status: BuildStatus  # what this build records: its settings and the seals of what it validated
+
+
+class CasePages(NamedTuple):
+    """Step 2: every case's page written, and its record (result, report texts, page key) by case id."""
+
+    records: dict[str, CaseRecord]
+    results: list[CaseResult]  # in case-file order
+    reused: int  # pages taken unchanged from the previous site
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Step 3: all the data the pages of the whole run show."""
+
+    report: Report
+    report_text: str
+    diff: DiffReport | None
+    run: Run
+    runs: list[Run]
+    slugs: dict[str, str]
+    strips: dict[str, str]
+    flaky: set[str]
+
+
+# --- step 1: read and check every input ------------------------------------------------------------------
+
+
+def read_inputs(options: BuildOptions) -> Inputs:
+    """Read and validate cases, config, baseline and history; raise BadInput/UsageError before any write."""
+    check_history_limit(options.history_limit)
+    if options.index_page_rows < 1:
+        raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
+    if options.run_id is not None and not options.run_id.strip():
+        raise UsageError("--run-id must not be empty")
+    check_out_folder(options.out)
+    config = config_for(options.config)
+    baseline_path = options.baseline
+    if baseline_path is None and DEFAULT_BASELINE.is_file():
+        baseline_path = DEFAULT_BASELINE
+    assets = read_assets(config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows)
+    code = code_fingerprint()
+    # Everything every page depends on besides its own inputs; another value means every page is rendered.
+    settings = digest(code, repr(assets.info), config.fingerprint(), str(options.fixtures))
+    previous = read_status(options.out, settings)
+    case_file = read_input(options.cases, "case file")
+    cases_sealed = case_file_seal(case_file.data, code)
+    cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
+    baseline, baseline_sealed = None, ""
+    if baseline_path is not None:
+        baseline_file = read_input(baseline_path, "report")
+        baseline_sealed = baseline_seal(baseline_file.data, code)
+        # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
+        known = previous.validated_baseline == baseline_sealed
+        baseline = read_report(baseline_path, baseline_file.data if known else baseline_file.text, checked=known)
+    history = load_history(options.history, options.out / HISTORY_FILE, optional=options.history_optional)
+    return Inputs(
+        options=options,
+        cases=cases,
+        config=config,
+        baseline=baseline,
+        baseline_path=baseline_path,
+        history=history.runs,
+        warnings=tuple(history.warnings),
+        moment=build_time(),
+        commit=git_commit(options.cwd),
+        assets=assets,
+        previous=previous,
+        status=BuildStatus(settings, validated_cases=cases_sealed, validated_baseline=baseline_sealed),
+    )
+
+
+def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -> Assets:
+    """The site's own files, named by their content, and the facts every page builder needs."""
+    css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
+    version, plotly = plotly_bundle()
+    names = (
+        content_hashed_name("site.css", css),
+        content_hashed_name("site.js", js),
+        content_hashed_name("favicon.svg", icon),
+        f"plotly-{version}.min.js",
+        f"plotly-{version}.LICENSE.txt",  # beside the bundle, as its banner says
+    )
+    info = SiteInfo(
+        stylesheet=names[0],
+        script=names[1],
+        icon=names[2],
+        plotly=names[3],
+        style_guards=plotly_style_guards(plotly),
+        has_baseline=has_baseline,
+        config=config,
+        index_page_rows=index_page_rows,
+    )
+    contents = (css, js, icon, plotly, asset_bytes(PLOTLY_LICENCE))
+    return Assets(tuple((urls.asset(name), data) for name, data in zip(names, contents, strict=True)), info)
+
+
+# --- step 2: the case pages ------------------------------------------------------------------------------
+
+
+def write_case_pages(
+    writer: SiteWriter, inputs: Inputs, slugs: dict[str, str], progress: Progress
+) -> CasePages:
+    """Take every unchanged case page from the previous site and render the others, in worker processes for big
+    suites; remember the digests of the traces read (site/tracecache.py)."""
+    cases, previous, options = inputs.cases, inputs.previous, inputs.options
+    ids = cases.ids
+    writer.folder(urls.CASES_FOLDER)
+    context = _page_context(writer, inputs, slugs)
+    environment().get_template("case.html")  # compiled once, before any worker is forked
+    if not previous.cases:
+        # Made once here, inherited by every worker. Not for a rebuild, which may render no page at all: there
+        # only a worker that renders one makes it (markdown-it takes a few dozen milliseconds to import).
+        markdown_parser()
+    progress.start("case pages", len(cases))
+    indices: Sequence[int] = range(len(cases))
+    checked: list[PageReused] = []
+    forks = start_method(options.start_method) == "fork"
+    if previous.cases and not forks:
+        # Spawned workers take a while to start and get the whole context pickled: on a rebuild, find the
+        # unchanged pages here first, and start workers only if enough pages are left to render.
+        indices, checked = _unchanged_first(indices, context, progress)
+    workers = worker_count(options.workers, len(indices))
+    records: dict[str, CaseRecord] = {}
+    remember: dict[str, Remembered] = {}
+    reused = 0
+    with run_tasks(build_case, indices, context, workers, progress.advance, options.start_method) as jobs:
+        for done in chain(checked, jobs):
+            case_id = ids[done.position]
+            if done.remember is not None:
+                remember[cases.fixture(done.position)] = done.remember
+            if isinstance(done, PageReused):
+                records[case_id] = previous.cases[case_id]
+                reused += 1
+            else:
+                records[case_id] = done.record
+    progress.finish()
+    if any(context.remembered.get(name) != entry for name, entry in remember.items()):
+        # Not merely to forget a trace just changed: it is hashed anyway.
+        save_remembered(context.fixtures_root, remember)
+    return CasePages(records, [records[case_id].result for case_id in ids], reused)
+
+
+def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
+    """What every case page job shares (inherited by forked workers, pickled once for each spawned one)."""
+    fixtures_root = inputs.options.fixtures.resolve()
+    baseline = inputs.baseline
+    return PageContext(
+        fixtures=inputs.options.fixtures,
+        fixtures_root=fixtures_root,
+        config=inputs.config,
+        site=inputs.assets.info,
+        cases=inputs.cases,
+        slugs=[slugs[case_id] for case_id in inputs.cases.ids],
+        baseline={r.caseId: r for r in baseline.results} if baseline is not None else None,
+        settings=inputs.status.settings,
+        previous=inputs.previous,
+        # Only a rebuild looks digests up (a full build reads every trace anyway).
+        remembered=load_remembered(fixtures_root) if inputs.previous.cases else {},
+        writer=writer,
+    )
+
+
+def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Progress) -> tuple[list[int], list[PageReused]]:
+    """The cases whose page is still to be rendered, and the pages taken unchanged from the previous site."""
+    pending, taken = [], []
+    for index in indices:
+        done = take_unchanged(index, context)
+        if done is None:
+            pending.append(index)
+        else:
+            taken.append(done)
+            progress.advance(1)
+    return pending, taken
+
+
+# --- step 3: the run's data ------------------------------------------------------------------------------
+
+
+def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
+    """The report of the evaluated cases, its diff against the baseline, and the run recorded in the history."""
+    options = inputs.options
+    report = build_report(pages.results)
+    report_text = report_json(report, [pages.records[case_id].report for case_id in inputs.cases.ids])
+    tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
+    alpha = inputs.config.alpha
+    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha) if inputs.baseline is not None else None
+    run_id = options.run_id or default_run_id(inputs.commit, report_text)
+    label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
+    run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
+    run = run_with_trials(run, report)  # the trial aggregates, for the pass-rate chart's band
+    runs = record_run(inputs.history, run, options.history_limit)
+    strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
+    flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}
+    return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky)
+
+
+# --- step 4: the pages and files of the whole run --------------------------------------------------------
+
+
+def write_text(writer: SiteWriter, relative: str, text: str) -> None:
+    """Write a text file of the site (a page, a report) as UTF-8."""
+    writer.write(relative, page_bytes(text))
+
+
+def write_history_data(writer: SiteWriter, data: Gathered) -> None:
+    """assets/history-data.js: the runs and every case's pass/fail strip, which every case page reads."""
+    shared = history_data(data.runs, data.report, data.strips, data.flaky)
+    write_text(writer, urls.HISTORY_DATA, script_assignment("SITEGEN_HISTORY", shared))
+
+
+def write_search_text(writer: SiteWriter, inputs: Inputs, pages: CasePages) -> None:
+    """assets/search-text.js: every case's question and answer, which the index's search loads when first used."""
+    texts = ((case_id, pages.records[case_id].search) for case_id in inputs.cases.ids)
+    write_text(writer, urls.SEARCH_TEXT, script_assignment("SITEGEN_SEARCH_TEXT", search_text_data(texts)))
+
+
+def start_list_pages(
+    writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered
+) -> Tasks[tuple[str, PageRecord | None]]:
+    """Start on the index and the static pages 2, 3, … of a long case list: in worker processes when there are
+    several, which write them while this process writes the diff, the history and the reports."""
+    options = inputs.options
+    list_pages = ListPages(
+        site=inputs.assets.info,
+        report=data.report,
+        slugs=data.slugs,
+        runs=data.runs,
+        run=data.run,
+        flaky=data.flaky,
+        diff=data.diff,
+        settings=inputs.status.settings,
+        keys={case_id: record.key for case_id, record in pages.records.items()},
+        previous=inputs.previous.pages,
+        writer=writer,
+    )
+    numbers = page_numbers(list_pages)
+    # Spawned workers start too slowly (and get the run's data pickled) for a few dozen pages at most.
+    forks = start_method(options.start_method) == "fork"
+    workers = worker_count(options.workers, len(numbers), minimum=LIST_POOL_MIN_PAGES if forks else len(numbers) + 1)
+    return run_tasks(write_list_page, numbers, list_pages, workers, method=options.start_method)
+
+
+def write_diff(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
+    """diff.html, diff.json and diff.md, when there is a baseline."""
+    if data.diff is None or inputs.baseline is None:
+        return
+    page = build_diff_page(inputs.assets.info, data.diff, inputs.baseline, data.report, data.slugs)
+    write_text(writer, urls.DIFF, render.render_template("diff.html", page_context(page)))
+    write_text(writer, urls.DIFF_JSON, diff_json(data.diff))
+    write_text(writer, urls.DIFF_MD, diff_markdown(data.diff))
+
+
+def write_history(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
+    """history.html and history.json."""
+    page = build_history_page(inputs.assets.info, data.runs, data.run.runId, inputs.options.history_limit)
+    write_text(writer, urls.HISTORY, render.render_template("history.html", page_context(page)))
+    write_text(writer, HISTORY_FILE, history_json(data.runs))
+
+
+def write_reports(writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered) -> None:
+    """report.json, report.md and .nojekyll (GitHub Pages serves the files as they are)."""
+    write_text(writer, urls.REPORT_JSON, data.report_text)
+    rows = [pages.records[case_id].markdown for case_id in inputs.cases.ids]
+    write_text(writer, urls.REPORT_MD, report_markdown(data.report, rows=rows))
+    writer.write(".nojekyll", b"")
+
+
+def write_status(writer: SiteWriter, inputs: Inputs, pages: CasePages, list_pages: dict[str, PageRecord]) -> None:
+    """The build status file, for the next build to reuse what did not change."""
+    status = BuildStatus(
+        inputs.status.settings,
+        cases=pages.records,
+        pages=list_pages,
+        validated_cases=inputs.status.validated_cases,
+        validated_baseline=inputs.status.validated_baseline,
+    )
+    write_text(writer, STATUS_FILE, status_json(status, inputs.cases.ids))
+
+
+# --- the build -------------------------------------------------------------------------------------------
+
+
+def build_site(options: BuildOptions, progress: Progress | None = None) -> BuildResult:
+    """Run the whole build; raises BadInput/UsageError (nothing written) on bad input.
+
+    `progress` hears of each step as it begins (Progress.step) and of the case pages as they are done.
+    """
+    progress = progress or Progress()
+    with cycle_collection_paused():
+        recover_moved_site(options.out)
+        progress.step("inputs")
+        inputs = read_inputs(options)
+        slugs = assign_slugs(inputs.cases.ids)
+        with staging_folder(options.out) as stage:
+            writer = SiteWriter(stage, options.out)
+            progress.step("assets")
+            writer.folder("assets")
+            for relative, content in inputs.assets.files:
+                writer.write_or_take(relative, content)  # 1.1 MB of plotly.js not written again on every rebuild
+            progress.step("case pages")
+            pages = write_case_pages(writer, inputs, slugs, progress)
+            progress.step("run data")
+            data = gather(inputs, pages, slugs)
+            write_history_data(writer, data)
+            write_search_text(writer, inputs, pages)
+            progress.step("case list")
+            with start_list_pages(writer, inputs, pages, data) as list_pages:
+                progress.step("diff")
+                write_diff(writer, inputs, data)
+                progress.step("history")
+                write_history(writer, inputs, data)
+                progress.step("reports")
+                write_reports(writer, inputs, pages, data)
+                written = {name: record for name, record in list_pages if record is not None}
+            progress.step("status")
+            write_status(writer, inputs, pages, written)
+            kill_point(STAGED)  # test-only fault injection (site/faults.py)
+        progress.step("swapped in")
+    return BuildResult(
+        report=data.report,
+        diff=data.diff,
+        out=options.out,
+        run=data.run,
+        runs=data.runs,
+        case_pages=len(inputs.cases),
+        reused_pages=pages.reused,
+        baseline=inputs.baseline_path,
+        fail_on_regression=options.fail_on_regression,
+        warnings=inputs.warnings,
+    )

@@ -1,0 +1,222 @@
+"""A case page job: take the page from the previous site when nothing it shows changed, else evaluate the case
+and render its page, from one reading of its trace.
+
+A page depends only on its job (the case, its file name, its neighbours, its baseline entry) and on the
+shared PageContext, so the pages are the same whichever process writes them and in whatever order. The
+build runs the jobs through parallel.run_tasks, giving workers only case indices: everything else is in the
+PageContext, which forked workers inherit (spawned ones get it once each), so no case is pickled on its way.
+
+The trace is read once (TraceInput): its digest decides whether the page is unchanged, and the same bytes
+are parsed and rendered otherwise, so a page's key is always the key of the bytes it shows.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from sitegen.casefile import CaseList
+from sitegen.compare.changes import classify_case
+from sitegen.compare.diff import case_items
+from sitegen.config import SuiteConfig
+from sitegen.evaluation import evaluate_case
+from sitegen.jsontext import identity
+from sitegen.loading import (
+    FixtureBytes,
+    FixtureProblem,
+    LoadedTrace,
+    TrialFiles,
+    TrialTraces,
+    parse_fixture,
+    parse_trials,
+    plain_fixture_name,
+    read_fixture,
+)
+from sitegen.report import CaseResult, result_json_text, result_markdown_row
+from sitegen.site import render
+from sitegen.site.incremental import BuildStatus, CaseRecord, digest
+from sitegen.site.render import page_bytes
+from sitegen.site.staging import SiteWriter
+from sitegen.site.tracecache import Remembered, remembered_digest, to_remember
+from sitegen.site.urls import case_page
+from sitegen.site.views import Neighbour, SiteInfo, build_case_page, page_context
+from sitegen.site.views.search import case_search_text
+
+
+class CaseJob(NamedTuple):
+    """Everything one case page depends on besides the PageContext."""
+
+    position: int  # the case's index in the case file
+    slug: str
+    prev: Neighbour | None
+    next: Neighbour | None
+    baseline: CaseResult | None  # this case's baseline entry; None when new or without a baseline
+
+    @property
+    def page(self) -> str:
+        """The page's path in the site."""
+        return case_page(self.slug)
+
+
+@dataclass(frozen=True)
+class PageContext:
+    """What every case job shares: the suite, where traces are, the settings, the previous build, where to write."""
+
+    fixtures: Path
+    fixtures_root: Path  # fixtures.resolve(), once for the whole suite
+    config: SuiteConfig
+    site: SiteInfo
+    cases: CaseList
+    slugs: Sequence[str]  # each case's file name stem, by index
+    baseline: Mapping[str, CaseResult] | None  # baseline entries by case id; None: no baseline
+    settings: str  # what every page depends on (BuildStatus.settings)
+    previous: BuildStatus  # the previous build's records (none: every page is rendered)
+    remembered: Mapping[str, Remembered]  # trace digests this machine remembers, by traceFixture (site/tracecache.py)
+    writer: SiteWriter  # writes into the staging folder, links from the previous site
+
+
+def case_job(index: int, context: PageContext) -> CaseJob:
+    """The job of case `index`."""
+    ids, slugs = context.cases.ids, context.slugs
+    prev = Neighbour(ids[index - 1], slugs[index - 1]) if index > 0 else None
+    next_ = Neighbour(ids[index + 1], slugs[index + 1]) if index + 1 < len(ids) else None
+    baseline = context.baseline.get(ids[index]) if context.baseline is not None else None
+    return CaseJob(index, slugs[index], prev, next_, baseline)
+
+
+# --- the trace, read once --------------------------------------------------------------------------------
+
+
+def trace_digest(read: FixtureBytes | TrialFiles | FixtureProblem) -> str:
+    """What a page key takes of a trace: a digest of its bytes, or of the problem reading it; for a folder of
+    trials, of every trial's name and digest, in order (a trial added, removed, renamed or changed is a change)."""
+    if isinstance(read, FixtureProblem):
+        return digest("problem", read.code, read.message)
+    if isinstance(read, TrialFiles):
+        return digest("trials", *(part for name, trial in read.trials for part in (name, trace_digest(trial))))
+    return digest("bytes", read.data)
+
+
+class TraceInput(NamedTuple):
+    """A case's trace as this build sees it: its digest, the bytes (or the problem) it is the digest of, and what
+    to remember of the file. `read` is None when the digest was remembered and the file not read (site/tracecache.py)."""
+
+    digest: str
+    read: FixtureBytes | TrialFiles | FixtureProblem | None
+    remember: Remembered | None = None
+
+
+def read_trace(name: str, context: PageContext, *, remembered: bool) -> TraceInput:
+    """Trace `name` as a page would read it; with `remembered`, its digest taken from what this machine
+    remembers while the file is the same one, without reading it."""
+    if plain_fixture_name(name):
+        # The common case without pathlib: a regular file right in the folder (what read_fixture would read).
+        path = f"{context.fixtures_root}{os.sep}{name}"
+        try:
+            found = os.lstat(path)
+            if stat.S_ISREG(found.st_mode):
+                known = remembered_digest(context.remembered, name, found) if remembered else None
+                if known is not None:
+                    return TraceInput(known[5], None, known)
+                with open(path, "rb") as handle:
+                    read = FixtureBytes(Path(path), handle.read())
+                    after = os.fstat(handle.fileno())
+                found_digest = trace_digest(read)
+                return TraceInput(found_digest, read, to_remember(found, after, found_digest))
+        except OSError:
+            pass
+    read_any = read_fixture(context.fixtures, name, context.fixtures_root)
+    return TraceInput(trace_digest(read_any), read_any)
+
+
+def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
+    """The hash of everything a case page shows (with `settings`, the same for every page)."""
+    prev, next_ = job.prev, job.next
+    names = [job.slug, *(prev or (None, None)), *(next_ or (None, None))]  # null: no neighbour
+    return digest(settings, definition, trace, b"" if job.baseline is None else identity(job.baseline), identity(names))
+
+
+# --- the job ---------------------------------------------------------------------------------------------
+
+
+class PageDone(NamedTuple):
+    """A case page written: the case's record for the build status (its result, report texts, page key and
+    size), and what to remember of its trace file."""
+
+    position: int  # the case's index in the case file
+    record: CaseRecord
+    remember: Remembered | None = None
+
+
+class PageReused(NamedTuple):
+    """A case page taken from the previous site: its record there still holds (the same key, page and size)."""
+
+    position: int  # the case's index in the case file
+    remember: Remembered | None = None  # what to remember of the trace file
+
+
+def build_case(index: int, context: PageContext) -> PageDone | PageReused:
+    """Case `index`'s page: taken from the previous site if nothing it shows changed, else rendered."""
+    checked = _check(index, context)
+    if isinstance(checked, PageReused):
+        return checked
+    job, trace, key = checked
+    if trace.read is None:  # remembered, but the page is to be rendered: read the bytes it shows now
+        remembered = trace.digest
+        trace = read_trace(context.cases.fixture(index), context, remembered=False)
+        if trace.digest != remembered:  # the file changed a moment ago: key the page by what it shows
+            key = page_key(context.settings, context.cases.definition_key(index), trace.digest, job)
+    return render_case(job, trace, key, context)
+
+
+def take_unchanged(index: int, context: PageContext) -> PageReused | None:
+    """Case `index`'s page taken from the previous site when nothing it shows changed; None when it is to be
+    rendered (by build_case, which reads its trace again)."""
+    checked = _check(index, context)
+    return checked if isinstance(checked, PageReused) else None
+
+
+def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, TraceInput, str]:
+    """The page taken from the previous site, or the job, its trace and its key for rendering it."""
+    job = case_job(index, context)
+    cases = context.cases
+    record = context.previous.cases.get(cases.ids[index])
+    reusable = record is not None and record.page == job.page
+    trace = read_trace(cases.fixture(index), context, remembered=reusable)
+    key = page_key(context.settings, cases.definition_key(index), trace.digest, job)
+    if record is not None and reusable and record.key == key and context.writer.take_previous(job.page, record.size):
+        return PageReused(index, trace.remember)
+    return job, trace, key
+
+
+def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext) -> PageDone:
+    """Evaluate the job's case against the trace as read, render and write its page; `key` is the page's key."""
+    assert trace.read is not None, "a page is rendered from the bytes it is keyed by"
+    case = context.cases.case(job.position)
+    read = trace.read
+    if isinstance(read, TrialFiles):  # a folder of trials (eval/README.md, "Trials")
+        outcome = parse_trials(context.fixtures, read)
+    else:
+        outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
+    result = evaluate_case(case, outcome, context.config)
+    items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
+    change = classify_case(job.baseline, result) if context.baseline is not None else None
+    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
+    size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
+    # The report texts are made here, in parallel, for report.json and report.md.
+    search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
+    record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result, search)
+    return PageDone(job.position, record, trace.remember)
+
+
+def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:
+    """The answer text the index's search looks in: every trial's answer, one after another."""
+    if isinstance(outcome, FixtureProblem):
+        return ""
+    if isinstance(outcome, TrialTraces):
+        return " ".join(trial.trace.session.answer for _, trial in outcome.trials if isinstance(trial, LoadedTrace))
+    return outcome.trace.session.answer

@@ -1,0 +1,251 @@
+"""`sitegen serve`: a local preview of the built site on 127.0.0.1, optionally rebuilt when its inputs change."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable
+from functools import partial
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from sitegen.config import DEFAULT_PORT
+from sitegen.errors import SitegenError, UsageError
+
+LOOPBACK = "127.0.0.1"
+
+_UTF8 = "; charset=utf-8"
+CONTENT_TYPES = {
+    ".html": "text/html" + _UTF8,
+    ".css": "text/css" + _UTF8,
+    ".js": "application/javascript" + _UTF8,
+    ".mjs": "application/javascript" + _UTF8,
+    ".json": "application/json" + _UTF8,
+    ".map": "application/json" + _UTF8,
+    ".md": "text/markdown" + _UTF8,
+    ".txt": "text/plain" + _UTF8,
+    ".xml": "application/xml" + _UTF8,
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".woff2": "font/woff2",
+}
+FALLBACK_TYPE = "application/octet-stream"
+
+
+class SiteHandler(SimpleHTTPRequestHandler):
+    """Serves files of one folder only: fixed content types, no listings, nothing outside it."""
+
+    server_version = "sitegen-serve"
+    server: SiteServer
+
+    def guess_type(self, path: str | Path) -> str:
+        """The content type from the file's extension (never from the machine's mimetypes database)."""
+        return CONTENT_TYPES.get(Path(path).suffix.lower(), FALLBACK_TYPE)
+
+    def send_head(self) -> Any:
+        """Refuse anything that resolves outside the served folder (a symlink, say) before serving it."""
+        target = Path(self.translate_path(self.path)).resolve()
+        if not target.is_relative_to(self.server.root):
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        return super().send_head()
+
+    def list_directory(self, path: str | Path) -> None:
+        """No directory listings: a folder without index.html is not found."""
+        self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+
+    def end_headers(self) -> None:
+        """Every response: never cached (the preview changes under the reader), never type-sniffed."""
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        """Request log lines go to the server's logger (silent unless one is given)."""
+        if self.server.log is not None:
+            self.server.log(f"{self.address_string()} {format % args}")
+
+
+class SiteServer(ThreadingHTTPServer):
+    """A threading HTTP server that knows the folder it serves and where its log lines go."""
+
+    daemon_threads = True
+
+    def __init__(self, root: Path, port: int, log: Callable[[str], None] | None) -> None:
+        self.root = root.resolve()
+        self.log = log
+        super().__init__((LOOPBACK, port), partial(SiteHandler, directory=str(self.root)))
+
+    @property
+    def url(self) -> str:
+        """The address to open in a browser."""
+        return f"http://{LOOPBACK}:{self.server_address[1]}/"
+
+
+def make_server(root: Path, port: int = DEFAULT_PORT, log: Callable[[str], None] | None = None) -> SiteServer:
+    """A server for `root` bound to 127.0.0.1 only (port 0 picks a free one); not yet serving."""
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a folder: build the site first (sitegen build --out {root})")
+    try:
+        return SiteServer(root, port, log)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
+
+
+def require_watchfiles() -> Any:
+    """The watchfiles module, or a UsageError saying how to install it."""
+    try:
+        import watchfiles
+    except ImportError:
+        raise UsageError("--watch needs the watchfiles package: pip install 'sitegen[watch]'") from None
+    return watchfiles
+
+
+# Files editors write next to the one being edited, never an input: swap and backup files (vim's `.swp`,
+# `.swx`, `~`, and `4913`, which vim writes to test a folder), emacs' lock and autosave files (`.#x`, `#x#`),
+# JetBrains' `___jb_tmp___`, Kate's `.kate-swp`, gedit's `.goutputstream-…`, Chrome's `.crswap`.
+_EDITOR_TEMPORARY = re.compile(
+    r"\.sw[a-z]$|~$|^4913$|^\.#|^#.*#$|___jb_(tmp|old|bak)___$|\.kate-swp$|^\.goutputstream-|\.crswap$"
+)
+
+
+def is_editor_temporary(path: str | Path) -> bool:
+    """Whether `path` names a file an editor writes while saving (a change to it is no change of an input)."""
+    return _EDITOR_TEMPORARY.search(Path(path).name) is not None
+
+
+def _inputs_filter(watchfiles: Any, outputs: list[Path]) -> Any:
+    """watchfiles' default filter, also blind to editors' temporary files, the outputs and their staging
+    siblings (`.site.tmp-…`)."""
+    staging = tuple(f".{path.name}." for path in outputs)
+
+    class InputsFilter(watchfiles.DefaultFilter):
+        def __call__(self, change: Any, path: str) -> bool:
+            if is_editor_temporary(path) or any(part.startswith(staging) for part in Path(path).parts):
+                return False
+            return super().__call__(change, path)
+
+    return InputsFilter(ignore_paths=[str(path) for path in outputs] + [str(path.resolve()) for path in outputs])
+
+
+def watch_and_rebuild(
+    paths: Iterable[Path],
+    rebuild: Callable[[], None],
+    *,
+    ignore: Iterable[Path] = (),
+    report: Callable[[str], None] = lambda message: None,
+    stop_event: threading.Event | None = None,
+    ready: Callable[[], None] = lambda: None,
+) -> None:
+    """Call `rebuild` after each batch of changes under `paths` until stopped; a failed rebuild is reported, not fatal.
+
+    `ready` is called once the watcher is running, so a change made after it is never missed."""
+    watchfiles = require_watchfiles()
+    watched = [str(path) for path in paths if path.exists()]
+    if not watched:
+        raise UsageError("--watch: none of the input folders exists")
+    only_inputs = _inputs_filter(watchfiles, [path.absolute() for path in ignore])
+    waiting = True
+    # yield_on_timeout: the first (empty) batch comes once the watcher runs, which is when `ready` may be said.
+    for changes in watchfiles.watch(
+        *watched, watch_filter=only_inputs, stop_event=stop_event, raise_interrupt=False, yield_on_timeout=True,
+        rust_timeout=200,
+    ):
+        if waiting:
+            waiting = False
+            ready()
+        if not changes:
+            continue
+        names = ", ".join(sorted({Path(changed).name for _change, changed in changes}))
+        try:
+            rebuild()
+        except SitegenError as exc:
+            # Keep serving the last good site while the input is being fixed.
+            report(f"error: {exc}")
+        else:
+            report(f"rebuilt after changes to {names}")
+
+
+def serve(server: SiteServer, watch: Callable[[], None] | None = None) -> None:
+    """Serve until interrupted (Ctrl+C); with `watch`, serve from a thread while `watch` runs here."""
+    if watch is None:
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+        return
+    threading.Thread(target=server.serve_forever, name="sitegen-serve", daemon=True).start()
+    try:
+        watch()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def watched_inputs(cases: Path, fixtures: Path, config: Path | None, baseline: Path | None) -> list[Path]:
+    """The folders whose changes call for a rebuild: cases, fixtures, config, baseline and the site's templates."""
+    from importlib import resources
+
+    from sitegen.config import DEFAULT_CONFIG_PATH
+    from sitegen.site.render import TEMPLATE_PACKAGE
+
+    # Folders, not files: editors save by writing a new file and renaming it over the old one.
+    candidates = [cases.parent, fixtures, (config or DEFAULT_CONFIG_PATH).parent, Path(str(resources.files(TEMPLATE_PACKAGE)))]
+    if baseline is not None:
+        candidates.append(baseline.parent)
+    unique: list[Path] = []
+    for path in candidates:
+        resolved = path.resolve()
+        if resolved.is_dir() and resolved not in unique:
+            unique.append(resolved)
+    # A folder inside another watched one is covered already (watching is recursive).
+    return [path for path in unique if not any(path != other and path.is_relative_to(other) for other in unique)]
+
+
+def site_rebuilder(options: Any) -> Callable[[], None]:
+    """A rebuild of the site from `options` (sitegen.site.build.BuildOptions) that re-reads changed templates."""
+    from sitegen.site.build import build_site
+    from sitegen.site.render import environment
+
+    def rebuild() -> None:
+        # The Jinja2 environment caches compiled templates for the life of the process.
+        environment.cache_clear()
+        build_site(options)
+
+    return rebuild
+
+
+def run_preview(
+    out: Path,
+    port: int,
+    *,
+    build_options: Any = None,
+    announce: Callable[[str], None],
+    report: Callable[[str], None],
+    log: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `out` until Ctrl+C; given BuildOptions, build it first and rebuild it whenever an input changes."""
+    watcher = None
+    if build_options is not None:
+        require_watchfiles()
+        rebuild = site_rebuilder(build_options)
+        rebuild()
+        paths = watched_inputs(build_options.cases, build_options.fixtures, build_options.config, build_options.baseline)
+        report("watching " + ", ".join(str(path) for path in paths))
+
+        def watcher() -> None:
+            # Said once changes are watched: an edit right after this line is seen.
+            watch_and_rebuild(paths, rebuild, ignore=[out], report=report, ready=lambda: announce(serving))
+
+    server = make_server(out, port, log=log)
+    serving = f"serving {out}/ at {server.url} (Ctrl+C to stop)"
+    if watcher is None:
+        announce(serving)
+    serve(server, watcher)

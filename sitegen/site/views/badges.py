@@ -1,0 +1,121 @@
+"""Badges: a status, verdict, diff type, change against the baseline or check mark shown by colour *and* by an
+icon and a word."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import NamedTuple
+
+from markupsafe import escape
+
+from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING
+from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION
+from sitegen.config import SuiteConfig
+from sitegen.formatting import shorten
+from sitegen.report import MISSING_VERDICT
+from sitegen.site.render import bounded_value
+
+STATUS_ORDER = {"failed": 0, "not_run": 1, "passed": 2}
+_STATUS_SHOW = {
+    "passed": ("✓", "passed", "status status-passed"),
+    "failed": ("✗", "failed", "status status-failed"),
+    "not_run": ("⊘", "not run", "status status-not-run"),
+}
+_DIFF_SHOW = {
+    REGRESSION: ("▼", "regression", "diff diff-regression"),
+    IMPROVEMENT: ("▲", "improvement", "diff diff-improvement"),
+    CHANGED: ("●", "changed", "diff diff-changed"),
+}
+# A case's change against the baseline (compare/changes.py), in the words of the headline ("2 known failures").
+_CHANGE_SHOW = {
+    REGRESSED: ("▼", "regressed", "change change-regressed"),
+    REMOVED: ("⊖", "removed", "change change-removed"),
+    FIXED: ("▲", "fixed", "change change-fixed"),
+    STILL_FAILING: ("≡", "known failure", "change change-known"),
+    NEW: ("✚", "new", "change change-new"),
+    STILL_PASSING: ("=", "unchanged", "change change-unchanged"),
+}
+# The order of the index's Change filter: what needs attention first.
+CHANGE_ORDER = (REGRESSED, REMOVED, FIXED, STILL_FAILING, NEW, STILL_PASSING)
+_VERDICT_ICONS = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
+
+
+class Badge(NamedTuple):
+    """A status shown by colour *and* by an icon and a word."""
+
+    icon: str
+    text: str
+    css: str
+    title: str = ""
+
+    def __html__(self) -> str:
+        """The badge as HTML: Jinja2 puts an object with `__html__` on the page as it is (markupsafe's protocol)."""
+        return _badge_html(self)
+
+
+# Pages show the same few badges thousands of times; written once each, their fields escaped here.
+@lru_cache(maxsize=4096)
+def _badge_html(badge: Badge) -> str:
+    title = f' title="{escape(bounded_value(badge.title))}"' if badge.title else ""
+    icon, text = escape(bounded_value(badge.icon)), escape(bounded_value(badge.text))
+    return f'<span class="{escape(bounded_value(badge.css))}"{title}><span class="icon" aria-hidden="true">{icon}</span> {text}</span>'
+
+
+def status_badge(status: str) -> Badge:
+    """The badge of a case status (passed / failed / not_run)."""
+    icon, text, css = _STATUS_SHOW.get(status, ("?", status, "status status-other"))
+    return Badge(icon, text, css)
+
+
+def diff_badge(kind: str) -> Badge:
+    """The badge of a diff item type."""
+    icon, text, css = _DIFF_SHOW.get(kind, ("●", kind.lower(), "diff diff-changed"))
+    return Badge(icon, text, css)
+
+
+def change_badge(change: str) -> Badge:
+    """The badge of a case's change against the baseline (regressed, fixed, known failure, …)."""
+    icon, text, css = _CHANGE_SHOW.get(change, ("●", change.replace("_", " "), "change change-unchanged"))
+    return Badge(icon, text, css, "Change against the baseline")
+
+
+def verdict_kind(verdict: str | None, config: SuiteConfig) -> str:
+    """`pass`, `warn`, `reject`, `missing` or `other`: how alarming a verdict is."""
+    if not verdict or verdict == MISSING_VERDICT:
+        return "missing"
+    if verdict == config.pass_verdict:
+        return "pass"
+    if verdict == config.reject_verdict:
+        return "reject"
+    return "warn" if verdict in config.verdicts else "other"
+
+
+@lru_cache(maxsize=4096)
+def verdict_badge(verdict: str | None, config: SuiteConfig) -> Badge:
+    """The badge of a verifier verdict."""
+    kind = verdict_kind(verdict, config)
+    return Badge(_VERDICT_ICONS[kind], shorten(verdict) if verdict else "no verdict", f"verdict verdict-{kind}")
+
+
+def ordered_verdicts(verdicts: Sequence[str], config: SuiteConfig) -> list[str]:
+    """Verdicts in the suite's order first, then the unknown ones sorted, MISSING last."""
+    present = set(verdicts)
+    known = [v for v in config.verdicts if v in present]
+    rest = sorted(v for v in present if v not in config.verdicts and v != MISSING_VERDICT)
+    return known + rest + ([MISSING_VERDICT] if MISSING_VERDICT in present else [])
+
+
+def mark_yes(text: str, title: str = "") -> Badge:
+    """A check mark: this is so."""
+    return Badge("✓", text, "mark mark-yes", title)
+
+
+def mark_no(text: str, title: str = "") -> Badge:
+    """A cross: this is not so."""
+    return Badge("✗", text, "mark mark-no", title)
+
+
+def mark_na(text: str = "n/a", title: str = "") -> Badge:
+    """A dash: this does not apply or is not known."""
+    return Badge("–", text, "mark mark-na", title)

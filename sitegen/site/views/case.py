@@ -1,0 +1,380 @@
+"""cases/<slug>.html: everything about one case — result, question, answer, evidence, tool calls, verifier,
+change against the baseline, definition and the raw trace.
+
+A case page depends only on its case, its trace, its baseline items and its neighbours (so a rebuild can take
+it unchanged); what changes with every run, the pass/fail history, comes from assets/history-data.js.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from markupsafe import Markup
+
+from sitegen import formatting as fmt
+from sitegen.compare.changes import NEW, CaseChange
+from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.config import SuiteConfig
+from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
+from sitegen.models import Case
+from sitegen.report import CaseResult
+from sitegen.site import urls
+from sitegen.site.highlight import Highlight
+from sitegen.site.render import markdown_html
+from sitegen.site.views.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
+from sitegen.site.views.changes import CaseChangeView, case_change_view
+from sitegen.site.views.common import Fact, Layout, Link, SiteInfo, make_layout
+from sitegen.site.views.text import (
+    CELL_LIMIT,
+    MAX_TOOL_CALLS,
+    RAW_LIMIT,
+    TEXT_LIMIT,
+    TextBlock,
+    clip,
+    pretty,
+    text_block,
+)
+from sitegen.site.views.tools import ToolsView, tools_view
+from sitegen.site.views.trials import TrialsView, shown_trial, trials_view
+from sitegen.site.views.verifier import VerifierView, verifier_view
+from sitegen.textmatch import found_in
+
+
+class Pager(NamedTuple):
+    """Previous / next case and the way back.
+
+    The case's position in the suite ("case 5 of 2,000") is filled in by the script from the shared history
+    data: written into the page, adding or removing one case would change every page after it.
+    """
+
+    prev: Link | None
+    next: Link | None
+    back: Link
+
+
+class Section(NamedTuple):
+    """An entry of the page's table of contents (`#id` permalinks)."""
+
+    anchor: str
+    title: str
+
+
+class Check(NamedTuple):
+    """One failed check."""
+
+    code: str
+    message: str
+    new: bool = False  # failing now but not in the baseline
+
+
+class Chip(NamedTuple):
+    """A phrase shown as a small labelled chip."""
+
+    text: str
+    css: str
+    title: str
+
+
+class AnswerView(NamedTuple):
+    """The answer rendered as Markdown with the matched and forbidden phrases marked."""
+
+    html: Markup
+    empty: bool
+    note: str | None
+    size: str
+    chips: tuple[Chip, ...]
+    legend: str
+
+
+class EvidenceRow(NamedTuple):
+    """One required tool: where it was seen and whether it counts."""
+
+    tool: str
+    invoked: Badge
+    in_summary: Badge
+    succeeded: Badge
+    counted: Badge
+
+
+class DiffLine(NamedTuple):
+    """A diff item of this case, in words."""
+
+    badge: Badge
+    metric: str
+    message: str
+
+
+class BaselineView(NamedTuple):
+    """What changed for this case against the baseline."""
+
+    state: str
+    lines: tuple[DiffLine, ...]
+
+
+class CasePage(NamedTuple):
+    """cases/<slug>.html: everything about one case."""
+
+    layout: Layout
+    case_id: str
+    title: str
+    status: Badge
+    verdict: Badge
+    change: CaseChangeView | None  # against the baseline; None without one
+    notes: Markup | None  # the case's notes, rendered as safe Markdown
+    annotations: tuple[Fact, ...]  # the case's `_…`/`x-…` annotations
+    tags: tuple[Link, ...]
+    facts: tuple[Fact, ...]
+    pager: Pager
+    toc: tuple[Section, ...]
+    checks: tuple[Check, ...]
+    problem: str | None
+    question: TextBlock
+    answer: AnswerView
+    evidence: tuple[EvidenceRow, ...]
+    tools: ToolsView
+    verifier: VerifierView
+    baseline: BaselineView
+    definition: tuple[Fact, ...]
+    raw: TextBlock | None
+    trials: TrialsView | None  # a case with a folder of trials: a cell per trial (site/views/trials.py)
+
+
+class Neighbour(NamedTuple):
+    """A case next to this one in case-file order."""
+
+    case_id: str
+    slug: str
+
+
+CASE_SECTIONS = (
+    Section("result", "Result"),
+    Section("question", "Question"),
+    Section("answer", "Answer"),
+    Section("evidence", "Evidence"),
+    Section("tools", "Tool calls"),
+    Section("verifier", "Verifier"),
+    Section("baseline", "Against baseline"),
+    Section("history", "History"),
+    Section("definition", "Definition"),
+    Section("raw", "Raw trace"),
+)
+# --- trials: the section a case with a folder of trials adds (site/views/trials.py) ---
+TRIALS_SECTION = Section("trials", "Trials")
+
+
+def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
+    """The table of contents, with the trials section after the result when the case has trials."""
+    return CASE_SECTIONS if trials is None else (CASE_SECTIONS[0], TRIALS_SECTION, *CASE_SECTIONS[1:])
+
+
+def _trial_facts(result: CaseResult) -> tuple[Fact, ...]:
+    """The result's trial count, for a case with a folder of trials."""
+    if result.trialResults is None:
+        return ()
+    return (Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),)
+# --- end trials ---
+_DEPTH = 1  # case pages live in cases/
+
+
+def _answer_view(case: Case, answer: str, config: SuiteConfig) -> AnswerView:
+    forbidden = list(dict.fromkeys(case.forbiddenAnswerKeywords + case.forbiddenConfirmedClaimKeywords))
+    matched = found_in(answer, case.expectedRootCauseKeywords)
+    present_forbidden = found_in(answer, forbidden)
+    markers = found_in(answer, list(config.raw_executor_markers))
+    highlights: list[Highlight] = [(k, "hl-keyword") for k in matched]
+    highlights += [(k, "hl-forbidden") for k in present_forbidden + markers]
+    chips = [Chip(f"✓ {k}", "chip chip-keyword", "expected keyword, found") for k in matched]
+    chips += [
+        Chip(f"✗ {k}", "chip chip-missing", "expected keyword, not found")
+        for k in case.expectedRootCauseKeywords
+        if k not in matched
+    ]
+    chips += [Chip(f"⚠ {k}", "chip chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
+    chips += [Chip(f"⚠ {k}", "chip chip-forbidden", "raw Executor marker, found") for k in markers]
+    clipped = clip(answer, TEXT_LIMIT)
+    legend = (
+        f"{len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords found "
+        f"(needs {case.keyword_threshold})"
+    )
+    if present_forbidden or markers:
+        legend += f"; {fmt.plural(len(present_forbidden) + len(markers), 'forbidden phrase')} present"
+    return AnswerView(
+        html=markdown_html(clipped.text, highlights),
+        empty=not answer.strip(),
+        note=clipped.note,
+        size=fmt.byte_size(clipped.size),
+        chips=tuple(chips),
+        legend=legend + ".",
+    )
+
+
+def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[EvidenceRow, ...]:
+    rows = []
+    trace = outcome.trace if isinstance(outcome, LoadedTrace) else None
+    for tool in case.requiredEvidenceTools:
+        counted = result.evidenceCoverage.get(tool, False)
+        counted_badge = mark_yes("counts") if counted else mark_no("missing")
+        if trace is None:
+            rows.append(EvidenceRow(tool, mark_na("no trace"), mark_na("no trace"), mark_na("no trace"), counted_badge))
+            continue
+        calls = [inv for inv in trace.toolInvocations if inv.toolName == tool]
+        summary = trace.verifier.tool_trace_summary if trace.verifier else []
+        in_summary = any(entry.tool_name == tool for entry in summary)
+        ok = sum(1 for inv in calls if inv.success is True)
+        rows.append(
+            EvidenceRow(
+                tool=tool,
+                invoked=mark_yes(fmt.plural(len(calls), "call")) if calls else mark_no("not invoked"),
+                in_summary=mark_yes("listed") if in_summary else mark_no("not listed"),
+                succeeded=(mark_yes(f"{ok} of {len(calls)}") if ok else mark_no(f"0 of {len(calls)}")) if calls else mark_na(),
+                counted=counted_badge,
+            )
+        )
+    return tuple(rows)
+
+
+def _baseline_view(items: Sequence[DiffItem] | None) -> BaselineView:
+    if items is None:
+        return BaselineView("No baseline report, so nothing to compare with.", ())
+    if not items:
+        return BaselineView("No change against the baseline.", ())
+    lines = tuple(DiffLine(diff_badge(item.type), item.metric, item.message) for item in items)
+    kinds = [item.type for item in items]
+    parts = [
+        fmt.plural(kinds.count(kind), word)
+        for kind, word in ((REGRESSION, "regression"), (IMPROVEMENT, "improvement"), (CHANGED, "change"))
+        if kinds.count(kind)
+    ]
+    return BaselineView(", ".join(parts) + " against the baseline.", lines)
+
+
+def _list_text(values: Sequence[str]) -> str:
+    return ", ".join(values) if values else fmt.UNKNOWN
+
+
+def _definition(case: Case, config: SuiteConfig, digest: str) -> tuple[Fact, ...]:
+    markers = case.degradedAnswerMarkers if case.degradedAnswerMarkers is not None else list(config.degraded_answer_markers)
+    flags = [
+        name
+        for name in ("requireV2AuditClosure", "requireClaimChecks", "requireComposerOutput", "requireSuccessfulEvidence")
+        if getattr(case, name)
+    ]
+    facts = [
+        Fact("Trace fixture", case.traceFixture),
+        Fact("Expected keywords", _list_text(case.expectedRootCauseKeywords)),
+        Fact("Keywords needed", str(case.keyword_threshold)),
+        Fact("Required evidence tools", _list_text(case.requiredEvidenceTools)),
+        Fact("Allowed verdicts", _list_text(case.allowedVerdicts)),
+        Fact("Forbidden verdicts", _list_text(case.forbiddenVerdicts)),
+        Fact("Forbidden answer phrases", _list_text(case.forbiddenAnswerKeywords)),
+        Fact("Forbidden confirmed claims", _list_text(case.forbiddenConfirmedClaimKeywords)),
+        Fact("Degraded answer markers", _list_text(markers)),
+        Fact("Expected rule set version", case.expectedGatekeeperRuleSetVersion or fmt.UNKNOWN),
+        Fact("Requirements", _list_text(flags)),
+        Fact("Tags", _list_text(case.tags)),
+        Fact("Case digest", digest),
+    ]
+    return tuple(facts)
+
+
+def _notes(case: Case) -> Markup | None:
+    """The case's notes: text from the case file, rendered as Markdown with raw HTML off like an answer."""
+    return markdown_html(clip(case.notes, TEXT_LIMIT).text) if case.notes.strip() else None
+
+
+def _annotations(case: Case) -> tuple[Fact, ...]:
+    """The case's free annotations in file order: a string as written, any other value as JSON."""
+    return tuple(
+        Fact(fmt.shorten(key), clip(value if isinstance(value, str) else pretty(value), CELL_LIMIT).text)
+        for key, value in case.annotations.items()
+    )
+
+
+def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[Fact, ...]:
+    read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
+    return (
+        Fact("Keywords", f"{result.matchedKeywordCount}/{result.requiredKeywordCount} (needs {case.keyword_threshold})"),
+        Fact("Tool calls", f"{result.toolCallCount:,}"),
+        Fact("Duration", fmt.duration(result.durationMs)),
+        Fact("Trace", f"{case.traceFixture} · {read}"),
+    )
+
+
+def _pager(prev: Neighbour | None, next_: Neighbour | None) -> Pager:
+    return Pager(
+        prev=Link(f"← {prev.case_id}", urls.case_href(prev.slug, _DEPTH)) if prev else None,
+        next=Link(f"{next_.case_id} →", urls.case_href(next_.slug, _DEPTH)) if next_ else None,
+        back=Link("All cases", urls.href(urls.INDEX, _DEPTH)),
+    )
+
+
+def build_case_page(
+    site: SiteInfo,
+    case: Case,
+    outcome: LoadedTrace | TrialTraces | FixtureProblem,
+    result: CaseResult,
+    diff_items: Sequence[DiffItem] | None,
+    prev: Neighbour | None,
+    next_: Neighbour | None,
+    change: CaseChange | None = None,
+) -> CasePage:
+    """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
+    `change`, None without a baseline) and neighbours."""
+    config = site.config
+    trials = None
+    if isinstance(outcome, TrialTraces):  # the sections below show one trial; every trial has its own view
+        shown = shown_trial(outcome, result)
+        trials = trials_view(outcome, result, shown, config.trialPolicy, config)
+        outcome = outcome.trials[shown][1]
+    answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
+    checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
+    return CasePage(
+        layout=make_layout(site, title=case.id, depth=_DEPTH, current="", history_data=True),
+        case_id=case.id,
+        title=case.display_title if case.display_title != case.id else "",
+        status=status_badge(result.status),
+        verdict=verdict_badge(result.verdict, config),
+        change=case_change_view(change) if change is not None else None,
+        notes=_notes(case),
+        annotations=_annotations(case),
+        tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
+        facts=_result_facts(case, outcome, result) + _trial_facts(result),
+        pager=_pager(prev, next_),
+        toc=_trial_toc(trials),
+        checks=checks,
+        problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
+        question=text_block(case.question),
+        answer=_answer_view(case, answer, config),
+        evidence=_evidence_rows(case, outcome, result),
+        tools=tools_view(outcome),
+        verifier=verifier_view(case, outcome, config),
+        baseline=_baseline_view(diff_items),
+        definition=_definition(case, config, result.caseDigest or case.digest()),  # evaluation made it already
+        raw=text_block(raw_trace_text(outcome), RAW_LIMIT) if isinstance(outcome, LoadedTrace) else None,
+        trials=trials,
+    )
+
+
+def raw_trace_text(outcome: LoadedTrace) -> str:
+    """The trace as saved when the file is laid out in lines (as it is, no time spent re-indenting it), else pretty-printed."""
+    if outcome.text is not None and "\n" in outcome.text.strip():
+        return outcome.text.rstrip()
+    return pretty(outcome.raw)
+
+
+def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ...]:
+    """The failed checks, those new against the baseline marked (counted as a multiset, as the diff counts them)."""
+    new = Counter(change.newFailedChecks if change is not None and change.change != NEW else ())
+    checks = []
+    for check in failed:
+        is_new = new[check] > 0
+        new[check] -= is_new
+        checks.append(Check(*_split_check(clip(check, CELL_LIMIT).text), is_new))
+    return tuple(checks)
+
+
+def _split_check(check: str) -> tuple[str, str]:
+    code, _, message = check.partition(":")
+    return (code.strip(), message.strip()) if message else ("check", check)

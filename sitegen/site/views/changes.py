@@ -1,0 +1,286 @@
+"""Each case's change against the baseline on the pages: the headline banner (index and diff page), the
+statement at the top of a case page, and the diff page's tables of cases by change.
+
+The words are compare/changes.py's: the banner says exactly what `format_headline` says in the terminal and in
+diff.md, with each regressed case linked to its page (eval/README.md, "Comparing with the baseline").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from sitegen import formatting as fmt
+from sitegen.compare.changes import (
+    BREAKING,
+    FIXED,
+    HEADLINE_LISTED,
+    NEW,
+    REGRESSED,
+    REMOVED,
+    STILL_FAILING,
+    CaseChange,
+    Headline,
+    check_codes,
+    format_pass_rate,
+)
+from sitegen.compare.diff import DiffReport
+from sitegen.site import urls
+from sitegen.site.views.badges import Badge, change_badge
+from sitegen.site.views.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
+
+REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
+_STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+
+
+class Segment(NamedTuple):
+    """A piece of a headline: text, a link to a case page when `href` is set."""
+
+    text: str
+    href: str | None = None
+
+
+class Banner(NamedTuple):
+    """The headline against the baseline: the cases by change, then the pass rate."""
+
+    css: str
+    icon: str
+    cases: tuple[Segment, ...]
+    pass_rate: str
+    note: str  # a cost regression, which fails the gate without any case regressing; else ""
+    regressions: int  # cases regressed or removed
+    more: Segment | None  # "See the diff" on the index; None on the diff page itself
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _named(changes: tuple[CaseChange, ...], slugs: Mapping[str, str], with_codes: bool, rest: str) -> list[Segment]:
+    """The cases of one group as casechanges._named words them, each case with a page linked to it."""
+    out: list[Segment] = []
+    for i, change in enumerate(changes[:HEADLINE_LISTED]):
+        if i:
+            out.append(Segment(", "))
+        slug = slugs.get(change.caseId)
+        out.append(Segment(change.caseId, urls.case_href(slug) if slug is not None else None))
+        codes = change.new_codes if with_codes else []
+        if codes:
+            out.append(Segment(f" ({', '.join(codes)})"))
+    if len(changes) > HEADLINE_LISTED:
+        out.append(Segment(", "))
+        out.append(Segment(f"and {len(changes) - HEADLINE_LISTED} more", rest))
+    return out
+
+
+def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Segment, ...]:
+    """The cases part of the headline (casechanges.format_cases's words), regressed cases linked to their pages."""
+    rest = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+    parts: list[list[Segment]] = []
+    if headline.regressed:
+        lead = f"{_plural(len(headline.regressed), 'case', 'cases')} regressed: "
+        parts.append([Segment(lead), *_named(headline.regressed, slugs, True, rest)])
+    if headline.removed:
+        lead = f"{_plural(len(headline.removed), 'case', 'cases')} removed: "
+        parts.append([Segment(lead), *_named(headline.removed, slugs, False, rest)])
+    if not parts:
+        parts.append([Segment("no case regressed")])
+    if headline.known_failures:
+        parts.append([Segment(_plural(headline.known_failures, "known failure", "known failures"))])
+    if headline.fixed:
+        parts.append([Segment(f"{len(headline.fixed)} fixed")])
+    if headline.new:
+        failing = headline.new_failing
+        parts.append([Segment(f"{len(headline.new)} new" + (f" ({failing} failing)" if failing else ""))])
+    out: list[Segment] = []
+    for i, part in enumerate(parts):
+        if i:
+            out.append(Segment(" · "))
+        out += part
+    return tuple(out)
+
+
+def _cost_note(diff: DiffReport) -> str:
+    costs = diff.cost_regressions
+    if not costs:
+        return ""
+    names = ", ".join(item.metric for item in costs)
+    return f"Cost regression on the cases in both reports: {names}."
+
+
+def pass_rate_css(diff: DiffReport | None) -> str:
+    """The pass-rate card's colour: by its comparison with the baseline (red only when lower), neutral without one."""
+    if diff is None or diff.currentPassRate == diff.baselinePassRate:
+        return "stat"
+    return "stat stat-bad" if diff.currentPassRate < diff.baselinePassRate else "stat stat-good"
+
+
+def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner:
+    """The headline banner of the index (linking the diff page) or of the diff page."""
+    headline = diff.headline()
+    bad = diff.hasRegression
+    return Banner(
+        css="banner banner-bad" if bad else "banner banner-good",
+        icon="▼" if bad else "✓",
+        cases=headline_segments(headline, slugs),
+        pass_rate=format_pass_rate(headline),
+        note=_cost_note(diff),
+        regressions=diff.caseRegressionCount,
+        more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
+    )
+
+
+# --- a case page's statement ------------------------------------------------------------------------------
+
+
+class CheckLine(NamedTuple):
+    """A failed check, its rule code apart from its message."""
+
+    code: str
+    message: str
+
+
+def check_line(check: str) -> CheckLine:
+    """`"<code>: <message>"` as a CheckLine (a check without a code is all message)."""
+    text = clip(check, CELL_LIMIT).text
+    code, _, message = text.partition(":")
+    return CheckLine(code.strip(), message.strip()) if message else CheckLine("check", text)
+
+
+class CaseChangeView(NamedTuple):
+    """What happened to this case since the baseline, stated at the top of its page."""
+
+    value: str  # the change kind, for data-change
+    badge: Badge
+    css: str
+    statement: str
+    detail: str
+    resolved: tuple[CheckLine, ...]  # the checks that failed in the baseline and no longer do
+
+
+def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
+    codes = check_codes(checks)
+    return f"{lead}: {', '.join(codes)}" if codes else f"{lead}."
+
+
+def case_change_view(change: CaseChange) -> CaseChangeView:
+    """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
+    kind, before, now = change.change, _STATUS_WORDS[change.baselineStatus], _STATUS_WORDS[change.currentStatus]
+    resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
+    new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
+    css, detail = "case-change", ""
+    if kind == REGRESSED:
+        statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
+        detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
+        css = "case-change case-change-bad"
+    elif kind == FIXED:
+        statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
+        detail = f"In the baseline: {before}; now: {now}."
+        css = "case-change case-change-good"
+    elif kind == STILL_FAILING:
+        statement = "Known failure: it failed in the baseline too."
+        if new:
+            statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
+            detail = "The failed checks marked new below did not fail in the baseline."
+        css = "case-change case-change-known"
+    elif kind == NEW:
+        statement = f"New since the baseline (not in the baseline report); {now} in this run."
+    else:
+        statement = "Unchanged: it passed in the baseline too."
+    return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
+
+
+# --- the diff page's cases by change ------------------------------------------------------------------------
+
+
+class CaseRef(NamedTuple):
+    """A case mentioned on the diff page (linked when it has a page in this run)."""
+
+    text: str
+    href: str | None
+
+
+class ChangeRow(NamedTuple):
+    """One case in a table of cases by change."""
+
+    case: CaseRef
+    change: str  # the change kind, for data-change
+    badge: Badge
+    cells: tuple[str, ...]
+
+
+class ChangeSection(NamedTuple):
+    """The cases of one change (or two: regressed and removed), as a table."""
+
+    anchor: str
+    title: str
+    badge: Badge
+    empty: str
+    headers: tuple[str, ...]
+    rows: tuple[ChangeRow, ...]
+    folded: bool  # a long list starts folded (never the regressions)
+
+
+FOLD_AFTER = 10  # as diff.md folds its long lists
+
+
+def _status_change(change: CaseChange) -> str:
+    return f"{_STATUS_WORDS[change.baselineStatus]} → {_STATUS_WORDS[change.currentStatus]}"
+
+
+def _codes(checks: tuple[str, ...]) -> str:
+    return ", ".join(check_codes(checks)) or fmt.UNKNOWN
+
+
+def _checks(checks: tuple[str, ...]) -> str:
+    return clip("; ".join(checks), CELL_LIMIT).text if checks else fmt.UNKNOWN
+
+
+def _cells(change: CaseChange) -> tuple[str, ...]:
+    if change.change == REMOVED:
+        return ("removed", fmt.UNKNOWN, "missing from the current report")
+    if change.change == REGRESSED:
+        return (_status_change(change), _codes(change.newFailedChecks), _checks(change.newFailedChecks))
+    if change.change == FIXED:
+        return (_status_change(change), _checks(change.resolvedChecks))
+    if change.change == NEW:
+        return (_STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
+    return (_status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
+
+
+# (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.
+_CHANGE_SECTIONS = (
+    (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
+     "No case regressed or was removed."),
+    ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
+     ("Case", "Change", "New failed checks", "Resolved checks"),
+     "No known failures: no case failed in the baseline and still fails."),
+    ("fixed-cases", "Fixed cases", frozenset((FIXED,)), ("Case", "Change", "Resolved checks"), "No case was fixed."),
+    ("new-cases", "New cases", frozenset((NEW,)), ("Case", "Status", "Failed rules"), "No new cases."),
+)
+
+
+def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeSection, ...]:
+    """The diff page's tables of cases: regressed and removed, known failures, fixed, new."""
+    sections = []
+    for anchor, title, kinds, headers, empty in _CHANGE_SECTIONS:
+        rows = tuple(
+            ChangeRow(
+                CaseRef(c.caseId, urls.case_href(slugs[c.caseId]) if c.caseId in slugs else None),
+                c.change,
+                change_badge(c.change),
+                _cells(c),
+            )
+            for c in diff.caseChanges
+            if c.change in kinds
+        )
+        badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
+        folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
+        sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))
+    return tuple(sections)
+
+
+def changes_by_case(diff: DiffReport | None) -> dict[str, str] | None:
+    """Each case's change kind by id (for the case tables); None without a baseline."""
+    return None if diff is None else {change.caseId: change.change for change in diff.caseChanges}
+

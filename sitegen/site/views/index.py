@@ -1,0 +1,355 @@
+"""index.html (the dashboard) and index-<n>.html (the static pages of a long case list).
+
+A suite of more than SiteInfo.index_page_rows cases gets its case list in static pages of that many rows: the
+index shows the first and links the others, so that every case page is linked in plain HTML without one huge
+index; the index's script shows every case from compact data inlined in the index (case_table_data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from markupsafe import Markup
+
+from sitegen import formatting as fmt
+from sitegen.compare.changes import FIXED, NEW
+from sitegen.compare.diff import DiffReport, describe_delta
+from sitegen.config import SuiteConfig
+from sitegen.report import MISSING_VERDICT, CaseResult, Report
+from sitegen.site import urls
+from sitegen.site.history import FLAKY_FLIPS, FLAKY_WINDOW, Run
+from sitegen.site.render import json_for_script
+from sitegen.site.views.badges import (
+    CHANGE_ORDER,
+    STATUS_ORDER,
+    Badge,
+    change_badge,
+    ordered_verdicts,
+    status_badge,
+    verdict_badge,
+)
+from sitegen.site.views.changes import REGRESSED_ANCHOR, Banner, banner, changes_by_case, pass_rate_css
+from sitegen.site.views.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
+from sitegen.site.views.common import Layout, Link, Option, SiteInfo, Stat, make_layout
+
+TABLE_PAGE_SIZE = 100  # index rows per page once the script paginates
+_TIMES = {1: "once", 2: "twice"}
+FLAKY_TITLE = f"pass/fail flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
+
+
+class CaseRow(NamedTuple):
+    """One row of the index's case table."""
+
+    case_id: str
+    href: str
+    title: str
+    show_title: bool
+    tags: tuple[Link, ...]
+    status: Badge
+    status_value: str
+    status_sort: int
+    change: Badge | None  # the change against the baseline, shown in the status cell; None without a baseline
+    change_value: str  # for data-change; "" without a baseline
+    verdict: Badge
+    verdict_value: str
+    codes: tuple[str, ...]
+    codes_text: str
+    keywords: str
+    keywords_sort: str
+    tool_calls: str
+    tool_calls_sort: str
+    duration: str
+    duration_sort: str
+    flaky: bool
+    flaky_title: str
+    trials: str = ""  # "passed/trials" for a case with a folder of trials, else empty
+
+
+class PageLink(NamedTuple):
+    """A link to one static page of the case list."""
+
+    text: str
+    href: str
+    current: bool
+
+
+class PageNav(NamedTuple):
+    """Where a static page of the case list is and links to all of them."""
+
+    summary: str
+    links: tuple[PageLink, ...]
+
+
+class CaseTable(NamedTuple):
+    """The index's case table and its filter choices."""
+
+    rows: tuple[CaseRow, ...]
+    status_options: tuple[Option, ...]
+    verdict_options: tuple[Option, ...]
+    tag_options: tuple[Option, ...]
+    change_options: tuple[Option, ...]  # none without a baseline: no Change filter
+    total_text: str
+    page_size: int
+    flaky_count: int
+    pages: PageNav | None = None  # the static pages of a long case list
+    data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
+    search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
+
+
+class IndexPage(NamedTuple):
+    """index.html: headline figures, charts, the case table."""
+
+    layout: Layout
+    heading: str
+    subtitle: str
+    stats: tuple[Stat, ...]
+    charts: tuple[Chart, ...]
+    table: CaseTable
+    banner: Banner | None
+
+
+class CaseListPage(NamedTuple):
+    """index-<n>.html: one static page of a long case list (the index shows the first)."""
+
+    layout: Layout
+    heading: str
+    subtitle: str
+    table: CaseTable
+    pages: PageNav
+
+
+def _page_nav(number: int, total: int, rows: int) -> PageNav:
+    count = urls.case_list_page_count(total, rows)
+    first = (number - 1) * rows
+    summary = f"Cases {first + 1:,}–{min(total, first + rows):,} of {total:,} (page {number:,} of {count:,})"
+    links = tuple(PageLink(f"{n:,}", urls.case_list_page(n), n == number) for n in range(1, count + 1))
+    return PageNav(summary, links)
+
+
+def _verdict_value(result: CaseResult) -> str:
+    return fmt.shorten(result.verdict) if result.verdict else MISSING_VERDICT
+
+
+def _case_row(
+    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: str | None, on_index: bool = True
+) -> CaseRow:
+    ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
+    duration = result.durationMs
+    codes = tuple(result.failed_codes)
+    return CaseRow(
+        case_id=result.caseId,
+        href=urls.case_href(slug),
+        title=result.title,
+        show_title=result.title != result.caseId,
+        tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
+        status=status_badge(result.status),
+        status_value=result.status,
+        status_sort=_status_sort(result),
+        change=change_badge(change) if change else None,
+        change_value=change or "",
+        verdict=verdict_badge(result.verdict, config),
+        verdict_value=_verdict_value(result),
+        codes=codes,
+        codes_text=", ".join(codes),
+        keywords=f"{result.matchedKeywordCount}/{result.requiredKeywordCount}",
+        keywords_sort=f"{ratio:.4f}",
+        tool_calls=f"{result.toolCallCount:,}",
+        tool_calls_sort=str(result.toolCallCount),
+        duration=fmt.duration(duration),
+        duration_sort="-1" if duration is None else repr(float(duration)),
+        flaky=flaky,
+        flaky_title=FLAKY_TITLE if flaky else "",
+        trials=_trial_count(result),
+    )
+
+
+# --- trials: passed/trials in the status cell, and the status sort within a status by trial pass rate ---
+def _trial_count(result: CaseResult) -> str:
+    return "" if result.trialResults is None else f"{result.passedTrials}/{result.trials}"
+
+
+def _status_sort(result: CaseResult) -> int | float:
+    """The status order (failed, not run, passed); with trials, then the trial pass rate (as the script sorts)."""
+    order = STATUS_ORDER.get(result.status, 3)
+    if result.trialResults is None or not result.trials:
+        return order
+    return round(order + 0.999 * result.passedTrials / result.trials, 4)
+
+
+def _trial_row_data(result: CaseResult) -> list[list[int]]:
+    """What a row of the inlined case data adds for a case with a folder of trials: [[passed, trials]]."""
+    return [] if result.trialResults is None else [[result.passedTrials, result.trials]]
+# --- end trials ---
+
+
+# A suite has few distinct tags and thousands of rows that link them.
+@lru_cache(maxsize=4096)
+def _tag_filter_link(tag: str, on_index: bool) -> Link:
+    # On the index a tag filters its table in place; other pages link to the index filtered.
+    return Link(tag, urls.index_filter(tag=tag).removeprefix(urls.INDEX if on_index else ""))
+
+
+def _change_options(changes: Mapping[str, str] | None) -> tuple[Option, ...]:
+    """The Change filter's choices: the kinds some listed case has (removed cases are not rows); none without a baseline."""
+    if changes is None:
+        return ()
+    present = set(changes.values())
+    return (Option("", "All changes"), *(Option(c, change_badge(c).text) for c in CHANGE_ORDER if c in present))
+
+
+def _index_table(
+    site: SiteInfo, report: Report, slugs: dict[str, str], flaky: set[str], changes: Mapping[str, str] | None
+) -> CaseTable:
+    """The case table of the index: the first page of rows when the list has several, and the filters."""
+    config, results, rows_per_page = site.config, report.results, site.index_page_rows
+    paged = urls.case_list_page_count(len(results), rows_per_page) > 1
+    shown = results[:rows_per_page] if paged else results
+    verdicts = ordered_verdicts(list({_verdict_value(r): None for r in results}), config)
+    tags = sorted({tag for r in results for tag in r.tags})
+    statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
+    return CaseTable(
+        rows=tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r)) for r in shown),
+        status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
+        verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
+        tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
+        change_options=_change_options(None if changes is None else {r.caseId: _change(changes, r) for r in results}),
+        total_text=fmt.plural(len(results), "case"),
+        page_size=TABLE_PAGE_SIZE,
+        flaky_count=len(flaky & {r.caseId for r in results}),
+        pages=_page_nav(1, len(results), rows_per_page) if paged else None,
+        data=json_for_script(case_table_data(results, slugs, flaky, config, changes)) if paged else None,
+        search_text=urls.SEARCH_TEXT,
+    )
+
+
+def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
+    """The headline figures: pass rate, the counts per status, regressions, averages."""
+    rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
+    if diff is not None:
+        points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+        rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
+    failed_css = "stat stat-bad" if report.failedCases else "stat"
+    not_run_css = "stat stat-warn" if report.notRunCases else "stat"
+    stats = [
+        Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
+        Stat("Passed", f"✓ {report.passedCases:,}", "cases", "stat stat-good", urls.index_filter(status="passed")),
+        Stat("Failed", f"✗ {report.failedCases:,}", "cases", failed_css, urls.index_filter(status="failed")),
+        Stat("Not run", f"⊘ {report.notRunCases:,}", "trace missing", not_run_css, urls.index_filter(status="not_run")),
+    ]
+    if diff is not None:
+        counts = diff.caseChangeCounts
+        css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
+        detail = f"cases · ▲ {counts.get(FIXED, 0):,} fixed · ✚ {counts.get(NEW, 0):,} new"
+        link = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+        stats.append(Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", detail, css, link))
+    stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
+    stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
+    return stats
+
+
+def _change(changes: Mapping[str, str] | None, result: CaseResult) -> str | None:
+    return None if changes is None else changes.get(result.caseId)
+
+
+def build_index_page(
+    site: SiteInfo,
+    report: Report,
+    slugs: dict[str, str],
+    runs: Sequence[Run],
+    flaky: set[str],
+    diff: DiffReport | None,
+    run: Run,
+) -> IndexPage:
+    """The dashboard's view model (with the first page of the case list when there are several)."""
+    config = site.config
+    changes = changes_by_case(diff)
+    name = run.label or run.runId
+    # A CI run is often named by its commit: then the commit is not printed a second time.
+    named_by_commit = bool(run.commit) and (name == run.commit or (len(name) >= 7 and run.commit.startswith(name)))
+    commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
+    subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {name} · {fmt.timestamp(run.createdAt)}{commit}"
+    return IndexPage(
+        layout=make_layout(site, title="Overview", depth=0, current="index", charts=True),
+        heading="Diagnosis eval report",
+        subtitle=subtitle,
+        stats=tuple(_index_stats(report, diff)),
+        charts=(pass_rate_chart(runs), verdict_bar_chart(report, config), verdict_history_chart(runs, config)),
+        table=_index_table(site, report, slugs, flaky, changes),
+        banner=banner(diff, slugs, on_index=True) if diff is not None else None,
+    )
+
+
+def case_table_data(
+    results: Sequence[CaseResult],
+    slugs: dict[str, str],
+    flaky: set[str],
+    config: SuiteConfig,
+    changes: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
+
+    A row: [id, slug, title ("" when it is the id), tags, status, verdict, failed check codes, matched
+    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
+    against the baseline ("" without one)], plus [passed trials, trials] for a case with a folder of trials; the
+    badges of each status, verdict and change are given once.
+    """
+    statuses: dict[str, list[Any]] = {}
+    verdicts: dict[str, list[str]] = {}
+    change_badges: dict[str, list[str]] = {}
+    rows = []
+    for r in results:
+        change = _change(changes, r) or ""
+        if change and change not in change_badges:
+            badge = change_badge(change)
+            change_badges[change] = [badge.icon, badge.text, badge.css, badge.title]
+        if r.status not in statuses:
+            badge = status_badge(r.status)
+            statuses[r.status] = [badge.icon, badge.text, badge.css, STATUS_ORDER.get(r.status, 3)]
+        verdict = _verdict_value(r)
+        if verdict not in verdicts:
+            badge = verdict_badge(r.verdict, config)
+            verdicts[verdict] = [badge.icon, badge.text, badge.css]
+        rows.append(
+            [
+                r.caseId, slugs[r.caseId], r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
+                r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
+                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change, *_trial_row_data(r),
+            ]
+        )
+    return {"formatVersion": 2, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
+
+
+def case_list_rows(results: Sequence[CaseResult], number: int, rows: int) -> Sequence[CaseResult]:
+    """The results on static page `number` of the case list at `rows` a page."""
+    return results[(number - 1) * rows : number * rows]
+
+
+def build_case_list_page(
+    site: SiteInfo,
+    results: Sequence[CaseResult],
+    slugs: dict[str, str],
+    flaky: set[str],
+    number: int,
+    diff: DiffReport | None,
+) -> CaseListPage:
+    """Page `number` (2 or more) of a long case list: its rows as plain HTML, with links to every page."""
+    shown = case_list_rows(results, number, site.index_page_rows)
+    changes = changes_by_case(diff)
+    config = site.config
+    rows = tuple(
+        _case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r), on_index=False) for r in shown
+    )
+    nav = _page_nav(number, len(results), site.index_page_rows)
+    table = CaseTable(
+        rows=rows, status_options=(), verdict_options=(), tag_options=(), change_options=(), total_text=fmt.plural(len(results), "case"),
+        page_size=site.index_page_rows, flaky_count=0, pages=nav,
+    )
+    return CaseListPage(
+        layout=make_layout(site, title=f"Cases, page {number:,}", depth=0, current="index"),
+        heading="Cases",
+        subtitle=nav.summary + ". The overview filters and sorts them all.",
+        table=table,
+        pages=nav,
+    )

@@ -1,0 +1,29 @@
+"""The text the index's search looks in besides each row: every case's question and answer, kept out of the
+index in `assets/search-text.js`, which the index's script loads when its search box is first used."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Any
+
+from sitegen.site.views.text import TEXT_LIMIT, clip
+
+_SPACE = re.compile(r"\s+")
+
+
+def case_search_text(question: str, answer: str) -> str:
+    """A case's question and answer as the search compares them: NFKC, lower case, one space between words.
+
+    Each is cut where its case page cuts it (TEXT_LIMIT): the search finds what the page shows.
+    """
+    text = clip(question, TEXT_LIMIT).text + " " + clip(answer, TEXT_LIMIT).text
+    # The index's script lowers NFKC text the same way (site.js `norm`), so both sides meet.
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+
+
+def search_text_data(texts: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The data of assets/search-text.js: [case id, text] pairs in case-file order (pairs, not an object, so a
+    case id like "__proto__" is a key like any other); cases without text are left out."""
+    return {"formatVersion": 1, "cases": [[case_id, text] for case_id, text in texts if text]}
