@@ -78,6 +78,7 @@ from sitegen.site.incremental import (
 )
 from sitegen.site.list_pages import ListPages, page_numbers, write_list_page
 from sitegen.site.render import (
+    PLOTLY_LICENCE,
     asset_bytes,
     content_hashed_name,
     environment,
@@ -144,7 +145,7 @@ class BuildResult:
 
 
 class Assets(NamedTuple):
-    """The site's own files (stylesheet, script, icon, plotly.js) by their path in the site, and their names."""
+    """The site's own files (stylesheet, script, icon, plotly.js and its licence) by their path in the site, and their names."""
 
     files: tuple[tuple[str, bytes], ...]
     info: SiteInfo
@@ -269,6 +270,7 @@ def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, e
         content_hashed_name("site.js", js),
         content_hashed_name("favicon.svg", icon),
         f"plotly-{version}.min.js",
+        f"plotly-{version}.LICENSE.txt",  # beside the bundle, as its banner says
     )
     info = SiteInfo(
         stylesheet=names[0],
@@ -281,7 +283,8 @@ def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, e
         index_page_rows=index_page_rows,
         every_case_page=every_case_page,
     )
-    return Assets(tuple((urls.asset(name), data) for name, data in zip(names, (css, js, icon, plotly))), info)
+    contents = (css, js, icon, plotly, asset_bytes(PLOTLY_LICENCE))
+    return Assets(tuple((urls.asset(name), data) for name, data in zip(names, contents, strict=True)), info)
 
 
 # Step 2: the case pages
@@ -512,7 +515,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
             progress.step("assets")
             writer.folder("assets")
             for relative, content in inputs.assets.files:
-                writer.write_or_take(relative, content)  # 4.8 MB of plotly.js not written again on every rebuild
+                writer.write_or_take(relative, content)  # 1.1 MB of plotly.js not written again on every rebuild
             progress.step("case pages")
             pages = write_case_pages(writer, inputs, slugs, progress)
             progress.step("run data")

@@ -240,26 +240,19 @@ def content_hashed_name(name: str, data: bytes) -> str:
     return f"{stem}-{hashlib.sha256(data).hexdigest()[:8]}{dot}{ext}"
 
 
+PLOTLY_ASSET = "plotly.min.js"  # a partial bundle of the trace types the charts use: tools/plotly-bundle/README.md
+PLOTLY_LICENCE = "plotly.LICENSE.txt"  # its licence and those of the packages bundled in it
+_PLOTLY_BANNER = re.compile(rb"/\*! plotly\.js \([^)]*\) v(\d+\.\d+\.\d+)\b")  # in its first lines
+
+
 @lru_cache(maxsize=1)
 def plotly_bundle() -> tuple[str, bytes]:
-    """(version, bytes) of plotly.min.js shipped inside the installed plotly package.
-
-    Found without importing the plotly package (its Python side is not needed, only the file it ships).
-    """
-    import importlib.util
-
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the plotly package is not installed (pip install plotly)")
-    folder = next(iter(spec.submodule_search_locations))
-    with open(os.path.join(folder, "package_data", "plotly.min.js"), "rb") as bundle:
-        data = bundle.read()
-    # The version as plotly.offline.get_plotlyjs_version() gives it: plotly/offline/_plotlyjs_version.py.
-    with open(os.path.join(folder, "offline", "_plotlyjs_version.py"), encoding="utf-8") as source:
-        version = re.search(r"__plotlyjs_version__\s*=\s*['\"]([^'\"]+)['\"]", source.read())
+    """(version, bytes) of the site's plotly.js bundle (templates/assets), the version from its banner."""
+    data = asset_bytes(PLOTLY_ASSET)
+    version = _PLOTLY_BANNER.search(data, 0, 200)
     if version is None:
-        raise RuntimeError(f"cannot tell the version of {folder}/package_data/plotly.min.js")
-    return version.group(1), data
+        raise RuntimeError(f"cannot tell the plotly.js version of templates/assets/{PLOTLY_ASSET}")
+    return version.group(1).decode("ascii"), data
 
 
 def plotly_style_guards(bundle: bytes) -> tuple[str, ...]:

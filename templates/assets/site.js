@@ -50,22 +50,85 @@
     });
   }
 
+  /* plotly.js (about 1.1 MB) is loaded only when a chart nears the viewport, after the page has loaded and
+   * painted: the headline, banner and case table work before it arrives, and a reader who never scrolls
+   * to the charts never loads it. It comes as a classic <script> (works from file://, script-src 'self'). */
   var charts = [];
+  var plotlyState = ""; // "" not asked for, "loading", "ready", "failed"
+  var drawQueue = [];
+  var drawing = false; // a drawNext is scheduled
 
-  function drawCharts() {
-    if (typeof window.Plotly === "undefined") return;
+  function chartFailed(node) {
+    node.hidden = true;
+    var note = el("p", "chart-failed muted", "The chart could not be drawn (plotly.js did not load); its data is in the table below.");
+    node.parentNode.insertBefore(note, node.nextSibling);
+  }
+
+  function drawChart(node) {
+    var source = document.getElementById(node.getAttribute("data-chart"));
+    if (!source) return;
+    var figure = JSON.parse(source.textContent);
+    charts.push({ node: node, layout: figure.layout });
+    window.Plotly.newPlot(node, figure.data, themed(figure.layout), {
+      displayModeBar: false,
+      responsive: true,
+      displaylogo: false
+    });
+  }
+
+  // One chart per task, so that drawing several charts never holds the page for long at a time.
+  function drawNext() {
+    var node = drawQueue.shift();
+    if (node) drawChart(node);
+    drawing = drawQueue.length > 0;
+    if (drawing) window.setTimeout(drawNext, 0);
+  }
+
+  function flushQueue() {
+    if (plotlyState === "failed") {
+      drawQueue.forEach(chartFailed);
+      drawQueue = [];
+    } else if (plotlyState === "ready" && drawQueue.length && !drawing) {
+      drawing = true;
+      window.setTimeout(drawNext, 0);
+    }
+  }
+
+  function loadPlotly() {
+    plotlyState = "loading";
+    var script = document.createElement("script");
+    script.src = document.body.getAttribute("data-plotly");
+    script.onload = function () {
+      plotlyState = typeof window.Plotly === "undefined" ? "failed" : "ready";
+      flushQueue();
+    };
+    script.onerror = function () {
+      plotlyState = "failed";
+      flushQueue();
+    };
+    document.head.appendChild(script);
+  }
+
+  function queueChart(node) {
+    drawQueue.push(node);
+    if (!plotlyState) loadPlotly();
+    flushQueue();
+  }
+
+  function initCharts() {
     var nodes = document.querySelectorAll("[data-chart]");
-    for (var i = 0; i < nodes.length; i++) {
-      var node = nodes[i];
-      var source = document.getElementById(node.getAttribute("data-chart"));
-      if (!source) continue;
-      var figure = JSON.parse(source.textContent);
-      charts.push({ node: node, layout: figure.layout });
-      window.Plotly.newPlot(node, figure.data, themed(figure.layout), {
-        displayModeBar: false,
-        responsive: true,
-        displaylogo: false
-      });
+    if (!nodes.length || !document.body.getAttribute("data-plotly")) return;
+    if (!window.IntersectionObserver) {
+      for (var i = 0; i < nodes.length; i++) queueChart(nodes[i]);
+    } else {
+      var observer = new IntersectionObserver(function (entries) {
+        entries.forEach(function (entry) {
+          if (!entry.isIntersecting) return;
+          observer.unobserve(entry.target);
+          queueChart(entry.target);
+        });
+      }, { rootMargin: "200px 0px" });
+      for (var j = 0; j < nodes.length; j++) observer.observe(nodes[j]);
     }
     if (window.matchMedia) {
       var scheme = window.matchMedia("(prefers-color-scheme: dark)");
@@ -566,7 +629,10 @@
     if (position) initPosition(position);
     var strip = document.querySelector("[data-history-strip]");
     if (strip) initStrip(strip);
-    drawCharts();
     markScrollable();
+  });
+  // Charts only once the page has loaded and painted: plotly.js then competes with nothing the page needs.
+  window.addEventListener("load", function () {
+    window.requestAnimationFrame(function () { window.setTimeout(initCharts, 0); });
   });
 })();
