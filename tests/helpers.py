@@ -4,6 +4,7 @@ and clock. (Fixtures live in conftest.py; no test module imports another.)"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -490,3 +491,15 @@ class ServeProcess:
 def served_url(line: str) -> str:
     """The address a `sitegen serve` line "serving … at URL …" names."""
     return line.split(" at ", 1)[1].split(" ", 1)[0]
+
+
+def plotly_py_folder() -> Path:
+    """The installed plotly.py package's folder, found without importing it (render.py never imports it)."""
+    spec = importlib.util.find_spec("plotly")
+    assert spec is not None and spec.submodule_search_locations, "plotly is not installed"
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def whole_plotly_js() -> bytes:
+    """The whole plotly.js bundle plotly.py ships (every trace type)."""
+    return (plotly_py_folder() / "package_data" / "plotly.min.js").read_bytes()

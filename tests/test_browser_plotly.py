@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.serve import make_server
-from test_plotly_bundle import whole_plotly_js
-from test_browser import Watched, browser, case_rows, new_context, site, wait_until_ready, watched  # noqa: F401 - fixtures
+from helpers import Watched, case_rows, new_context, wait_until_ready, whole_plotly_js
 
 pytestmark = pytest.mark.browser
 

@@ -3,15 +3,14 @@ plotly.js version plotly.py ships, exactly the trace types the charts use, its l
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 
+from helpers import plotly_py_folder, whole_plotly_js
 from sitegen.site.render import PLOTLY_ASSET, PLOTLY_LICENCE, asset_bytes, plotly_bundle, plotly_style_guards
-from test_site import site, suite  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE_TOOL = ROOT / "tools" / "plotly-bundle"
@@ -26,24 +25,12 @@ def registered_traces(bundle: bytes) -> set[str]:
     return {name.decode() for name in re.findall(rb'moduleType:"trace",name:"([a-z0-9]+)"', bundle)}
 
 
-def plotly_py_folder() -> Path:
-    """The installed plotly.py package's folder, found without importing it (render.py never imports it)."""
-    spec = importlib.util.find_spec("plotly")
-    assert spec is not None and spec.submodule_search_locations, "plotly is not installed"
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def plotly_py_js_version() -> str:
     """The plotly.js version the installed plotly.py ships, read as plotly.offline.get_plotlyjs_version() does."""
     source = (plotly_py_folder() / "offline" / "_plotlyjs_version.py").read_text(encoding="utf-8")
     found = re.search(r"__plotlyjs_version__\s*=\s*['\"]([^'\"]+)['\"]", source)
     assert found, "no __plotlyjs_version__ in plotly/offline/_plotlyjs_version.py"
     return found.group(1)
-
-
-def whole_plotly_js() -> bytes:
-    """The whole plotly.js bundle plotly.py ships (every trace type)."""
-    return (plotly_py_folder() / "package_data" / "plotly.min.js").read_bytes()
 
 
 def test_the_bundle_is_the_plotly_js_version_plotly_py_ships() -> None:
