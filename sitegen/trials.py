@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from sitegen.finite import finite_mean
 from sitegen.report import CaseResult, TrialResult
 
 TRIAL_POLICIES = ("all", "majority", "any")
@@ -51,7 +52,7 @@ def most_common_verdict(verdicts: Sequence[str | None]) -> str | None:
 
 def _mean(values: Sequence[int | float]) -> int | float:
     """The mean, as an integer when it is one (so that equal trials report as a single trace would)."""
-    mean = sum(values) / len(values)
+    mean = finite_mean(values)
     return int(mean) if float(mean).is_integer() else mean
 
 

@@ -48,6 +48,7 @@ from sitegen.compare.changes import (
 )
 from sitegen.config import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import UsageError
+from sitegen.finite import difference, finite_mean
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report
@@ -181,7 +182,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _delta(baseline: Any, current: Any) -> int | float | None:
-    return current - baseline if _is_number(baseline) and _is_number(current) else None
+    return difference(current, baseline) if _is_number(baseline) and _is_number(current) else None
 
 
 _DURATIONS = ("averageDurationMs", "durationMs")
@@ -285,11 +286,11 @@ def paired_average(baseline: Report, current: Report, metric: str) -> PairedAver
     mix_changed = len(shared) != len(before) or len(shared) != len(after)
     if not shared:
         return PairedAverage(0, None, None, mix_changed)
-    # math.fsum: the same values summed in any order give the same average, so identical cases compare equal.
+    # Summed exactly: the same values in any order give the same average, so identical cases compare equal.
     return PairedAverage(
         len(shared),
-        math.fsum(before[c] for c in shared) / len(shared),
-        math.fsum(after[c] for c in shared) / len(shared),
+        finite_mean([before[c] for c in shared], order_free=True),
+        finite_mean([after[c] for c in shared], order_free=True),
         mix_changed,
     )
 
@@ -315,8 +316,9 @@ def _paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: flo
     if _same(paired.baseline, paired.current):
         clause = f"the {cases} in both reports are unchanged ({values})"
     else:
-        relative = f", {(paired.current - paired.baseline) / paired.baseline:+.1%}" if paired.baseline else ""
-        delta = describe_delta(metric, paired.current - paired.baseline)
+        ratio = (paired.current - paired.baseline) / paired.baseline if paired.baseline else math.inf
+        relative = f", {ratio:+.1%}" if math.isfinite(ratio) else ""
+        delta = describe_delta(metric, difference(paired.current, paired.baseline))
         limit = f"the {tolerance * 100:g}% tolerance"
         judged = {REGRESSION: f"more than {limit}: a cost regression", IMPROVEMENT: f"more than {limit}"}
         clause = f"over the {cases} in both reports {values} ({delta}{relative}), {judged.get(kind, f'within {limit}')}"

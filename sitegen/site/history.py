@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.errors import BadInput, UsageError
+from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.jsontext import dumps_json
 from sitegen.report import Report, trial_aggregates
 
@@ -39,15 +40,24 @@ _MAX_TIME_TEXT = 64
 
 def _number_or_null(value: Any) -> int | float | None:
     """A JSON number kept as written (an integer stays an integer), or null."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+    if value is None:
         return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _in_range(value)
     raise PydanticCustomError("history_number", "expected a number or null")
 
 
 def _count(value: Any) -> int | float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
+        return _in_range(value)
     raise PydanticCustomError("history_count", "expected a count (a number)")
+
+
+def _in_range(value: int | float) -> int | float:
+    """Only a number a double can hold: the charts scale every figure."""
+    if not in_float_range(value):
+        raise PydanticCustomError("history_number", f"expected a number within {RANGE_TEXT} (the range of a double)")
+    return value
 
 
 NumberOrNull = Annotated[int | float | None, PlainValidator(_number_or_null)]
