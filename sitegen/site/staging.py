@@ -47,6 +47,18 @@ def check_out_folder(out: Path) -> None:
         raise UsageError(f"--out {out} is the current folder or one above it: give a folder of its own for the site")
 
 
+def check_out_apart(out: Path, fixtures: Path, cases: Path) -> None:
+    """Raise UsageError when `out` and the fixtures folder (or the case file) lie inside one another: the swap
+    replaces `out` whole, so an input inside it would be lost, and a site inside the fixtures folder would be
+    read as fixtures by the next build."""
+    site = out.resolve()
+    for option, path in (("--fixtures", fixtures), ("--cases", cases)):
+        if path.resolve().is_relative_to(site):
+            raise UsageError(f"{option} {path} is inside --out {out}, which the build replaces as a whole: put the site elsewhere")
+    if site.is_relative_to(fixtures.resolve()):
+        raise UsageError(f"--out {out} is inside --fixtures {fixtures}: its files would be read as traces; put the site elsewhere")
+
+
 @dataclass(frozen=True)
 class SiteWriter:
     """Writes the new site's files into the staging folder `root` (not atomically one by one: the folder is
