@@ -21,7 +21,7 @@ from sitegen.config import (
     DEFAULT_OUT,
     config_for,
 )
-from sitegen.errors import SitegenError
+from sitegen.errors import SitegenError, SystemRefused
 
 app = typer.Typer(
     name="sitegen",
@@ -106,7 +106,10 @@ def command(function: _Command) -> _Command:
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            try:
+                return function(*args, **kwargs)
+            except OSError as exc:  # one the code did not expect: a system refusal all the same, not a bug report
+                raise SystemRefused.from_os_error(exc) from None
         except SitegenError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
@@ -137,14 +140,17 @@ def _detail(message: str) -> None:
         typer.echo(message, err=True)
 
 
-def _write_output(target: Path, text: str) -> None:
-    from sitegen.fsutil import write_text_atomic
+def _write_outputs(outputs: list[tuple[Path | None, str]]) -> None:
+    """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them."""
+    from sitegen.fsutil import write_files_atomic
 
-    if str(target) == "-":
-        sys.stdout.write(text)
-    else:
-        write_text_atomic(target, text)
+    files = [(target, text.encode("utf-8")) for target, text in outputs if target is not None and str(target) != "-"]
+    write_files_atomic(files)
+    for target, _ in files:
         _detail(f"wrote {target}")
+    for target, text in outputs:
+        if str(target) == "-":
+            sys.stdout.write(text)
 
 
 def _version_callback(value: bool) -> None:
@@ -212,24 +218,23 @@ def evaluate(
     from sitegen.report import report_json, report_markdown
 
     report = _evaluated(cases, fixtures, config)
-    if json_out is not None:
-        _write_output(json_out, report_json(report))
-    if markdown_out is not None:
-        _write_output(markdown_out, report_markdown(report))
-    if junit_out is not None:
-        _write_junit(junit_out, report, cases)
+    _write_outputs([
+        (json_out, report_json(report) if json_out is not None else ""),
+        (markdown_out, report_markdown(report) if markdown_out is not None else ""),
+        (junit_out, _junit_text(report, cases) if junit_out is not None else ""),
+    ])
     if "-" not in (str(json_out), str(markdown_out), str(junit_out)):
         _say(_one_line_summary(report))
 
 
-def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
-    target: Path, report, cases_path: Path, diff=None, known_failures: str = "skip"
-) -> None:
+def _junit_text(  # noqa: ANN001 - Report and DiffReport, imported lazily
+    report, cases_path: Path, diff=None, known_failures: str = "skip"
+) -> str:
     """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
     from sitegen.junit import junit_xml
 
     changes = diff.caseChanges if diff is not None else None
-    _write_output(target, junit_xml(report, cases_path.stem or "sitegen", changes, known_failures))
+    return junit_xml(report, cases_path.stem or "sitegen", changes, known_failures)
 
 
 def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
@@ -289,13 +294,11 @@ def diff(
     settings = config_for(config)
     tolerance = cost_tolerance if cost_tolerance is not None else settings.cost_tolerance
     result = compare_reports(read_report(baseline), read_report(current), cost_tolerance=tolerance, alpha=settings.alpha)
-    # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
-    outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
+    # Both texts exist before anything is written, and the files are replaced together or not at all.
+    outputs: list[tuple[Path | None, str]] = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:
         sys.stdout.write(outputs[1][1])
-    for target, text in outputs:
-        if target is not None:
-            _write_output(target, text)
+    _write_outputs(outputs)
     if (json_out or markdown_out) is not None and "-" not in (str(json_out), str(markdown_out)):
         _say(f"diff: {_diff_lines(result, baseline)[0]}")
     from sitegen.compare.markdown import diff_summary_markdown
@@ -325,8 +328,7 @@ def baseline(
 
     report = _evaluated(cases, fixtures, config)
     json_text, md_text = report_json(report), report_markdown(report, title="Diagnosis eval baseline")
-    _write_output(out_dir / "report.json", json_text)
-    _write_output(out_dir / "report.md", md_text)
+    _write_outputs([(out_dir / "report.json", json_text), (out_dir / "report.md", md_text)])
     _say(f"baseline written to {out_dir}/report.json and report.md ({_one_line_summary(report).splitlines()[0]})")
 
 
@@ -397,7 +399,7 @@ def build(
         typer.echo(f"warning: {warning}", err=True)
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
-        _write_junit(junit_out, report, cases, diff, _KnownFailures(junit_known_failures).value)
+        _write_outputs([(junit_out, _junit_text(report, cases, diff, _KnownFailures(junit_known_failures).value))])
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
     _say(f"site written to {out}/ ({result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}")
     if diff is not None:

@@ -49,6 +49,12 @@ MAX_BACKOFF = 30.0
 
 # Runs the site's history keeps (--history-limit).
 DEFAULT_HISTORY_LIMIT = 200
+# `--history URL`: seconds the whole download may take, connecting and every byte included (a peer that drips
+# one byte at a time is cut off), at most MAX_RESPONSE_BYTES.
+HISTORY_TIMEOUT = 60.0
+
+# The most any answer over HTTP may be: an agent's answer to `sitegen record`, a history downloaded by a build.
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 # A case is flaky when its pass/fail flipped at least FLAKY_FLIPS times in its last FLAKY_WINDOW runs.
 FLAKY_WINDOW = 10
 FLAKY_FLIPS = 2

@@ -8,12 +8,9 @@ or an http(s) URL and is only ever read: the extended history is written into th
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import re
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,14 +20,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW
+from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_TIMEOUT, MAX_RESPONSE_BYTES
 from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.jsontext import dumps_json
 from sitegen.report import Report, trial_aggregates
 
 HISTORY_FORMAT_VERSION = 1
-URL_TIMEOUT_SECONDS = 60
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 _URL = re.compile(r"^https?://", re.IGNORECASE)
@@ -186,39 +182,50 @@ def is_url(source: str | Path) -> bool:
     return isinstance(source, str) and _URL.match(source) is not None
 
 
-def _fetch(url: str) -> str | None:
-    """The body of `url` as text, or None when the server says it does not exist (404/410)."""
-    request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"})
+def _fetch(url: str, timeout: float) -> str | None:
+    """The body of `url` as text, or None when the server says it does not exist (404/410); the whole download
+    within `timeout` seconds and MAX_RESPONSE_BYTES (bounded_request.py)."""
+    import httpx  # only a build that reads a URL pays for importing it
+
+    from sitegen.bounded_request import TooLarge, TooSlow, bounded_client, send_bounded
+
+    headers = {"Accept": "application/json", "Accept-Encoding": "identity", "User-Agent": "sitegen", "Cache-Control": "no-cache"}
     try:
-        with urllib.request.urlopen(request, timeout=URL_TIMEOUT_SECONDS) as response:  # noqa: S310 - http(s) only
-            body: bytes = response.read()
-            content_type = response.headers.get_content_type()
-    except urllib.error.HTTPError as exc:
-        if exc.code in (404, 410):
-            return None
-        raise BadInput(url, f"cannot read the history: HTTP {exc.code} {exc.reason} (expected 200 with history.json)") from None
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        raise BadInput(url, f"cannot read the history: {reason}") from None
-    if content_type == "text/html":
+        with bounded_client(follow_redirects=True) as client:
+            # Raw: a body sent compressed anyway (a gzip bomb) stays the bytes it is, and is refused as not UTF-8.
+            reply = send_bounded(client, "GET", url, seconds=timeout, headers=headers, raw=True)
+    except TooSlow:
+        raise BadInput(url, f"cannot read the history: the download took longer than {timeout:g} s (expected history.json in that time)") from None
+    except TooLarge:
+        raise BadInput(url, f"cannot read the history: larger than {MAX_RESPONSE_BYTES // 2**20} MiB (expected a history.json below that)") from None
+    except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
+        raise BadInput(url, f"cannot read the history: {exc}") from None
+    if reply.status in (404, 410):
+        return None
+    if not 200 <= reply.status < 300:
+        raise BadInput(url, f"cannot read the history: HTTP {reply.status} {reply.reason} (expected 200 with history.json)")
+    if reply.headers.get("content-type", "").split(";")[0].strip().lower() == "text/html":
         # Access-controlled Pages answer with a login page and status 200.
         raise BadInput(url, "got an HTML page (HTTP 200, text/html), not a history: a login page? (expected history.json)")
     try:
-        return body.decode("utf-8")
+        return reply.body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInput(url, f"not UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})") from None
+        raise BadInput(url, f"not UTF-8 (byte 0x{reply.body[exc.start]:02x} at offset {exc.start})") from None
 
 
-def load_history(source: str | Path | None, site_history: Path, *, optional: bool = False) -> History:
+def load_history(
+    source: str | Path | None, site_history: Path, *, optional: bool = False, timeout: float = HISTORY_TIMEOUT
+) -> History:
     """The runs a build continues: from `source` (a file or URL, read only), else the site's own history.json.
 
     Without `source`, a site that has no history.json yet starts a new history. A `source` that does not exist
-    (no such file, HTTP 404) is bad input unless `optional`, which starts a new history with a warning.
+    (no such file, HTTP 404) is bad input unless `optional`, which starts a new history with a warning. A URL is
+    read within `timeout` seconds in all and MAX_RESPONSE_BYTES, or it is bad input.
     """
     if source is None:
         return History(read_history(site_history) if site_history.exists() else [])
     if is_url(source):
-        text = _fetch(str(source))
+        text = _fetch(str(source), timeout)
         if text is None:
             return _missing(str(source), "HTTP 404", optional)
         return History(parse_history(str(source), text))

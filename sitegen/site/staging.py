@@ -19,9 +19,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen.errors import UsageError
+from sitegen.errors import CannotWrite, SystemRefused, UsageError
 from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder
-from sitegen.site.faults import AFTER_SWAP, BEFORE_SWAP, MID_SWAP, REMOVING_OLD, exchange_allowed, kill_point
+from sitegen.site.faults import AFTER_SWAP, BEFORE_SWAP, MID_SWAP, REMOVING_OLD, exchange_allowed, injected_write_error, kill_point
 
 # A folder is taken for a previous site (and may be replaced) only if it has all of these.
 SITE_MARKERS = (".nojekyll", "index.html", "report.json")
@@ -72,14 +72,23 @@ class SiteWriter:
     previous: Path
 
     def write(self, relative: str, data: bytes) -> int:
-        """Write the file `relative` (its folder must exist); return its size."""
-        with open(f"{self.root}{os.sep}{relative}", "wb") as handle:
-            handle.write(data)
+        """Write the file `relative` (its folder must exist); return its size. CannotWrite when the system refuses."""
+        path = f"{self.root}{os.sep}{relative}"
+        try:
+            injected_write_error(path)  # test-only fault injection (site/faults.py)
+            with open(path, "wb") as handle:
+                handle.write(data)
+        except OSError as exc:
+            raise CannotWrite.from_os_error(exc, path) from None
         return len(data)
 
     def folder(self, relative: str) -> None:
         """Make the folder `relative` (and its parents) if it is not there."""
-        os.makedirs(f"{self.root}{os.sep}{relative}", exist_ok=True)
+        path = f"{self.root}{os.sep}{relative}"
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as exc:
+            raise CannotWrite.from_os_error(exc, path) from None
 
     def take_previous(self, relative: str, size: int) -> bool:
         """Hard-link (else copy) the previous site's file `relative` into the new one when it is a regular file of
@@ -139,17 +148,31 @@ def remove_stale_siblings(out: Path) -> None:
 
 @contextmanager
 def staging_folder(out: Path) -> Iterator[Path]:
-    """A temporary sibling of `out` to build in; on success it replaces `out`, on failure it is removed."""
+    """A temporary sibling of `out` to build in; on success it replaces `out`, on failure it is removed.
+
+    What the system refuses (a full disk, a read-only file system, no permission) is CannotWrite, naming the
+    path and saying that the site in `out` is unchanged.
+    """
     parent = out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_siblings(out)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    unchanged = f"the site in {out} is unchanged" if out.exists() else "no site was written"
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_siblings(out)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    except OSError as exc:
+        raise CannotWrite.from_os_error(exc, parent, f"{unchanged} (the new site is built in a folder beside it)") from None
     lock = None
     try:
         lock = lock_folder(stage)  # held until this process ends, so no other build takes it for stale
         os.chmod(stage, 0o755)  # mkdtemp makes it private; a published site must be readable
         yield stage
         swap_in(stage, out)
+    except SystemRefused as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise type(exc)(exc.path, exc.reason, unchanged) from None
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise SystemRefused.from_os_error(exc, note=unchanged) from None
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
