@@ -176,7 +176,7 @@ class Recorder:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise BadInput(out, f"cannot create the folder to record into: {exc.strerror}") from None
+            raise CannotWrite.from_os_error(exc, out, "nothing was recorded") from None
         try:
             lock = lock_folder(out)
         except BlockingIOError:
