@@ -115,10 +115,30 @@ def test_a_report_figure_no_double_can_hold_is_bad_input(tmp_path: Path, results
     assert not (tmp_path / "site").exists()
 
 
-def test_a_history_figure_no_double_can_hold_is_bad_input(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("run", "expected"),
+    [
+        ('"averageDurationMs": 1' + "0" * 400, "[0].averageDurationMs: expected a number within ±1.8e308 (the range of a double)"),
+        ('"verdictDistribution": {"PASS": -1' + "0" * 400 + "}", "[0].verdictDistribution.PASS: expected a number within ±1.8e308"),
+        ('"passRate": 1e308', "[0].passRate: expected a ratio from 0 to 1 or null"),
+    ],
+)
+def test_a_history_figure_no_chart_can_show_is_bad_input(tmp_path: Path, run: str, expected: str) -> None:
     cases, fixtures = write_suite(tmp_path, [make_case(id="a", traceFixture="a.json")], {"a.json": make_trace()})
     history = tmp_path / "history.json"
-    history.write_text('[{"runId": "r1", "cases": {}, "averageDurationMs": 1' + "0" * 400 + "}]", encoding="utf-8")
+    history.write_text('[{"runId": "r1", "cases": {}, ' + run + "}]", encoding="utf-8")
     result = runner.invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--history", str(history), "--out", str(tmp_path / "site")])
     assert result.exit_code == 2, result.output
-    assert f"{history}:[0].averageDurationMs: expected a number within ±1.8e308 (the range of a double)" in result.stderr
+    assert f"{history}:{expected}" in result.stderr
+
+
+def test_trial_figures_of_a_history_that_are_no_ratios_are_not_charted(tmp_path: Path) -> None:
+    """A run's trial figures are fields sitegen keeps as written; ones that are no ratios draw no band."""
+    cases, fixtures = write_suite(tmp_path, [make_case(id="a", traceFixture="a.json")], {"a.json": make_trace()})
+    history = tmp_path / "history.json"
+    odd = {"trialPassRate": 10**400, "trialPassRateInterval": [0, 1e308], "totalTrials": 9, "totalCases": 1}
+    history.write_text(json.dumps([{"runId": "r1", "createdAt": "2026-01-01T00:00:00Z", "cases": {"a": True}, **odd}]), encoding="utf-8")
+    out = tmp_path / "site"
+    result = runner.invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--history", str(history), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert _strict((out / "history.json").read_text(encoding="utf-8"))[0]["trialPassRate"] == 10**400  # kept as written

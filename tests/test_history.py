@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone

@@ -49,6 +49,14 @@ def _count(value: Any) -> int | float:
     raise PydanticCustomError("history_count", "expected a count (a number)")
 
 
+def _ratio_or_null(value: Any) -> int | float | None:
+    """A pass rate: a number from 0 to 1 (the charts show it in percent), or null."""
+    number = _number_or_null(value)
+    if number is not None and not 0 <= number <= 1:
+        raise PydanticCustomError("history_ratio", "expected a ratio from 0 to 1 or null")
+    return number
+
+
 def _in_range(value: int | float) -> int | float:
     """Only a number a double can hold: the charts scale every figure."""
     if not in_float_range(value):
@@ -57,6 +65,7 @@ def _in_range(value: int | float) -> int | float:
 
 
 NumberOrNull = Annotated[int | float | None, PlainValidator(_number_or_null)]
+RatioOrNull = Annotated[int | float | None, PlainValidator(_ratio_or_null)]
 Count = Annotated[int | float, PlainValidator(_count)]
 
 
@@ -74,7 +83,7 @@ class Run(BaseModel):
     passedCases: int | None = None
     failedCases: int | None = None
     notRunCases: int | None = None
-    passRate: NumberOrNull = None
+    passRate: RatioOrNull = None
     averageToolCallCount: NumberOrNull = None
     averageDurationMs: NumberOrNull = None
     verdictDistribution: dict[str, Count] | None = None

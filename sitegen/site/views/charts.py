@@ -165,8 +165,8 @@ def _trial_interval(run: Run) -> tuple[float, float, float] | None:
     numbers = (int, float)
     if not (isinstance(rate, numbers) and isinstance(interval, list) and len(interval) == 2):
         return None
-    if not all(isinstance(v, numbers) and not isinstance(v, bool) for v in interval):
-        return None
+    if not all(isinstance(v, numbers) and not isinstance(v, bool) and 0 <= v <= 1 for v in (rate, *interval)):
+        return None  # not ratios: not a trial pass rate sitegen recorded
     if not (isinstance(total, int) and isinstance(cases, int) and total > cases):  # only when some case has trials > 1
         return None
     return float(rate), float(interval[0]), float(interval[1])
