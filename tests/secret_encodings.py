@@ -41,7 +41,7 @@ ENCODINGS = {
     "go json": go,
     "php json": php,
     "java upper-case hex": java,
-    "json twice": lambda s: json.dumps(json.dumps(s))[1:-1],
+    "json twice": lambda s: json.dumps(json.dumps(s)[1:-1])[1:-1],
     "go json inside php json": lambda s: php(go(s)),
     "percent upper": lambda s: urllib.parse.quote(s, safe=""),
     "percent lower": lambda s: "".join(f"%{b:02x}" for b in s.encode()),

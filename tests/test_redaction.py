@@ -19,12 +19,8 @@ redactor = Redactor((SECRET,))
 @pytest.mark.parametrize("name", list(ENCODINGS))
 def test_every_encoding_of_the_secret_is_redacted(name: str) -> None:
     encoded = ENCODINGS[name](SECRET)
-    text = f"before {encoded} after"
-    redacted = redactor.text(text)
-    assert redacted.startswith("before ") and redacted.endswith(" after"), redacted
-    assert REDACTED in redacted
-    assert encoded not in redacted and TOKEN_PART not in redacted
-    assert not any(core in redacted for core in base64_cores(SECRET)), redacted
+    assert redactor.text(f"before {encoded} after") == f"before {REDACTED} after"
+    assert redactor.text(f"{encoded}{encoded}") == REDACTED
 
 
 @pytest.mark.parametrize("name", list(ENCODINGS))
@@ -99,9 +95,16 @@ def test_a_body_in_another_unicode_encoding_is_read_as_such(codec: str) -> None:
     assert redactor.prefix(body).lstrip("\ufeff") == f"Unauthorized: Bearer {REDACTED} was refused"
 
 
-def test_utf8_with_few_zero_bytes_stays_utf8() -> None:
-    assert body_text(b"a\x00bcdefgh") == "a\x00bcdefgh"
-    assert body_text(b"") == ""
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"a\x00bcdefgh", b"", b"\x00" * 100, b"\x00\x00ab" * 50, b"a\x00\x00b" * 50, b"a\x00\x00a\x00\x00" * 30,
+        b"\x00a" * 40 + b"bc" * 50, b"a\x00" * 40 + b"bc" * 50,
+    ],
+)  # fmt: skip
+def test_bytes_that_are_not_utf16_text_stay_utf8(body: bytes) -> None:
+    """UTF-16 only when most of one half of the bytes are zeros and most of the other are not."""
+    assert body_text(body) == body.decode("utf-8")
 
 
 def test_the_base64_cores_of_the_test_are_right() -> None:

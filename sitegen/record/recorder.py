@@ -4,9 +4,11 @@ Layout (docs/trials.md, "Recording"): `OUT/<case-slug>/trial-001.json` … one t
 that is not a trace as `trial-NNN.error.json` beside it, and `OUT/cases.json`, the case file with every
 `traceFixture` pointing at its case's folder.
 
-Requests run on --concurrency threads sharing one httpx.Client (thread-safe, one connection pool). Threads
-rather than asyncio: the work is a handful of concurrent blocking requests, each followed by a blocking
-atomic file write, and the rest of sitegen (progress, file writing, the CLI) is synchronous.
+Requests run on --concurrency threads sharing one httpx.Client (thread-safe), each bounded as a whole by
+--timeout and in size (bounded_request.py). Threads rather than asyncio: the work is a handful of concurrent
+blocking requests, each followed by a blocking atomic file write, and the rest of sitegen (progress, file
+writing, the CLI) is synchronous. Everything written or printed passes the redaction of the header secrets
+(redaction.py) first.
 """
 
 from __future__ import annotations
