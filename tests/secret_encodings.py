@@ -49,6 +49,7 @@ ENCODINGS = {
     "form (quote_plus)": lambda s: urllib.parse.quote_plus(s),
     "percent twice": lambda s: urllib.parse.quote(urllib.parse.quote(s, safe=""), safe=""),
     "percent of json": lambda s: urllib.parse.quote(go(s), safe=""),
+    "percent three times of json": lambda s: urllib.parse.quote(urllib.parse.quote(urllib.parse.quote(go(s), safe=""), safe=""), safe=""),
     "html escape": html.escape,
     "html decimal references": lambda s: "".join(f"&#{ord(ch)};" for ch in s),
     "html hex references without ;": lambda s: "".join(f"&#x{ord(ch):x}" for ch in s),

@@ -48,6 +48,26 @@ def test_a_non_ascii_secret_in_escapes_and_surrogate_pairs() -> None:
     assert wide.text("k\\uD83Dz") == "k\\uD83Dz"  # a lone surrogate is no pair
 
 
+def test_the_last_code_point_and_bytes_that_are_not_utf8() -> None:
+    assert Redactor(("a\U0010FFFFb",)).text("<a&#x10FFFF;b>") == f"<{REDACTED}>"
+    every_byte = "".join(f"%{b:02X}" for b in SECRET.encode())
+    assert redactor.text(f"%FF{every_byte}%FE!") == f"%FF{REDACTED}%FE!"  # one run, read byte by byte
+    every_escape = "".join(f"\\x{b:02x}" for b in SECRET.encode())
+    assert redactor.text(f"\\xff{every_escape}\\xfe!") == f"\\xff{REDACTED}\\xfe!"
+
+
+def test_base64_followed_by_one_more_character() -> None:
+    whole = SECRET + "!"  # 24 bytes: base64 without a partial group
+    encoded = base64.b64encode(whole.encode()).decode()
+    assert not encoded.endswith("=")
+    assert Redactor((whole,)).text(f"{encoded}Z") == REDACTED
+
+
+def test_a_longer_secret_found_in_a_deeper_layer_over_a_shorter_one() -> None:
+    both = Redactor(("Tok3n", "XTok3nY-long"))
+    assert both.text("a Tok3n b %58Tok3nY-long") == f"a {REDACTED} b {REDACTED}"
+
+
 def test_escapes_that_stand_for_nothing_are_left() -> None:
     assert redactor.text("&nosuch; &#99999999; \\q %zz") == "&nosuch; &#99999999; \\q %zz"
 
@@ -64,6 +84,8 @@ def test_values_keys_and_numbers() -> None:
     value = {"headers": [{"authorization": f"Bearer {php(SECRET)}"}], go(SECRET): 1, "n": 90210777, "f": 1.5, "b": True, "z": None}
     assert redactor.value(value) == {"headers": [{"authorization": f"Bearer {REDACTED}"}], REDACTED: 1, "n": 90210777, "f": 1.5, "b": True, "z": None}
     assert numeric.value({"pin": 90210777, "other": 9021077, "flag": False}) == {"pin": REDACTED, "other": 9021077, "flag": False}
+    assert Redactor(("true",)).value([True, "true", None]) == [True, REDACTED, None]  # a boolean is no echo of text
+    assert Redactor(("null",)).value([None, "null"]) == [None, REDACTED]
 
 
 def test_no_secret_changes_nothing() -> None:
