@@ -8,13 +8,13 @@ would cost more than everything else that stayed the same.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sitegen import loading
 from sitegen.jsontext import identity, loads
-from sitegen.loading import InputFile, load_cases
+from sitegen.loading import InputFile
 from sitegen.models import Case
 
 
@@ -53,5 +53,5 @@ def read_case_list(path: Path, file: InputFile, trusted: bool) -> CaseList:
     """The case list of the case file as read; validated unless `trusted` (validated before, unchanged since)."""
     if trusted:
         return CaseList(loads(file.data))
-    cases: Sequence[Case] = load_cases(path, file.text)
-    return CaseList(loads(file.data), list(cases))  # well-formed: load_cases read it with every check
+    parsed = loading.load_case_file(path, file.text)
+    return CaseList(parsed.raw, parsed.cases)

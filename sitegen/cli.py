@@ -48,6 +48,10 @@ class _KnownFailures(str, Enum):
     fail = "fail"
 
 
+# --case-pages: which cases get a page of their own (config.CASE_PAGE_MODES).
+_CasePages = Enum("_CasePages", {mode: mode for mode in config.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
+
+
 CostToleranceOpt = Annotated[
     Optional[float],
     typer.Option(
@@ -228,19 +232,25 @@ def evaluate(
 
 
 def _junit_text(  # noqa: ANN001 - Report and DiffReport, imported lazily
-    report, cases_path: Path, diff=None, known_failures: str = "skip"
+    report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
 ) -> str:
-    """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
+    """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
+    baseline too are known failures."""
+    from sitegen.compare.changes import known_failures as known, regressed_cases
     from sitegen.junit import junit_xml
+    from sitegen.loading import case_lines
 
-    changes = diff.caseChanges if diff is not None else None
-    return junit_xml(report, cases_path.stem or "sitegen", changes, known_failures)
+    changes = diff.caseChanges if diff is not None else []
+    return junit_xml(
+        report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
+        known_failures=known(changes), broken=regressed_cases(changes),
+        known_failure_mode=known_failures,
+    )
 
 
 def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
     """The terminal's diff line (the cases first, then the pass rate) and the gate's reason."""
-    from sitegen.compare.changes import format_headline
-    from sitegen.compare.markdown import gate_text
+    from sitegen.compare.wording import format_headline, gate_text
 
     items = f"{diff.regressionCount} regression, {diff.improvementCount} improvement, {diff.changedCount} change item(s)"
     return f"{format_headline(diff.headline())} ({items})", f"regression: {gate_text(diff)} against {baseline}"
@@ -368,8 +378,17 @@ def build(
             help="In --junit, cases that also failed in the baseline: 'skip' (reported as skipped, so only what "
             "the change broke is red) or 'fail'.",
         ),
-    ] = "skip",  # type: ignore[assignment]
+    ] = config.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
     cost_tolerance: CostToleranceOpt = None,
+    case_pages: Annotated[
+        _CasePages,
+        typer.Option(
+            "--case-pages",
+            help="Which cases get a page: 'all'; 'failing' (failing now, or regressed, fixed or within noise); "
+            "'changed' (regressed, fixed, within noise or new; without a baseline, failing). The index lists every "
+            "case; one without a page links its raw trace. For very big suites (docs/big-suites.md).",
+        ),
+    ] = config.DEFAULT_CASE_PAGES,  # type: ignore[assignment]
     jobs: Annotated[
         Optional[int],
         typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
@@ -391,6 +410,7 @@ def build(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
             history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
             fail_on_regression=fail_on_regression, workers=jobs, cost_tolerance=cost_tolerance,
+            case_pages=_CasePages(case_pages).value,
         ),
         progress_for(sys.stderr, quiet=_Verbosity.level < 0),
     )
@@ -417,7 +437,11 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = config.DEFAULT_PORT,
     watch: Annotated[
         bool,
-        typer.Option("--watch", help="Build the site, then rebuild it whenever cases, fixtures, config or templates change."),
+        typer.Option(
+            "--watch",
+            help="Build the site, then rebuild it whenever cases, fixtures, config or templates change: one result "
+            "line per rebuild, and the page open in the browser reloads.",
+        ),
     ] = False,
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,
@@ -449,8 +473,6 @@ def serve(
         log=(lambda line: typer.echo(line, err=True)) if verbose else None,
     )
 
-
-# --- sitegen record -------------------------------------------------------------------------------------------
 
 _MAX_LISTED_RECORD_FAILURES = 20
 
@@ -517,8 +539,6 @@ def record(
         typer.echo(f"record: {summary.failed} trial(s) could not be recorded; rerun to retry only those", err=True)
         raise typer.Exit(1)
 
-
-# --- end of sitegen record --------------------------------------------------------------------------------------
 
 
 def _progress_or_error(message: str) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from sitegen.checks import FIXTURE_MISSING
 from sitegen.config import SuiteConfig
-from sitegen.loading import FIXTURE_MISSING, FixtureProblem, LoadedTrace, TrialTraces, load_trace
+from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
 from sitegen.models import Case
 from sitegen.report import CaseResult, Report, build_report
 from sitegen.rules import evidence_coverage, matched_keywords, run_rules

@@ -17,12 +17,9 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from sitegen.checks import FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
 from sitegen.models import Case, Trace
-
-FIXTURE_MISSING = "fixture_missing"
-FIXTURE_INVALID = "fixture_invalid"
-FIXTURE_PATH_INVALID = "fixture_path_invalid"
 
 _EXPECTED = {
     "string_type": "a string",
@@ -271,8 +268,20 @@ def load_json_file(path: Path, what: str, text: str | None = None) -> Any:
     return value
 
 
+class CaseFile(NamedTuple):
+    """The case file parsed once: each case as written (what page keys and a recording's copy take) and validated."""
+
+    raw: list[dict[str, Any]]
+    cases: list[Case]
+
+
 def load_cases(path: Path, text: str | None = None) -> list[Case]:
     """Load and validate the case file: a non-empty JSON array of cases with unique ids (`text`: already read)."""
+    return load_case_file(path, text).cases
+
+
+def load_case_file(path: Path, text: str | None = None) -> CaseFile:
+    """The case file parsed and validated, each case also as parsed (`text`: already read)."""
     data = load_json_file(path, "case file", text)
     if not isinstance(data, list):
         raise BadInput(path, f"expected a JSON array of cases, got {_json_kind(data)}")
@@ -295,7 +304,43 @@ def load_cases(path: Path, text: str | None = None) -> list[Case]:
             )
         seen[case.id] = index
         cases.append(case)
-    return cases
+    return CaseFile(data, cases)
+
+
+def case_lines(path: Path) -> dict[str, int]:
+    """Case id → the line on which the case's object starts in the case file (1-based), for tools that point at it.
+
+    The file was read and validated moments before (every command reads the cases first); it is read again only
+    when a line is wanted (JUnit), and the positions are the JSON parser's own: each item of the top-level array
+    is decoded in turn from where the previous one ended. An item without a string id is left out.
+    """
+    text = read_input(path, "case file").text
+    decoder = json.JSONDecoder(parse_int=_parse_int)
+    lines: dict[str, int] = {}
+    offset, line, start = _skip_json_space(text, 0), 1, 0
+    if text[offset : offset + 1] != "[":
+        return lines
+    offset = _skip_json_space(text, offset + 1)
+    while offset < len(text) and text[offset] != "]":
+        line += text.count("\n", start, offset)
+        start = offset
+        try:
+            item, offset = decoder.raw_decode(text, offset)
+        except (ValueError, RecursionError):  # changed since it was validated: the cases before keep their lines
+            break
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            lines.setdefault(item["id"], line)
+        offset = _skip_json_space(text, offset)
+        if text[offset : offset + 1] == ",":
+            offset = _skip_json_space(text, offset + 1)
+    return lines
+
+
+def _skip_json_space(text: str, offset: int) -> int:
+    """The offset of the first character at or after `offset` that is not JSON whitespace."""
+    while offset < len(text) and text[offset] in " \t\n\r":
+        offset += 1
+    return offset
 
 
 def _case_problem(errors: Sequence[Any]) -> tuple[str, str]:
@@ -347,7 +392,7 @@ class FixtureProblem:
 
     def as_check(self) -> str:
         """The `"<code>: <message>"` form of a failed check."""
-        return f"{self.code}: {self.message}"
+        return format_check(self.code, self.message)
 
 
 @dataclass(frozen=True)
@@ -428,7 +473,7 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
 
 
-# --- a folder of trials -------------------------------------------------------------------------------------------
+# A folder of trials
 
 # What `sitegen record` writes beside a trial it could not record: not a trial (eval/README.md, "Trials").
 TRIAL_ERROR_SUFFIX = ".error.json"

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from sitegen.checks import check_codes
 from sitegen.errors import BadInput
 from sitegen.finite import RANGE_TEXT, finite_mean, in_float_range
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json, indented, loads
 from sitegen.mdtext import escape_cell, escape_inline, table
+from sitegen.stats import wilson_interval
 
 REPORT_FORMAT_VERSION = 1
 MISSING_VERDICT = "MISSING"
@@ -86,7 +89,7 @@ class CaseResult:
     @property
     def failed_codes(self) -> list[str]:
         """The distinct check codes of the failures, in order."""
-        return list(dict.fromkeys(check.split(":", 1)[0] for check in self.failedChecks))
+        return check_codes(self.failedChecks)
 
     def to_json(self) -> dict[str, Any]:
         """The result as a JSON object with a fixed field order and sorted maps."""
@@ -142,16 +145,23 @@ class Report:
             "averageToolCallCount": self.averageToolCallCount,
             "averageDurationMs": self.averageDurationMs,
         }
-        if self.has_trials:
-            data.update(trial_aggregates(self.results))
+        if self.trial_figures is not None:
+            data.update(self.trial_figures.to_json())
         if results:
             data["results"] = [result.to_json() for result in self.results]
         return data
 
-    @property
-    def has_trials(self) -> bool:
-        """Whether some case has a folder of trials (the report then carries the trial aggregates)."""
-        return any(result.trialResults is not None for result in self.results)
+    @cached_property
+    def trial_figures(self) -> TrialFigures | None:
+        """The trials over every case, when some case has a folder of trials (else None); worked out once."""
+        if all(result.trialResults is None for result in self.results):
+            return None
+        return trial_figures(self.results)
+
+    @cached_property
+    def by_id(self) -> dict[str, CaseResult]:
+        """The results by case id (a report has each case once): the one index the diff and the pages use."""
+        return {result.caseId: result for result in self.results}
 
     def aggregates(self) -> dict[str, Any]:
         """The top-level figures without the results (what history records per run)."""
@@ -160,19 +170,30 @@ class Report:
         return data
 
 
-def trial_aggregates(results: Sequence[CaseResult]) -> dict[str, Any]:
-    """Trials over every case (a single trace file counts as one trial): the counts, the rate and its Wilson
-    95 % interval."""
-    from sitegen.stats import wilson_interval
+class TrialFigures(NamedTuple):
+    """Trials over every case of a report (a single trace file counts as one trial), as report.json, report.md,
+    the job summary and the history's runs state them."""
 
+    total: int
+    passed: int
+    rate: float
+    interval: tuple[float, float]  # the Wilson 95 % interval of the rate, (low, high)
+
+    def to_json(self) -> dict[str, Any]:
+        """The figures under the names report.json and history.json give them."""
+        return {
+            "totalTrials": self.total,
+            "passedTrials": self.passed,
+            "trialPassRate": self.rate,
+            "trialPassRateInterval": list(self.interval),
+        }
+
+
+def trial_figures(results: Sequence[CaseResult]) -> TrialFigures:
+    """The trial counts over `results`, the trial pass rate and its Wilson 95 % interval."""
     total = sum(result.trials for result in results)
     passed = sum(result.passedTrials for result in results)
-    return {
-        "totalTrials": total,
-        "passedTrials": passed,
-        "trialPassRate": passed / total if total else 0.0,
-        "trialPassRateInterval": list(wilson_interval(passed, total)),
-    }
+    return TrialFigures(total, passed, passed / total if total else 0.0, wilson_interval(passed, total))
 
 
 def build_report(results: list[CaseResult]) -> Report:
@@ -237,13 +258,12 @@ def trial_count_note(result: CaseResult) -> str:
     return "" if result.trialResults is None else f" ({result.passedTrials}/{result.trials} trials)"
 
 
-def trial_line(report: Report) -> str:
+def trial_line(figures: TrialFigures) -> str:
     """The trials in one sentence: how many passed, the trial pass rate and its Wilson 95 % interval."""
-    figures = trial_aggregates(report.results)
-    low, high = figures["trialPassRateInterval"]
+    low, high = figures.interval
     return (
-        f"**Trials**: {figures['passedTrials']} of {figures['totalTrials']} passed, trial pass rate "
-        f"{percent(figures['trialPassRate'])} (95% interval {percent(low)}–{percent(high)})."
+        f"**Trials**: {figures.passed} of {figures.total} passed, trial pass rate "
+        f"{percent(figures.rate)} (95% interval {percent(low)}–{percent(high)})."
     )
 
 
@@ -257,8 +277,8 @@ def report_markdown(report: Report, title: str = "Diagnosis eval report", rows: 
         f"**Pass rate {percent(report.passRate)}**: {report.passedCases} passed, {report.failedCases} failed, "
         f"{report.notRunCases} not run, {report.totalCases} cases in all."
     )
-    if report.has_trials:
-        lines += ["", trial_line(report)]
+    if report.trial_figures is not None:
+        lines += ["", trial_line(report.trial_figures)]
     lines.append("")
     lines.append(
         table(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sitegen.checks import FIXTURE_CODES, format_check
 from sitegen.config import SuiteConfig
 from sitegen.models import Case, Trace
 from sitegen.textmatch import found_in, normalise
@@ -13,7 +14,7 @@ Rule = Callable[[Case, Trace, SuiteConfig], list[str]]
 
 
 def _fail(code: str, message: str) -> str:
-    return f"{code}: {message}"
+    return format_check(code, message)
 
 
 def _quote(text: str) -> str:
@@ -294,7 +295,6 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("gatekeeper_rule_set_version", check_gatekeeper_rule_set_version),
 )
 
-FIXTURE_CODES = ("fixture_missing", "fixture_invalid", "fixture_path_invalid")
 ALL_CODES = FIXTURE_CODES + tuple(code for code, _ in RULES)
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from sitegen.checks import with_trial_count
+from sitegen.config import TRIAL_POLICIES
 from sitegen.finite import finite_mean
 from sitegen.report import CaseResult, TrialResult
 
-TRIAL_POLICIES = ("all", "majority", "any")
 
 
 def policy_passes(policy: str, passed: int, trials: int) -> bool:
@@ -40,7 +41,7 @@ def trial_checks(results: Sequence[CaseResult]) -> list[str]:
     ordered = dict.fromkeys(check for result in results for check in result.failedChecks)
     if len(results) <= 1:
         return list(ordered)
-    return [f"{check} (in {counts[check]} of {len(results)} trials)" for check in ordered]
+    return [with_trial_count(check, counts[check], len(results)) for check in ordered]
 
 
 def most_common_verdict(verdicts: Sequence[str | None]) -> str | None:

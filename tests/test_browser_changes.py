@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from changes_suite import EXPECTED, ORDER, build_changes_site
-from test_browser import Watched, browser, watched  # noqa: F401  (the fixtures of the browser tests)
+from helpers import Watched
 
 pytestmark = pytest.mark.browser
 

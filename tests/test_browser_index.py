@@ -10,9 +10,8 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from helpers import make_case, make_trace, write_suite
+from helpers import Watched, case_rows, make_case, make_trace, wait_until_ready, write_suite
 from sitegen.site.build import BuildOptions, build_site
-from test_browser import Watched, browser, case_rows, site, wait_until_ready, watched  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.browser
 
@@ -44,15 +43,15 @@ def expect_hash(page: Any, state: dict[str, str]) -> None:
     page.wait_for_url(lambda url: hash_state(url) == state and url.endswith("index.html") == (not state))
 
 
-def open_index(watched: Watched, site: Path, fragment: str = "") -> Any:
+def open_index(watched: Watched, browser_site: Path, fragment: str = "") -> Any:
     """Load the index afresh (not a hash change of the page already open), with `fragment` in its URL."""
     watched.page.goto("about:blank")
-    page = watched.open((site / "index.html").as_uri() + fragment)
+    page = watched.open((browser_site / "index.html").as_uri() + fragment)
     wait_until_ready(page)
     return page
 
 
-# --- filters ------------------------------------------------------------------------------------------
+# Filters
 
 
 # One page load per test, each control tried in turn: a page load (plotly included) is most of a test's time.
@@ -67,10 +66,10 @@ QUERIES = [
 ]
 
 
-def test_the_text_filter(watched: Watched, site: Path) -> None:
+def test_the_text_filter(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    page = open_index(watched, site)
+    page = open_index(watched, browser_site)
     expect_rows(page, IN_FILE_ORDER)
     for query, ids in QUERIES:
         page.fill("#filter-q", query)
@@ -95,8 +94,8 @@ SELECTS = [
 ]
 
 
-def test_each_select_filters_and_is_kept_in_the_url(watched: Watched, site: Path) -> None:
-    page = open_index(watched, site)
+def test_each_select_filters_and_is_kept_in_the_url(watched: Watched, browser_site: Path) -> None:
+    page = open_index(watched, browser_site)
     for control, value, key, ids in SELECTS:
         page.select_option(control, value)
         expect_rows(page, ids)
@@ -107,10 +106,10 @@ def test_each_select_filters_and_is_kept_in_the_url(watched: Watched, site: Path
     watched.assert_clean()
 
 
-def test_the_flaky_filter_and_combined_filters(watched: Watched, site: Path) -> None:
+def test_the_flaky_filter_and_combined_filters(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    page = open_index(watched, site)
+    page = open_index(watched, browser_site)
     page.check("#filter-flaky")
     expect_rows(page, ["db-pool"])
     expect_hash(page, {"flaky": "1"})
@@ -131,7 +130,7 @@ def test_the_flaky_filter_and_combined_filters(watched: Watched, site: Path) -> 
     watched.assert_clean()
 
 
-# --- sorting ------------------------------------------------------------------------------------------
+# Sorting
 
 # Each sortable column, ascending then descending; equal keys keep the file's order in both directions.
 SORTED = {
@@ -166,10 +165,10 @@ SORTED = {
 }
 
 
-def test_sorting_each_column_both_ways(watched: Watched, site: Path) -> None:
+def test_sorting_each_column_both_ways(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    page = open_index(watched, site)
+    page = open_index(watched, browser_site)
     headers = page.locator("th[data-key]")
     expect(headers).to_have_count(len(SORTED))
     expect(page.locator("th[aria-sort]")).to_have_count(0)
@@ -187,8 +186,8 @@ def test_sorting_each_column_both_ways(watched: Watched, site: Path) -> None:
     watched.assert_clean()
 
 
-def test_sorting_applies_to_the_filtered_rows(watched: Watched, site: Path) -> None:
-    page = open_index(watched, site)
+def test_sorting_applies_to_the_filtered_rows(watched: Watched, browser_site: Path) -> None:
+    page = open_index(watched, browser_site)
     page.select_option("#filter-status", "failed")
     page.locator("th[data-key='duration'] button").click()
     page.locator("th[data-key='duration'] button").click()
@@ -197,42 +196,42 @@ def test_sorting_applies_to_the_filtered_rows(watched: Watched, site: Path) -> N
     watched.assert_clean()
 
 
-# --- the URL ------------------------------------------------------------------------------------------
+# The URL
 
 
-def test_a_url_with_filter_state_restores_the_controls_and_the_table(watched: Watched, site: Path) -> None:
+def test_a_url_with_filter_state_restores_the_controls_and_the_table(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    page = open_index(watched, site, "#status=failed&verdict=MISSING&q=json&sort=case&dir=desc")
+    page = open_index(watched, browser_site, "#status=failed&verdict=MISSING&q=json&sort=case&dir=desc")
     expect(page.locator("#filter-status")).to_have_value("failed")
     expect(page.locator("#filter-verdict")).to_have_value("MISSING")
     expect(page.locator("#filter-q")).to_have_value("json")
     expect(page.locator("th[data-key='case']")).to_have_attribute("aria-sort", "descending")
     expect_rows(page, ["broken-json"])
-    page = open_index(watched, site, "#tag=known-failure&sort=case&dir=desc")
+    page = open_index(watched, browser_site, "#tag=known-failure&sort=case&dir=desc")
     expect(page.locator("#filter-tag")).to_have_value("known-failure")
     expect(page.locator("#filter-status")).to_have_value("")
     expect_rows(page, ["Missing Trace", "broken-json"])
-    page = open_index(watched, site, "#flaky=1")
+    page = open_index(watched, browser_site, "#flaky=1")
     expect(page.locator("#filter-flaky")).to_be_checked()
     expect_rows(page, ["db-pool"])
     watched.assert_clean()
 
 
-def test_a_plain_anchor_is_not_filter_state(watched: Watched, site: Path) -> None:
-    page = open_index(watched, site, "#cases")
+def test_a_plain_anchor_is_not_filter_state(watched: Watched, browser_site: Path) -> None:
+    page = open_index(watched, browser_site, "#cases")
     expect_rows(page, IN_FILE_ORDER)
     watched.assert_clean()
 
 
-def test_a_hash_change_updates_the_controls_and_the_table(watched: Watched, site: Path) -> None:
+def test_a_hash_change_updates_the_controls_and_the_table(watched: Watched, browser_site: Path) -> None:
     """Another fragment on the same page (a link, an edited address): no reload, the script follows it."""
     from playwright.sync_api import expect
 
-    page = open_index(watched, site)
+    page = open_index(watched, browser_site)
     page.fill("#filter-q", "db-pool")
     expect_rows(page, ["db-pool"])
-    page.goto((site / "index.html").as_uri() + "#status=passed&sort=tools&dir=desc")  # same document: hashchange
+    page.goto((browser_site / "index.html").as_uri() + "#status=passed&sort=tools&dir=desc")  # same document: hashchange
     expect(page.locator("#filter-q")).to_have_value("")
     expect(page.locator("#filter-status")).to_have_value("passed")
     expect(page.locator("th[data-key='tools']")).to_have_attribute("aria-sort", "descending")
@@ -245,10 +244,10 @@ def test_a_hash_change_updates_the_controls_and_the_table(watched: Watched, site
     watched.assert_clean()
 
 
-def test_back_after_a_tag_chip_restores_the_filters_before_it(watched: Watched, site: Path) -> None:
+def test_back_after_a_tag_chip_restores_the_filters_before_it(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    page = open_index(watched, site)
+    page = open_index(watched, browser_site)
     page.select_option("#filter-status", "failed")
     expect_hash(page, {"status": "failed"})
     page.locator("#case-table tbody a.tag", has_text="known-failure").click()
@@ -262,10 +261,10 @@ def test_back_after_a_tag_chip_restores_the_filters_before_it(watched: Watched, 
     watched.assert_clean()
 
 
-def test_back_after_a_tag_chip_restores_the_unfiltered_index(watched: Watched, site: Path) -> None:
+def test_back_after_a_tag_chip_restores_the_unfiltered_index(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    page = open_index(watched, site)
+    page = open_index(watched, browser_site)
     page.locator("#case-table tbody a.tag", has_text="known-failure").first.click()  # two rows carry it
     expect_rows(page, ["Missing Trace", "broken-json"])
     page.go_back()
@@ -274,7 +273,7 @@ def test_back_after_a_tag_chip_restores_the_unfiltered_index(watched: Watched, s
     expect_rows(page, IN_FILE_ORDER)
 
 
-# --- paging -------------------------------------------------------------------------------------------
+# Paging
 
 PAGED = 250  # two and a half pages of 100 rows
 

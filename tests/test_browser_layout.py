@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.build import BuildOptions, build_site
-from test_browser import ROOT, Watched, _case_page, _shipped_history, browser, new_context, settle, wait_until_ready  # noqa: F401
+from helpers import ROOT, Watched, case_page_file, new_context, settle, shipped_history, wait_until_ready
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +29,7 @@ def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped suite with seven earlier runs named as CI names them, each with its commit."""
     root = tmp_path_factory.mktemp("layout")
     baseline = ROOT / "eval" / "baseline" / "report.json"
-    runs = _shipped_history(json.loads(baseline.read_text(encoding="utf-8")), runs=7)
+    runs = shipped_history(json.loads(baseline.read_text(encoding="utf-8")), runs=7)
     for number, run in enumerate(runs, 1):
         run |= {"runId": f"{RUN_ID}-{number}", "label": f"nightly build {number} of the main branch", "commit": COMMIT}
     history = root / "history.json"
@@ -46,8 +46,8 @@ def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _pages(site: Path) -> dict[str, Path]:
     return {
         "index": site / "index.html",
-        "case": _case_page(site, "kafka-consumer-lag"),  # a failed tool call, so a tool missing from the evidence
-        "missing": _case_page(site, "known-bad-composer-mode-missing"),  # long words in the badges
+        "case": case_page_file(site, "kafka-consumer-lag"),  # a failed tool call, so a tool missing from the evidence
+        "missing": case_page_file(site, "known-bad-composer-mode-missing"),  # long words in the badges
         "history": site / "history.html",
         "diff": site / "diff.html",
     }
@@ -202,7 +202,7 @@ def test_headline_figures_line_up(browser: Any, shipped_site: Path, width: int) 
         assert max(values) - min(values) <= 1, tops
 
 
-# --- the index's search over questions and answers ---------------------------------------------------------
+# The index's search over questions and answers
 
 
 def test_search_text_loads_only_when_the_box_is_used_and_finds_answers(browser: Any, shipped_site: Path) -> None:
@@ -241,7 +241,7 @@ def test_a_search_in_the_url_loads_the_search_text(browser: Any, shipped_site: P
     context.close()
 
 
-# --- the tool-call timeline --------------------------------------------------------------------------------
+# The tool-call timeline
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -103,7 +103,7 @@ def test_quiet_and_verbose_together_is_a_usage_error() -> None:
     assert "contradict" in result.output
 
 
-# --- global options after the command name (issue 14) ----------------------------------------------------
+# Global options after the command name
 
 
 @pytest.mark.parametrize("flag", ["--quiet", "-q"])

@@ -16,17 +16,10 @@ from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
 from helpers import ROOT, check_golden
-from sitegen.compare.diff import (
-    DEFAULT_COST_TOLERANCE,
-    DIFF_FORMAT_VERSION,
-    DiffItem,
-    UNREAD_TRACE_CODES,
-    DiffReport,
-    compare_reports,
-    diff_json,
-)
-from sitegen.rules import FIXTURE_CODES
+from sitegen.compare.diff import DIFF_FORMAT_VERSION, DiffReport, compare_case, compare_reports, diff_json
+from sitegen.compare.items import DiffItem
 from sitegen.compare.markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
+from sitegen.config import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.report import Report, build_report, read_report, result_from_json
 
@@ -87,7 +80,17 @@ def regressed() -> DiffReport:
     return compare_reports(read_report(DATA / "baseline.json"), read_report(DATA / "current-regressed.json"))
 
 
-# --- identical reports -------------------------------------------------------------------------------------------
+def test_cases_compared_beforehand_give_the_same_diff(regressed: DiffReport) -> None:
+    # A build compares each rendered case with its baseline entry once, for its page, and hands that over.
+    baseline, current = read_report(DATA / "baseline.json"), read_report(DATA / "current-regressed.json")
+    compared = {r.caseId: compare_case(baseline.by_id.get(r.caseId), r) for r in current.results[::2]}
+    again = compare_reports(baseline, current, compared=compared)
+    assert diff_json(again) == diff_json(regressed)
+    reused = [change for change in again.caseChanges if change.caseId in compared]
+    assert reused and all(change is compared[change.caseId].change for change in reused)  # taken, not made again
+
+
+# Identical reports
 
 
 @pytest.mark.parametrize("name", ["baseline.json", "current-regressed.json", "java-baseline.json"])
@@ -97,7 +100,7 @@ def test_identical_reports_give_no_items(name: str) -> None:
     assert (diff.regressionCount, diff.improvementCount, diff.changedCount, diff.hasRegression) == (0, 0, 0, False)
 
 
-# --- per-case metrics, each direction ----------------------------------------------------------------------------
+# Per-case metrics, each direction
 
 CASE_METRICS = [
     # (metric, baseline fields, current fields, type, baselineValue, currentValue, delta)
@@ -175,7 +178,7 @@ def test_failed_check_details_change_says_so() -> None:
     assert item.message == "Case c1 failure details changed: a → a."
 
 
-# --- presence -----------------------------------------------------------------------------------------------------
+# Presence
 
 
 def test_missing_case_is_one_regression() -> None:
@@ -195,7 +198,7 @@ def test_new_case_is_one_change_not_a_regression() -> None:
     assert [i.metric for i in of_type(diff, "REGRESSION")] == ["passRate"]
 
 
-# --- aggregates ---------------------------------------------------------------------------------------------------
+# Aggregates
 
 
 def with_aggregates(base: Report, **fields: Any) -> Report:
@@ -263,7 +266,7 @@ def diff_items(before: Report, after: Report) -> list:
     return [item for item in compare_reports(before, after).items if item.scope == "aggregate"]
 
 
-# --- cost signals: the paired rule ---------------------------------------------------------------------------------
+# Cost signals: the paired rule
 
 
 def cost_items(diff: DiffReport) -> dict[str, DiffItem]:
@@ -370,10 +373,6 @@ def test_a_case_whose_trace_was_unreadable_is_not_paired(code: str) -> None:
     assert (item.pairedCaseCount, item.type) == (1, "CHANGED")
 
 
-def test_unread_trace_codes_are_the_rules_fixture_codes() -> None:
-    assert UNREAD_TRACE_CODES == set(FIXTURE_CODES)
-
-
 def test_no_case_measured_in_both_reports_is_changed_with_no_paired_values() -> None:
     diff = compare_reports(report(result("old", durationMs=1000)), report(result("new", durationMs=9000)))
     item = cost_items(diff)["averageDurationMs"]
@@ -459,7 +458,7 @@ def test_shared_cases_slower_beyond_the_tolerance_always_regress(
     assert diff.hasRegression is True
 
 
-# --- changed definitions ------------------------------------------------------------------------------------------
+# Changed definitions
 
 
 def test_changed_definition_adds_an_item_and_is_listed() -> None:
@@ -478,7 +477,7 @@ def test_no_definition_item_without_two_different_digests(old: str | None, new: 
     assert diff.items == [] and diff.changedDefinitions == []
 
 
-# --- the shipped report pair: exact items, order, counts ----------------------------------------------------------
+# The shipped report pair: exact items, order, counts
 
 
 def test_report_pair_items(regressed: DiffReport) -> None:
@@ -628,7 +627,7 @@ def test_deltas_are_current_minus_baseline_for_numbers_only(regressed: DiffRepor
             assert item.delta is None, item
 
 
-# --- JSON ---------------------------------------------------------------------------------------------------------
+# JSON
 
 
 def test_json_shape_follows_the_contract(regressed: DiffReport) -> None:
@@ -673,7 +672,7 @@ def test_json_is_byte_stable() -> None:
     check_golden(texts.pop(), GOLDEN / "regressed.json")
 
 
-# --- Java-shaped reports ------------------------------------------------------------------------------------------
+# Java-shaped reports
 
 
 @pytest.mark.parametrize("java_side", ["baseline", "current"])
@@ -720,7 +719,7 @@ def test_bad_reports_name_the_file(tmp_path: Path, name: str, text: str | None, 
     assert problem in str(caught.value)
 
 
-# --- Markdown -----------------------------------------------------------------------------------------------------
+# Markdown
 
 
 def test_markdown_golden(regressed: DiffReport) -> None:
@@ -820,12 +819,12 @@ def test_hostile_case_ids_cannot_break_the_table() -> None:
     check_golden(text, GOLDEN / "hostile.md")
 
 
-# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Mutants that survived (docs/testing.md, "Mutation testing")
 # Each test below fails for a mutant of sitegen/compare/diff.py that the tests above let through.
 
 
 def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
-    from sitegen.compare.diff import describe_value
+    from sitegen.compare.wording import describe_value
 
     assert describe_value("averageToolCallCount", None) == "unknown"
     assert describe_value("durationMs", None) == describe_value("averageDurationMs", None) == "unknown"
@@ -833,7 +832,7 @@ def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:
 
 
 def test_a_case_measured_only_in_the_baseline_changes_the_mix() -> None:
-    from sitegen.compare.diff import paired_average
+    from sitegen.compare.costs import paired_average
 
     both, dropped = result("a", durationMs=100), result("b", durationMs=900)
     assert paired_average(report(both, dropped), report(both), "averageDurationMs").mix_changed

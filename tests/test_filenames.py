@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_case, make_trace, write_suite
+from helpers import BUILD_ENV, WRITE_SPY, make_case, make_trace, write_suite
 from hostile_corpus import HOSTILE_IDS
 from site_audit import audit_site, parse
-from test_kill_build import ENV, WRITE_SPY
 
 # Ids that attack file names on some system: separators, dots, Windows device names (also with extensions,
 # superscript digits and trailing dots), NTFS streams, case and Unicode folding pairs, controls, length.
@@ -25,7 +24,7 @@ FILE_NAME_IDS = HOSTILE_IDS + [
     "%2e%2e%2f", "~", "-", "#", "?", " ", "\u00a0", "ß", "ss", "SS", "K", "\u212a", "\u0130", "i\u0307", "\ufb01", "fi",
     "X" * 300, "x" * 299 + "X", "é" * 200, "\u202eexe.txt", "tab\there", "new\nline", "cases/../index",
 ]
-_SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\.html$")
+_SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\.(html|trace\.json)$")
 _WINDOWS_RESERVED = re.compile(r"^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.I)
 
 
@@ -37,7 +36,7 @@ def _run(args: list[str], cwd: Path, spy_log: Path | None = None) -> subprocess.
         spy.write_text(WRITE_SPY, encoding="utf-8")
         command = [sys.executable, str(spy), str(spy_log), *args]
     # The tests' own trace cache (conftest.py), set after ENV was made at import: never the user's ~/.cache.
-    env = {**ENV, "PYTHONDONTWRITEBYTECODE": "1", "SITEGEN_CACHE_DIR": os.environ["SITEGEN_CACHE_DIR"]}
+    env = {**BUILD_ENV, "PYTHONDONTWRITEBYTECODE": "1", "SITEGEN_CACHE_DIR": os.environ["SITEGEN_CACHE_DIR"]}
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -71,8 +70,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[st
 
 def test_every_id_has_its_own_page(built: tuple[Path, Path, list[str], list[Path]]) -> None:
     _, site, ids, _ = built
-    pages = sorted((site / "cases").iterdir())
+    pages = sorted((site / "cases").glob("*.html"))
     assert len(pages) == len(ids)
+    # Each page's raw trace beside it, under the same safe name (urls.raw_trace).
+    assert sorted(p.name for p in (site / "cases").glob("*.trace.json")) == sorted(p.stem + ".trace.json" for p in pages)
     shown = {parse(page).find("main")["data-case-id"]: page for page in pages}
     # html.parser keeps NUL as it is; a browser shows U+FFFD for it, which cannot be helped.
     assert set(shown) == set(ids)
@@ -83,7 +84,7 @@ def test_page_names_are_safe_everywhere(built: tuple[Path, Path, list[str], list
     names = [page.name for page in (site / "cases").iterdir()]
     assert all(_SAFE_NAME.match(name) for name in names), [n for n in names if not _SAFE_NAME.match(n)]
     assert all(len(name.encode()) <= 100 for name in names), max(names, key=len)
-    assert not [name for name in names if _WINDOWS_RESERVED.match(name.removesuffix(".html"))]
+    assert not [name for name in names if _WINDOWS_RESERVED.match(name.removesuffix(".html").removesuffix(".trace.json"))]
     # Distinct on case-insensitive file systems (macOS, Windows), and under Unicode normalisation.
     assert len({name.casefold() for name in names}) == len(names)
 
@@ -113,7 +114,7 @@ def test_nothing_is_written_outside_out(built: tuple[Path, Path, list[str], list
     assert sorted(p.name for p in parent.iterdir()) == ["site", "spy.py"]
 
 
-# --- traversal, end to end -----------------------------------------------------------------------------
+# Traversal, end to end
 
 SECRET = "SECRET-d41d8cd98f00b204"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import socket
@@ -12,8 +13,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from helpers import make_case, make_trace, write_suite
 from hostile_peers import dripping_body, dripping_headers, fixed, peer, serving, streaming
@@ -38,7 +38,7 @@ from sitegen.site.history import (
     read_history,
     record_run,
 )
-from sitegen.report import CaseResult, build_report, report_json
+from sitegen.report import CaseResult, TrialResult, build_report, report_json
 
 DATA = Path(__file__).parent / "data" / "site"
 
@@ -119,6 +119,27 @@ def test_round_trip_keeps_unknown_fields_and_numbers_as_written(tmp_path: Path) 
     assert '"averageDurationMs": 12000,' in history_json(runs)
 
 
+def test_a_run_of_a_suite_with_trials_carries_the_reports_trial_figures(tmp_path: Path) -> None:
+    trial = TrialResult("c/trial-001.json", "passed", [], "PASS", 0, 1, 10)
+    failed = TrialResult("c/trial-002.json", "failed", ["verdict_missing: x"], None, 0, 1, 10)
+    report = build_report([dataclasses.replace(_result("c", True), trialResults=[trial, failed]), _result("d", False)])
+    run = new_run(report, run_id="r", label="r", created_at="2026-01-01T00:00:00Z", commit=None)
+    figures = report.trial_figures
+    assert figures is not None and (figures.total, figures.passed, figures.rate) == (3, 1, 1 / 3)
+    assert (run.totalTrials, run.passedTrials, run.trialPassRate, run.trialPassRateInterval) == figures
+    # Written after the cases, among the fields this sitegen does not know, in name order; read back the same.
+    text = history_json([run.model_copy(update={"zzz": 1, "aaa": 2})])
+    assert list(json.loads(text)[0])[-7:] == ["cases", "aaa", "passedTrials", "totalTrials", "trialPassRate",
+                                              "trialPassRateInterval", "zzz"]
+    (tmp_path / "history.json").write_text(text, encoding="utf-8")
+    assert history_json(read_history(tmp_path / "history.json")) == text
+    assert read_history(tmp_path / "history.json")[0].trialPassRateInterval == figures.interval
+
+
+def test_a_run_of_single_trace_cases_records_no_trial_figures() -> None:
+    assert "totalTrials" not in _run("r", a=True).to_json() and _run("r", a=True).totalTrials is None
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -131,6 +152,9 @@ def test_round_trip_keeps_unknown_fields_and_numbers_as_written(tmp_path: Path) 
         ('[{"runId": "r", "cases": {}, "passRate": "high"}]', '[0].passRate: expected a number or null (got "high")'),
         ('[{"runId": "r", "cases": {}, "totalCases": 1.5}]', "[0].totalCases: expected an integer, got 1.5"),
         ('[{"runId": "r", "cases": {}, "commit": 5}]', "[0].commit: expected a string, got 5"),
+        ('[{"runId": "r", "cases": {}, "trialPassRate": "x"}]', '[0].trialPassRate: expected a number or null (got "x")'),
+        ('[{"runId": "r", "cases": {}, "totalTrials": 2.5}]', "[0].totalTrials: expected an integer, got 2.5"),
+        ('[{"runId": "r", "cases": {}, "trialPassRateInterval": [0.1]}]', "[0].trialPassRateInterval: expected [low, high]"),
         ('[{"runId": "r", "cases": {}, "verdictDistribution": {"PASS": true}}]', "[0].verdictDistribution.PASS: expected a count"),
         ('[{"runId": "r", "cases": {}}, {"runId": "r", "cases": {}}]', "[1].runId: duplicate runId 'r'"),
         ('[{"runId": "r", "cases": {}, "formatVersion": 99}]', "[0].formatVersion: written by a newer sitegen"),
@@ -148,7 +172,7 @@ def test_corrupt_history_is_bad_input(tmp_path: Path, text: str, message: str) -
     assert message in str(caught.value)
 
 
-# --- where the previous history comes from ------------------------------------------------------------
+# Where the previous history comes from
 
 
 def test_without_a_source_the_sites_own_history_is_continued(tmp_path: Path) -> None:
@@ -338,7 +362,7 @@ def test_pass_strip() -> None:
     assert json.loads(history_json(runs))[1]["cases"] == {"b": True}
 
 
-# --- through `sitegen build` ---------------------------------------------------------------------------
+# Through `sitegen build`
 
 
 @pytest.fixture

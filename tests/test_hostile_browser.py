@@ -18,7 +18,7 @@ import pytest
 
 from hostile_corpus import PAYLOADS, write_hostile_site_inputs
 from sitegen.site.build import BuildOptions, build_site
-from test_browser import browser, new_context, settle  # noqa: F401 - the shared Debian Chromium fixture (skips or fails when absent)
+from helpers import new_context, settle
 
 pytestmark = pytest.mark.browser
 
@@ -194,3 +194,17 @@ def test_hostile_filter_state_in_the_url_runs_nothing(trapped: Trapped, hostile_
     assert trapped.visit(url) == []
     expect(trapped.page.locator("#filter-q")).to_have_value(payload)
     expect(trapped.page.locator("#filter-tag")).to_have_value(payload)
+
+
+def test_raw_trace_files_open_as_text_and_run_nothing(trapped: Trapped, hostile_site: Path) -> None:
+    """Each raw trace beside a case page (the fixture's bytes, urls.raw_trace) is opened by the browser as JSON
+    text from file://, whatever the agent wrote in it: never parsed as HTML, nothing runs."""
+    raw_files = sorted((hostile_site / "cases").glob("*.trace.json"))
+    assert raw_files
+    for raw in raw_files:
+        url = raw.as_uri()
+        assert trapped.visit(url) == [], raw.name
+        assert trapped.page.evaluate("document.contentType") == "application/json", raw.name
+        assert trapped.page.evaluate("document.querySelectorAll('script, img, iframe, a').length") == 0, raw.name
+        shown = trapped.page.evaluate("document.body.innerText")
+        assert json.loads(shown) == json.loads(raw.read_text(encoding="utf-8")), raw.name

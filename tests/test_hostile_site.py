@@ -54,7 +54,7 @@ def test_every_page_is_inert(hostile: tuple[Path, Path]) -> None:
 def test_every_case_has_its_page_showing_its_payloads_as_text(hostile: tuple[Path, Path], pages: dict[str, Path]) -> None:
     inputs, site = hostile
     cases = _cases(inputs)
-    assert len(pages) == len(cases) == len(list((site / "cases").iterdir()))
+    assert len(pages) == len(cases) == len(list((site / "cases").glob("*.html")))
     for case in cases:
         page = pages[case["id"]]
         doc = parse(page)
@@ -73,8 +73,11 @@ def test_every_case_has_its_page_showing_its_payloads_as_text(hostile: tuple[Pat
         assert doc.select_one("#notes.markdown") is not None, where
         definition = {dt.get_text(): dd.get_text() for dt, dd in zip(doc.select("#definition dt"), doc.select("#definition dd"))}
         assert definition["Expected rule set version"] == payload, where
-        # The raw trace shows the payload verbatim (as JSON text), never as markup.
-        assert json.dumps(payload, ensure_ascii=False)[1:-1] in doc.select_one("#raw pre").get_text(), where
+        # The raw trace is the fixture's bytes in a .json file beside the page, linked as JSON: never markup.
+        link = doc.select_one("#raw a[type='application/json']")
+        raw = page.parent / link["href"]
+        assert raw.name.endswith(".trace.json") and raw.parent == page.parent, where
+        assert raw.read_bytes() == (inputs / "fixtures" / case["traceFixture"]).read_bytes(), where
 
 
 @pytest.mark.parametrize(
@@ -157,7 +160,7 @@ def test_hostile_ids_all_have_pages(hostile: tuple[Path, Path], pages: dict[str,
     assert set(HOSTILE_IDS) <= set(pages)
 
 
-# --- the audit itself must catch what it looks for -------------------------------------------------------
+# The audit itself must catch what it looks for
 
 
 BAD_BODY = """

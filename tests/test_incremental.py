@@ -5,70 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-import sitegen.site.build as site_module
-from helpers import fail_at
+import sitegen.site.incremental as incremental
+from helpers import SITE_CASES, append_answer, edit_json, fail_at, rebuild_and_compare, site_options, snapshot
 from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
-from sitegen.site.build import BuildOptions, BuildResult, build_site
-from test_site import snapshot, suite  # noqa: F401 - suite is a fixture
-
-CASES = 7  # in tests/data/site/cases.json
-
-
-def options(root: Path, out: str, history: Path, **changes: object) -> BuildOptions:
-    """The build of the test suite into `out`, continuing `history`, at a fixed run id."""
-    fields: dict[str, object] = {
-        "cases": root / "cases.json",
-        "fixtures": root / "fixtures",
-        "baseline": root / "baseline.json",
-        "out": root / out,
-        "history": history,
-        "run_id": "same",
-        "cwd": root,
-    }
-    fields.update(changes)
-    return BuildOptions(**fields)  # type: ignore[arg-type]
-
-
-def rebuild_and_compare(root: Path, **changes: object) -> BuildResult:
-    """Rebuild `site/` incrementally and build a fresh site from the same inputs; both must be identical."""
-    start = root / "history-start.json"
-    shutil.copy(root / "site" / "history.json", start)
-    for name in ("h-incremental.json", "h-fresh.json"):
-        shutil.copy(start, root / name)
-    result = build_site(options(root, "site", root / "h-incremental.json", **changes))
-    shutil.rmtree(root / "fresh", ignore_errors=True)
-    fresh = build_site(options(root, "fresh", root / "h-fresh.json", **changes))
-    assert fresh.reused_pages == 0
-    incremental, scratch = snapshot(root / "site"), snapshot(root / "fresh")
-    differing = sorted(name for name in set(incremental) | set(scratch) if incremental.get(name) != scratch.get(name))
-    assert not differing, f"incremental build differs from a full build in {differing}"
-    return result
-
-
-@pytest.fixture
-def built(suite: Path) -> Path:  # noqa: F811
-    """The test suite built once into site/ (the previous build of every rebuild)."""
-    first = build_site(options(suite, "site", suite / "history.json"))
-    assert first.case_pages == CASES and first.reused_pages == 0
-    return suite
-
-
-def _edit_json(path: Path, change: Callable[[object], object]) -> None:
-    path.write_text(json.dumps(change(json.loads(path.read_text(encoding="utf-8"))), ensure_ascii=False), encoding="utf-8")
-
-
-def _append_answer(data: object) -> object:
-    assert isinstance(data, dict)
-    data["session"]["answer"] += "\n\nAddendum: the pool was resized at 10:42."
-    return data
-
+from sitegen.site.build import build_site
 
 def _add_case(cases: object) -> object:
     assert isinstance(cases, list)
@@ -99,31 +45,31 @@ def _edit_baseline(report: object) -> object:
 @pytest.mark.parametrize(
     ("file", "change", "reused"),
     [
-        ("fixtures/pay-timeout.json", _append_answer, CASES - 1),  # only that page
-        ("cases.json", _add_case, CASES - 1),  # the new page and the previous last one (its "next" link)
-        ("cases.json", _remove_case, CASES - 3),  # the removed case's neighbours (their links)
-        ("cases.json", _edit_case, CASES - 1),  # the edited case
-        ("baseline.json", _edit_baseline, CASES - 1),  # the case whose baseline entry changed
+        ("fixtures/pay-timeout.json", append_answer, SITE_CASES - 1),  # only that page
+        ("cases.json", _add_case, SITE_CASES - 1),  # the new page and the previous last one (its "next" link)
+        ("cases.json", _remove_case, SITE_CASES - 3),  # the removed case's neighbours (their links)
+        ("cases.json", _edit_case, SITE_CASES - 1),  # the edited case
+        ("baseline.json", _edit_baseline, SITE_CASES - 1),  # the case whose baseline entry changed
     ],
     ids=["one-fixture", "case-added", "case-removed", "case-edited", "baseline-entry"],
 )
 def test_rebuild_after_a_change_equals_a_full_build(
     built: Path, file: str, change: Callable[[object], object], reused: int
 ) -> None:
-    _edit_json(built / file, change)
+    edit_json(built / file, change)
     assert rebuild_and_compare(built).reused_pages == reused
 
 
 def test_rebuild_without_change_reuses_every_page_and_keeps_them(built: Path) -> None:
     before = {p.name: p.stat().st_ino for p in (built / "site" / "cases").iterdir()}
     result = rebuild_and_compare(built)
-    assert (result.case_pages, result.reused_pages) == (CASES, CASES)
+    assert (result.case_pages, result.reused_pages) == (SITE_CASES, SITE_CASES)
     after = {p.name: p.stat().st_ino for p in (built / "site" / "cases").iterdir()}
     assert after == before, "unchanged pages are linked from the previous site, not written again"
 
 
 def test_one_fixture_rebuild_shows_the_change(built: Path) -> None:
-    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
+    edit_json(built / "fixtures" / "pay-timeout.json", append_answer)
     rebuild_and_compare(built)
     page = next(p for p in (built / "site" / "cases").glob("pay-timeout-*.html"))
     answer = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").select_one("#answer .markdown")
@@ -132,9 +78,9 @@ def test_one_fixture_rebuild_shows_the_change(built: Path) -> None:
 
 def test_index_and_reports_reflect_the_new_run(built: Path) -> None:
     # pay-timeout passes; emptying its answer makes it fail: the reused pages' rows must not hide that.
-    _edit_json(built / "fixtures" / "pay-timeout.json", lambda d: {**d, "session": {**d["session"], "answer": ""}})  # type: ignore[dict-item]
+    edit_json(built / "fixtures" / "pay-timeout.json", lambda d: {**d, "session": {**d["session"], "answer": ""}})  # type: ignore[dict-item]
     result = rebuild_and_compare(built)
-    assert result.reused_pages == CASES - 1
+    assert result.reused_pages == SITE_CASES - 1
     statuses = {r.caseId: r.status for r in result.report.results}
     assert statuses["pay-timeout"] == "failed"
     report = json.loads((built / "site" / "report.json").read_text(encoding="utf-8"))
@@ -150,7 +96,7 @@ def test_a_change_every_page_shows_renders_every_page(built: Path, change: str, 
     elif change == "no-baseline":
         extra["baseline"] = None  # every page's navigation loses the diff link
     else:
-        monkeypatch.setattr(site_module, "code_fingerprint", lambda: "another sitegen's code and templates")
+        monkeypatch.setattr(incremental, "code_fingerprint", lambda: "another sitegen's code and templates")
     assert rebuild_and_compare(built, **extra).reused_pages == 0
 
 
@@ -169,7 +115,7 @@ def test_a_damaged_status_file_means_a_full_build(built: Path, damage: Callable[
     status = built / "site" / STATUS_FILE
     status.write_text(damage(status.read_text(encoding="utf-8")), encoding="utf-8")
     result = rebuild_and_compare(built)
-    assert result.reused_pages < CASES
+    assert result.reused_pages < SITE_CASES
 
 
 def test_a_record_whose_result_is_unusable_renders_its_page_without_touching_the_old_one(built: Path) -> None:
@@ -186,15 +132,15 @@ def test_a_record_whose_result_is_unusable_renders_its_page_without_touching_the
     keep = built / "old-page.html"
     os.link(old_page, keep)
     before = keep.read_bytes()
-    assert rebuild_and_compare(built).reused_pages == CASES - 1
+    assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1
     assert keep.read_bytes() == before
 
 
 def test_case_list_pages_whose_rows_did_not_change_are_taken_from_the_previous_site(built: Path) -> None:
     rows = 2  # 7 cases: index.html and index-2 … index-4.html
-    build_site(options(built, "site", built / "history.json", index_page_rows=rows))
+    build_site(site_options(built, "site", built / "history.json", index_page_rows=rows))
     pages = {name: (built / "site" / name).stat().st_ino for name in ("index-2.html", "index-3.html", "index-4.html")}
-    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
+    edit_json(built / "fixtures" / "pay-timeout.json", append_answer)
     rebuild_and_compare(built, index_page_rows=rows)
     order = [case["id"] for case in json.loads((built / "cases.json").read_text(encoding="utf-8"))]
     changed = f"index-{order.index('pay-timeout') // 2 + 1}.html"
@@ -206,7 +152,7 @@ def test_case_list_pages_whose_rows_did_not_change_are_taken_from_the_previous_s
 def test_a_page_edited_in_the_published_site_is_rendered_again(built: Path) -> None:
     page = next((built / "site" / "cases").glob("db-pool-*.html"))
     page.write_text(page.read_text(encoding="utf-8") + "<!-- edited by hand -->", encoding="utf-8")
-    assert rebuild_and_compare(built).reused_pages == CASES - 1
+    assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1
 
 
 def test_status_file_records_every_case_and_page(built: Path) -> None:
@@ -224,45 +170,49 @@ def test_status_file_records_every_case_and_page(built: Path) -> None:
 
 def test_a_failed_rebuild_leaves_the_previous_site_and_its_pages_intact(built: Path) -> None:
     before = snapshot(built / "site")
-    _edit_json(built / "fixtures" / "db-pool.json", _append_answer)
+    edit_json(built / "fixtures" / "db-pool.json", append_answer)
     # After the case pages are linked into the new site: the links must not have changed the old one.
     with pytest.raises(RuntimeError, match="disk on fire"):
-        build_site(options(built, "site", built / "history.json"), fail_at("run data"))
+        build_site(site_options(built, "site", built / "history.json"), fail_at("run data"))
     assert snapshot(built / "site") == before
     assert [p.name for p in built.iterdir() if p.name.startswith(".site")] == []
 
 
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Counts of whole-file validations (load_cases) and of single cases validated on demand."""
-    import sitegen.casefile as caselist
+    """Counts of whole-file validations (loading.load_case_file) and of single cases validated on demand."""
+    import sitegen.loading as loading
     from sitegen.models import Case
 
     counts = {"files": 0, "cases": 0}
-    real_load = caselist.load_cases
+    real_load, real_validate = loading.load_case_file, Case.model_validate
+    whole_file = []
 
-    def load_cases(path, text=None):  # noqa: ANN001, ANN202 - spy
+    def load_case_file(path, text=None):  # noqa: ANN001, ANN202 - spy
         counts["files"] += 1
-        return real_load(path, text)
+        whole_file.append(True)
+        try:
+            return real_load(path, text)
+        finally:
+            whole_file.pop()
 
-    class CaseSpy:
-        @staticmethod
-        def model_validate(data):  # noqa: ANN001, ANN205 - spy
+    def model_validate(data, **kwargs):  # noqa: ANN001, ANN202 - spy
+        if not whole_file:
             counts["cases"] += 1
-            return Case.model_validate(data)
+        return real_validate(data, **kwargs)
 
-    monkeypatch.setattr(caselist, "load_cases", load_cases)
-    monkeypatch.setattr(caselist, "Case", CaseSpy)
+    monkeypatch.setattr(loading, "load_case_file", load_case_file)
+    monkeypatch.setattr(Case, "model_validate", model_validate)
     return counts
 
 
 def test_an_unchanged_case_file_is_not_validated_again(built: Path, validations: dict[str, int]) -> None:
     rebuild_and_compare(built)  # the fresh build (no status) validates the file: once
     assert validations == {"files": 1, "cases": 0}
-    _edit_json(built / "fixtures" / "db-pool.json", _append_answer)
+    edit_json(built / "fixtures" / "db-pool.json", append_answer)
     rebuild_and_compare(built)  # the one case to render is validated on its own
     assert validations == {"files": 2, "cases": 1}
-    _edit_json(built / "cases.json", _edit_case)
+    edit_json(built / "cases.json", _edit_case)
     rebuild_and_compare(built)  # a changed case file is validated whole again
     assert validations == {"files": 4, "cases": 1}
 
@@ -271,15 +221,14 @@ def test_an_invalid_edit_of_a_validated_case_file_is_bad_input(built: Path) -> N
     from sitegen.errors import BadInput
 
     before = snapshot(built / "site")
-    _edit_json(built / "cases.json", lambda cases: [{**cases[0], "minKeywordMatches": -1}, *cases[1:]])  # type: ignore[index]
+    edit_json(built / "cases.json", lambda cases: [{**cases[0], "minKeywordMatches": -1}, *cases[1:]])  # type: ignore[index]
     with pytest.raises(BadInput, match="minKeywordMatches"):
-        build_site(options(built, "site", built / "history.json"))
+        build_site(site_options(built, "site", built / "history.json"))
     assert snapshot(built / "site") == before
 
 
 def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # `sitegen serve --watch` rebuilds in one process: an edited template must change the fingerprint.
-    import sitegen.site.incremental as buildstatus
 
     package = tmp_path / "fakesite"
     (package / "templates").mkdir(parents=True)
@@ -287,10 +236,10 @@ def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, m
     template = package / "templates" / "page.html"
     template.write_text("<p>{{ one }}</p>", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
-    before = buildstatus.code_fingerprint(("fakesite",))
-    assert buildstatus.code_fingerprint(("fakesite",)) == before
+    before = incremental.code_fingerprint(("fakesite",))
+    assert incremental.code_fingerprint(("fakesite",)) == before
     template.write_text("<p>{{ two }}</p>", encoding="utf-8")
-    assert buildstatus.code_fingerprint(("fakesite",)) != before
+    assert incremental.code_fingerprint(("fakesite",)) != before
 
 
 def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) -> None:

@@ -11,11 +11,9 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import make_case, make_trace, write_suite
+from helpers import Watched, assert_inert, check_links, make_case, make_trace, write_suite
 from sitegen.errors import UsageError
 from sitegen.site.build import BuildOptions, build_site
-from test_browser import Watched, browser, watched  # noqa: F401 - fixtures
-from test_site import assert_inert, check_links
 
 ROWS = 10  # rows per static page here, so 25 cases make three pages
 COUNT = 25

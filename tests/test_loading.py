@@ -179,7 +179,7 @@ def test_a_misspelt_field_stops_every_command_with_a_suggestion(tmp_path: Path) 
     built = CliRunner().invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(site)])
     assert built.exit_code == 0, built.output
     before = {path: path.read_bytes() for path in site.rglob("*") if path.is_file()}
-    # The typo of the issue: with the field ignored, the case would pass and the check say "ok".
+    # A misspelt field name: were it ignored, the case would pass and `check` would say "ok".
     write_suite(tmp_path, [make_case(requiredEvidenceTool=["nonexistent_tool"])], {})
     runs = {
         "check": [],
@@ -231,7 +231,7 @@ def test_null_optional_fields_mean_default(tmp_path: Path) -> None:
     assert case.tags == [] and case.allowedVerdicts == ["PASS"] and case.keyword_threshold == 0
 
 
-# --- fixtures -------------------------------------------------------------------------------------
+# Fixtures
 
 
 def problem(fixtures: Path, name: str) -> FixtureProblem:

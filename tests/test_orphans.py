@@ -5,9 +5,9 @@ The build runs in a session (and process group) of its own, with workers forced 
 after starting its pool, while a worker is starting (before it asked the kernel to end it with the build),
 while workers are rendering case pages. Every process still in the build's process group is an orphan.
 
-The orphan of issue 17 needs a race: a worker still between fork and PR_SET_PDEATHSIG when the build dies,
-and another killed by it while holding the pool's queue lock (the first then waits on that lock forever).
-Without the parent check in parallel._die_with_parent, `pool-started` with four forked workers left one in
+The orphan this guards against needs a race: a worker still between fork and PR_SET_PDEATHSIG when the build
+dies, and another killed by it while holding the pool's queue lock (the first then waits on that lock forever).
+Without the parent check in workers._die_with_parent, `pool-started` with four forked workers left one in
 3 of 10 hand runs; with it, none in 20. The test cannot force that race; it holds at every stage here.
 """
 

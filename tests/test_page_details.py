@@ -1,4 +1,4 @@
-"""Details of the built pages (issue 14), read with BeautifulSoup: the search text asset, the run named once in the
+"""Details of the built pages, read with BeautifulSoup: the search text asset, the run named once in the
 index's header, the tool-call timeline's failed calls and time axis, the history chart in seconds."""
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ def test_passing_trace_has_no_failures() -> None:
     assert result.passed and result.status == "passed" and result.failedChecks == []
 
 
-# --- verdicts -------------------------------------------------------------------------------------
+# Verdicts
 
 
 @pytest.mark.parametrize("verdict_value", [None, ""])
@@ -90,7 +90,7 @@ def test_verdict_forbidden_even_if_allowed() -> None:
     assert codes(case, make_trace(verdict="LOW_CONFID")) == ["verdict_forbidden"]
 
 
-# --- keywords -------------------------------------------------------------------------------------
+# Keywords
 
 
 def test_keyword_coverage_default_needs_all() -> None:
@@ -140,7 +140,7 @@ def test_forbidden_answer_keyword_full_width_variant() -> None:
     assert codes(make_case(forbiddenAnswerKeywords=["100%确定"]), make_trace("１００％确定")) == ["forbidden_answer_keyword"]
 
 
-# --- evidence -------------------------------------------------------------------------------------
+# Evidence
 
 
 def test_missing_evidence_tool_one_per_tool() -> None:
@@ -197,7 +197,7 @@ def test_success_missing_is_not_success() -> None:
     ]
 
 
-# --- degraded output ------------------------------------------------------------------------------
+# Degraded output
 
 REJECT_CASE = make_case(allowedVerdicts=["REJECT"])
 
@@ -251,7 +251,7 @@ def test_degraded_marker_default_is_configurable() -> None:
     assert codes(REJECT_CASE, make_trace("证据不足", verdict="REJECT"), config) == ["degraded_output_contract"]
 
 
-# --- V2 audit closure -----------------------------------------------------------------------------
+# V2 audit closure
 
 
 @pytest.mark.parametrize(
@@ -427,7 +427,7 @@ def test_result_fields() -> None:
     }
 
 
-# === The rules as eval/README.md now states them (issue 12) ====================================
+# The rules as eval/README.md now states them
 
 # Fallback leak, claim checks required, blank fields, distinct keywords, rule set versions as written.
 
@@ -586,7 +586,7 @@ def test_whitespace_only_recorded_version_is_none() -> None:
     result = evaluate(make_case(expectedGatekeeperRuleSetVersion="v1"), make_trace(gatekeeper_result={"rule_set_version": "  "}))
     assert result.failedChecks == ["gatekeeper_rule_set_version: expected rule_set_version 'v1', but none is recorded"]
 
-# --- the documented normalisations, each with an example that only matches after it ----------------------
+# The documented normalisations, each with an example that only matches after it
 # eval/README.md, "How text is matched": NFKC and case folding of both sides for keywords, forbidden phrases,
 # degraded markers and raw Executor markers; the gatekeeper status is compared case-insensitively.
 
@@ -644,7 +644,7 @@ def test_a_fallback_composer_is_recognised_in_any_case() -> None:
     ]
 
 
-# --- mutants that survived (docs/testing.md, "Mutation testing") -----------------------------------------
+# Mutants that survived (docs/testing.md, "Mutation testing")
 # Each test below fails for a mutant of sitegen/rules.py that the tests above let through. Case and trace go
 # through JSON text, as in a real run: their strings are then other objects than the defaults' and each
 # other's, so a comparison by identity (`is`) instead of equality cannot pass by accident.

@@ -6,127 +6,14 @@ import json
 import re
 import shutil
 from pathlib import Path
-from urllib.parse import unquote
 
 import pytest
-from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
-from helpers import fail_at
+from helpers import EPOCH, assert_inert, build, case_ids, check_links, fail_at, snapshot, soup
 from sitegen.cli import app
 
-DATA = Path(__file__).parent / "data" / "site"
-ROOT = Path(__file__).resolve().parent.parent
-EPOCH = "1700000000"
 runner = CliRunner()
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
-_URL_ATTRS = ("href", "src", "action", "formaction", "data", "poster", "srcset", "background", "xlink:href")
-
-
-# --- helpers (also used by test_site_golden.py and test_site_views.py) ---------------------------------
-
-
-def build(*args: str, suite: bool = True):  # noqa: ANN201 - click Result
-    """Run `sitegen build` in the current folder (the copied test suite) with the given options."""
-    base = ["build", "--cases", "cases.json", "--fixtures", "fixtures"] if suite else ["build"]
-    return runner.invoke(app, base + list(args))
-
-
-def soup(path: Path) -> BeautifulSoup:
-    """A page parsed with the standard library's parser."""
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under `root` (relative POSIX path → bytes)."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def case_ids(cases_file: Path) -> list[str]:
-    """The ids in a case file, in order."""
-    return [case["id"] for case in json.loads(cases_file.read_text(encoding="utf-8"))]
-
-
-def check_links(root: Path) -> list[str]:
-    """Every problem with the site's links: a relative link to a missing file or anchor, or any network resource."""
-    problems: list[str] = []
-    ids: dict[Path, set[str]] = {}
-
-    def page_ids(page: Path) -> set[str]:
-        if page not in ids:
-            ids[page] = {tag["id"] for tag in soup(page).find_all(id=True)}
-        return ids[page]
-
-    for page in sorted(root.rglob("*.html")):
-        where = page.relative_to(root).as_posix()
-        for tag in soup(page).find_all(True):
-            for attr in _URL_ATTRS:
-                if not tag.has_attr(attr):
-                    continue
-                url = tag[attr].strip()
-                if url.startswith("//"):
-                    problems.append(f"{where}: protocol-relative {attr}={url!r} on <{tag.name}>")
-                    continue
-                if _SCHEME.match(url):
-                    navigation = tag.name == "a" and attr == "href"
-                    if not (navigation and url.lower().startswith(("http:", "https:", "mailto:"))):
-                        problems.append(f"{where}: {attr}={url!r} on <{tag.name}> is not a relative link")
-                    continue
-                path, _, fragment = url.partition("#")
-                path = path.partition("?")[0]
-                target = page if not path else (page.parent / unquote(path)).resolve()
-                if not target.is_relative_to(root.resolve()) or not target.is_file():
-                    problems.append(f"{where}: {attr}={url!r} points to no file of the site")
-                    continue
-                # A fragment with `=` is the case table's filter state, not an anchor.
-                if fragment and "=" not in fragment and target.suffix == ".html" and unquote(fragment) not in page_ids(target):
-                    problems.append(f"{where}: {attr}={url!r}: no element with id {fragment!r}")
-    return problems
-
-
-def assert_inert(root: Path) -> None:
-    """No page can run script or fetch anything: CSP meta, no inline script/handlers/styles, escaped JSON."""
-    for page in sorted(root.rglob("*.html")):
-        where = page.relative_to(root).as_posix()
-        doc = soup(page)
-        csp = doc.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
-        assert csp is not None, where
-        assert "default-src 'none'" in csp["content"] and "script-src 'self';" in csp["content"], where
-        assert "unsafe-inline" not in csp["content"] and "unsafe-eval" not in csp["content"], where
-        assert doc.head.find_all("meta")[1] is csp, f"{where}: the CSP must come right after the charset"
-        for script in doc.find_all("script"):
-            if script.has_attr("src"):
-                assert script["src"].split("/")[-2] == "assets" and not script.string, where
-                assert not script.has_attr("type"), f"{where}: classic scripts only"
-            else:
-                assert script.get("type") == "application/json", f"{where}: inline script {script}"
-                text = script.string or ""
-                assert not re.search("[<>&\u2028\u2029]", text), f"{where}: unescaped JSON in a script"
-                json.loads(text)
-        for tag in doc.find_all(True):
-            handlers = [name for name in tag.attrs if name.lower().startswith("on")]
-            assert not handlers, f"{where}: event handler {handlers} on <{tag.name}>"
-            assert "style" not in tag.attrs, f"{where}: inline style on <{tag.name}>"
-            assert tag.name not in ("iframe", "object", "embed", "img", "form", "base", "style"), f"{where}: <{tag.name}>"
-
-
-@pytest.fixture
-def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A copy of tests/data/site as the working directory (outside git), with a fixed build time."""
-    root = tmp_path / "work"
-    shutil.copytree(DATA, root)
-    monkeypatch.chdir(root)
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    return root
-
-
-@pytest.fixture
-def site(suite: Path) -> Path:
-    """The test suite built with its baseline and its four-run history."""
-    result = build("--baseline", "baseline.json", "--history", "history.json", "--run-id", "golden")
-    assert result.exit_code == 0, result.output
-    return suite / "site"
 
 
 def case_page(site: Path, case_id: str) -> Path:
@@ -137,7 +24,7 @@ def case_page(site: Path, case_id: str) -> Path:
     raise AssertionError(f"no index row links {case_id!r}")
 
 
-# --- pages -------------------------------------------------------------------------------------------
+# Pages
 
 
 def test_site_layout(site: Path) -> None:
@@ -248,8 +135,13 @@ def test_case_page_sections(site: Path) -> None:
     assert "_owner (extra field)" not in definition
     annotations = {div.dt.get_text(): div.dd.get_text() for div in doc.select("#annotations > div")}
     assert annotations["_owner"] == "payments-team"
-    raw = json.loads(doc.select_one("#raw pre").get_text())
+    # The raw trace is a file of its own beside the page, linked with its size, holding the fixture's bytes.
+    link = doc.select_one("#raw a[type='application/json']")
+    assert link["href"] == case_page(site, "pay-timeout").name.removesuffix(".html") + ".trace.json"
+    assert re.fullmatch(r"raw trace \([0-9.]+ (B|KiB)\)", link.get_text())
+    raw = json.loads((case_page(site, "pay-timeout").parent / link["href"]).read_text(encoding="utf-8"))
     assert raw["session"]["sessionId"] == "s-pay-1"
+    assert doc.select("#raw pre") == []  # not inlined: each byte of the trace once in the site
     assert doc.select_one('a[rel="next"]')["href"] == case_page(site, "db-pool").name
     assert doc.select_one('a[rel="prev"]') is None
     assert doc.select_one("[data-history-strip]") is not None
@@ -345,7 +237,7 @@ def test_machine_readable_outputs_match_the_commands(site: Path, suite: Path) ->
     assert (site / "report.md").read_text(encoding="utf-8").startswith("# Diagnosis eval report")
 
 
-# --- history -----------------------------------------------------------------------------------------
+# History
 
 
 def _run_ids(site: Path) -> list[str]:
@@ -389,7 +281,7 @@ def test_case_pages_do_not_depend_on_the_run(suite: Path) -> None:
     assert changed == ["assets/history-data.js", "history.html", "history.json", "index.html"]
 
 
-# --- reproducible and atomic -------------------------------------------------------------------------
+# Reproducible and atomic
 
 
 def test_two_builds_are_byte_identical(suite: Path) -> None:
@@ -518,14 +410,14 @@ def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:
     assert len(doc.select("#tools .call")) == 500
     assert "first 500 of 600 calls" in doc.select_one("#tools").get_text()
     assert "page already shows its limit" in doc.select("#tools .call")[-1].get_text()
-    assert "showing first 256 KiB of" in doc.select_one("#raw .note").get_text()
+    assert (page.parent / doc.select_one("#raw a[type='application/json']")["href"]).stat().st_size > 50 * 1024 * 1024
     claims = doc.select("#verifier tbody tr")
     assert len(claims) == 500 and "first 500 are shown" in doc.select_one("#verifier").get_text()
     assert claims[0].find_all("td")[2].get_text().endswith("… (showing first 16 KiB of 97.7 KiB)")
     assert claims[-1].find_all("td")[2].get_text().startswith("(not shown: this page already shows its limit")
 
 
-# --- other suites ------------------------------------------------------------------------------------
+# Other suites
 
 
 def test_shipped_suite(shipped_suite: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

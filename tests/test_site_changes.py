@@ -11,7 +11,7 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 
 from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
-from sitegen.compare.changes import format_headline
+from sitegen.compare.wording import format_headline
 from sitegen.site.build import BuildResult
 
 

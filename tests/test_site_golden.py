@@ -1,7 +1,7 @@
 """Golden snapshot of a whole small site (tests/data/site built with its baseline and history).
 
 Regenerate after an intended change with `SITEGEN_REGEN_GOLDEN=1 python -m pytest tests/test_site_golden.py`
-and review `git diff tests/golden/site`. The copied assets (plotly.js, the site's CSS/JS, which live in
+(which rewrites only the files that changed, lists them and fails) and review `git diff tests/golden/site`. The copied assets (plotly.js, the site's CSS/JS, which live in
 templates/assets) are listed with a hash in FILES.txt instead of being stored again.
 """
 
@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
 from pathlib import Path
 
-from helpers import REGEN
-from test_site import site, snapshot, suite  # noqa: F401 - site and suite are fixtures
+from helpers import REGEN, fail_rewritten, rewrite_golden, snapshot
 
 GOLDEN = Path(__file__).parent / "golden" / "site"
 LISTING = "FILES.txt"
@@ -56,10 +54,10 @@ def test_golden_site(site: Path) -> None:
     expected = {name: _normalise(data) for name, data in files.items() if not _listed_only(name)}
     expected[LISTING] = _listing(files).encode("utf-8")
     if REGEN:
-        shutil.rmtree(GOLDEN, ignore_errors=True)
-        for name, data in expected.items():
-            (GOLDEN / name).parent.mkdir(parents=True, exist_ok=True)
-            (GOLDEN / name).write_bytes(data)
+        stale = set(snapshot(GOLDEN)) - set(expected) if GOLDEN.is_dir() else set()
+        changed = [GOLDEN / name for name, data in sorted(expected.items()) if rewrite_golden(GOLDEN / name, data)]
+        changed += [GOLDEN / name for name in sorted(stale) if rewrite_golden(GOLDEN / name, None)]
+        fail_rewritten(changed)
         return
     assert GOLDEN.is_dir(), "no golden site; run with SITEGEN_REGEN_GOLDEN=1 to create it"
     golden = snapshot(GOLDEN)

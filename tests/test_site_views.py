@@ -24,7 +24,6 @@ from sitegen.site.views.badges import Badge
 from sitegen.site.views.charts import chart_text
 from sitegen.site.views.common import csp
 from sitegen.site.views.text import clip
-from test_site import suite  # noqa: F401 - suite is a fixture
 
 
 def _documented_contexts() -> dict[str, set[str]]:

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.site.case_pages as casepages
+import sitegen.site.case_pages as case_pages
 from sitegen.site import tracecache
 from sitegen.site.build import build_site
-from test_incremental import CASES, _append_answer, _edit_json, built, options, rebuild_and_compare  # noqa: F401
-from test_site import suite  # noqa: F401 - a fixture
+from helpers import SITE_CASES, append_answer, edit_json, rebuild_and_compare, site_options
 
 
 @pytest.fixture
@@ -30,7 +29,7 @@ def _remembered(suite: Path) -> dict[str, tracecache.Remembered]:
 
 
 def _traces_opened(monkeypatch: pytest.MonkeyPatch, suite: Path) -> list[str]:
-    """The trace files the case pages open (casepages.read_trace), by name."""
+    """The trace files the case pages open (case_pages.read_trace), by name."""
     opened: list[str] = []
 
     def counting_open(path: str, *args: object, **kwargs: object):  # noqa: ANN202
@@ -38,7 +37,7 @@ def _traces_opened(monkeypatch: pytest.MonkeyPatch, suite: Path) -> list[str]:
             opened.append(os.path.basename(path))
         return open(path, *args, **kwargs)  # noqa: SIM115
 
-    monkeypatch.setattr(casepages, "open", counting_open, raising=False)
+    monkeypatch.setattr(case_pages, "open", counting_open, raising=False)
     return opened
 
 
@@ -51,9 +50,9 @@ def test_a_full_build_remembers_every_trace(remembering: Path, built: Path) -> N
 
 
 def test_a_rebuild_reads_only_the_changed_trace_and_it_once(remembering: Path, built: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
+    edit_json(built / "fixtures" / "pay-timeout.json", append_answer)
     opened = _traces_opened(monkeypatch, built)
-    assert build_site(options(built, "site", built / "history.json")).reused_pages == CASES - 1
+    assert build_site(site_options(built, "site", built / "history.json")).reused_pages == SITE_CASES - 1
     # Read once: the bytes whose digest showed the change are the bytes the page is rendered from.
     assert opened == ["pay-timeout.json"], "unchanged traces were read again, or the changed one twice"
 
@@ -66,7 +65,7 @@ def test_a_trace_rewritten_with_its_size_and_times_restored_is_read_again(rememb
     assert changed != text and len(changed.encode()) == len(text.encode())
     path.write_text(changed, encoding="utf-8")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # the change time cannot be set back
-    assert rebuild_and_compare(built).reused_pages == CASES - 1
+    assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1
 
 
 @pytest.mark.parametrize(("settle_ms", "remembered"), [("86400000", False), ("0", True)])
@@ -80,7 +79,7 @@ def test_a_trace_changed_within_the_settle_time_is_not_remembered(
     for trace in (built / "fixtures").iterdir():
         trace.write_bytes(trace.read_bytes())  # changed just now
     (built / "site").rename(built / "first")  # a new full build
-    build_site(options(built, "site", built / "history.json"))
+    build_site(site_options(built, "site", built / "history.json"))
     assert sorted(_remembered(built)) == (sorted(p.name for p in (built / "fixtures").iterdir()) if remembered else [])
 
 
@@ -119,8 +118,8 @@ def test_no_cache_or_a_broken_one_changes_nothing(
     else:
         for path in remembering.iterdir():
             path.write_text(json.dumps({"formatVersion": 1, "root": 5, "traces": []}), encoding="utf-8")
-    _edit_json(built / "fixtures" / "pay-timeout.json", _append_answer)
-    assert rebuild_and_compare(built).reused_pages == CASES - 1
+    edit_json(built / "fixtures" / "pay-timeout.json", append_answer)
+    assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1
 
 
 def test_a_remembered_digest_is_used_only_for_the_same_file(remembering: Path, built: Path) -> None:
@@ -129,4 +128,4 @@ def test_a_remembered_digest_is_used_only_for_the_same_file(remembering: Path, b
     replacement = path.with_name("replacement.json")
     replacement.write_bytes(path.read_bytes().replace(b"s-pay-1", b"s-pay-9", 1))
     os.replace(replacement, path)
-    assert rebuild_and_compare(built).reused_pages == CASES - 1
+    assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1

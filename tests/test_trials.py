@@ -45,7 +45,7 @@ def _evaluate(tmp_path: Path, traces: dict[str, Any], policy: str = "all", cases
     return evaluate_suite(load_cases(cases_path), fixtures, SuiteConfig(trialPolicy=policy))
 
 
-# --- evaluation ------------------------------------------------------------------------------------------------
+# Evaluation
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_report_aggregates_and_round_trip(tmp_path: Path) -> None:
     assert "(3/4 trials)" in report_markdown(report) and "**Trials**: 4 of 5 passed" in report_markdown(report)
 
 
-# --- configuration ---------------------------------------------------------------------------------------------
+# Configuration
 
 
 @pytest.mark.parametrize(
@@ -169,7 +169,7 @@ def test_policy_and_alpha_are_read(tmp_path: Path) -> None:
     assert (SuiteConfig().trialPolicy, SuiteConfig().alpha) == ("all", 0.05)
 
 
-# --- the diff and the gate -------------------------------------------------------------------------------------
+# The diff and the gate
 
 
 def _report_with(tmp_path: Path, name: str, passing: int, total: int, policy: str = "all") -> Report:
@@ -225,7 +225,7 @@ def test_no_trial_item_with_fewer_than_two_trials_or_the_same_rate(tmp_path: Pat
     assert _trial_item(_report_with(tmp_path, "c", 2, 4), _report_with(tmp_path, "d", 1, 2)) is None
 
 
-# --- JUnit -----------------------------------------------------------------------------------------------------
+# JUnit
 
 
 def test_junit_has_a_testcase_per_trial(tmp_path: Path) -> None:
@@ -244,7 +244,7 @@ def test_junit_failed_trial_of_a_passing_case_is_skipped(tmp_path: Path) -> None
     assert root.find(".//failure") is None and skipped is not None and "passes by its trial policy" in skipped.get("message", "")
 
 
-# --- the site and incremental builds ---------------------------------------------------------------------------
+# The site and incremental builds
 
 
 def _build(root: Path, out: str = "site") -> Any:

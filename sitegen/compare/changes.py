@@ -1,20 +1,22 @@
-"""What happened to each case between baseline and current (regressed, fixed, known failure, …) and the headline.
+"""What happened to each case between baseline and current (regressed, fixed, known failure, …) and the
+headline's data.
 
 The diff's items say which *metrics* moved; readers and gates count *cases* (eval/README.md, "Comparing
-with the baseline"). This module classifies every case of either report and states the result as one headline
-("1 case regressed: mysql-slow-query (forbidden_answer_keyword) · 2 known failures · 1 new"). The data
-(`case_headline`) is kept apart from its wording (`format_headline`) so the terminal, diff.md, the job
-summary and the site's banner say the same thing.
+with the baseline"). This module classifies a case of either report (`classify_case`; compare/diff.py's
+`compare_case` does it once per case, with the case's items) and groups the changes into the headline's data
+(`case_headline`). Its words are compare/wording.py's, so the terminal, diff.md, the job summary and the
+site's banner say the same thing.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.report import CaseResult, Report
+from sitegen.checks import check_codes
+from sitegen.report import CaseResult
 
 REGRESSED = "regressed"
 REMOVED = "removed"
@@ -25,7 +27,6 @@ NEW = "new"
 CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW)
 # The changes a gate fails on: a case that passed in the baseline and does not pass now.
 BREAKING = frozenset((REGRESSED, REMOVED))
-HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,10 @@ class CaseChange:
         }
 
 
-def check_codes(checks: Iterable[Any]) -> list[str]:
-    """The distinct codes of `"<code>: <message>"` check strings, in order."""
-    return list(dict.fromkeys(str(check).split(":", 1)[0].strip() for check in checks))
-
-
 def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
     """The checks of `checks` not in `other`, counted as multisets (a check reported twice is two)."""
+    if not checks or not other:  # most cases: nothing failed on one side
+        return tuple(checks)
     left = Counter(other)
     kept = []
     for check in checks:
@@ -93,22 +91,20 @@ def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange
     return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved)
 
 
-def case_changes(baseline: Report, current: Report) -> list[CaseChange]:
-    """Every case of either report: the current report's order, then the removed cases in baseline order."""
-    before = {result.caseId: result for result in baseline.results}
-    now = {result.caseId for result in current.results}
-    changes = [classify_case(before.get(result.caseId), result) for result in current.results]
-    changes += [classify_case(result, None) for result in baseline.results if result.caseId not in now]
-    return changes
+def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
+    """The cases that failed in the baseline and still fail, each with the rule codes that fail only now."""
+    return {change.caseId: change.new_codes for change in changes if change.change == STILL_FAILING}
+
+
+def regressed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
+    """The cases that passed in the baseline and do not pass now (a removed case has no result to report)."""
+    return frozenset(change.caseId for change in changes if change.change == REGRESSED)
 
 
 def change_counts(changes: Iterable[CaseChange]) -> dict[str, int]:
     """Each change kind (all of them, sorted by name) → how many cases have it."""
     counts = Counter(change.change for change in changes)
     return {kind: counts.get(kind, 0) for kind in sorted(CHANGE_KINDS)}
-
-
-# --- the headline -------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -143,55 +139,3 @@ def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, curr
         baselinePassRate=baseline_pass_rate,
         currentPassRate=current_pass_rate,
     )
-
-
-def _plural(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
-
-
-def _named(changes: tuple[CaseChange, ...], escape: Callable[[str], str], with_codes: bool) -> str:
-    names = []
-    for change in changes[:HEADLINE_LISTED]:
-        codes = change.new_codes if with_codes else []
-        names.append(escape(change.caseId) + (f" ({escape(', '.join(codes))})" if codes else ""))
-    if len(changes) > HEADLINE_LISTED:
-        names.append(f"and {len(changes) - HEADLINE_LISTED} more")
-    return ", ".join(names)
-
-
-def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
-    """The cases part: "1 case regressed: a (code) · 1 case removed: b · 2 known failures · 1 fixed · 1 new".
-
-    `escape` is applied to every case id and code (Markdown escaping for diff.md; identity for a terminal).
-    """
-    parts = []
-    if headline.regressed:
-        parts.append(f"{_plural(len(headline.regressed), 'case', 'cases')} regressed: "
-                     + _named(headline.regressed, escape, with_codes=True))
-    if headline.removed:
-        parts.append(f"{_plural(len(headline.removed), 'case', 'cases')} removed: "
-                     + _named(headline.removed, escape, with_codes=False))
-    if not parts:
-        parts.append("no case regressed")
-    if headline.known_failures:
-        parts.append(_plural(headline.known_failures, "known failure", "known failures"))
-    if headline.fixed:
-        parts.append(f"{len(headline.fixed)} fixed")
-    if headline.new:
-        failing = headline.new_failing
-        parts.append(f"{len(headline.new)} new" + (f" ({failing} failing)" if failing else ""))
-    return " · ".join(parts)
-
-
-def format_pass_rate(headline: Headline) -> str:
-    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points)"."""
-    from sitegen.compare.diff import describe_delta  # the diff imports this module
-    from sitegen.formatting import percent
-
-    points = describe_delta("passRate", headline.currentPassRate - headline.baselinePassRate)
-    return f"pass rate {percent(headline.baselinePassRate)} → {percent(headline.currentPassRate)} ({points})"
-
-
-def format_headline(headline: Headline, escape: Callable[[str], str] = str) -> str:
-    """The whole headline line: the cases, then the pass rate."""
-    return f"{format_cases(headline, escape)}; {format_pass_rate(headline)}"

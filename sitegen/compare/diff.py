@@ -32,81 +32,34 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from sitegen.compare.changes import (
-    BREAKING,
-    CaseChange,
-    Headline,
-    case_changes,
-    case_headline,
-    change_counts,
-    check_codes,
-    classify_case,
+from sitegen.compare.changes import BREAKING, CaseChange, Headline, case_headline, change_counts, classify_case
+from sitegen.compare.costs import paired_average, paired_type
+from sitegen.compare.items import (
+    AGGREGATE,
+    CASE,
+    CHANGED,
+    COST_METRICS,
+    IMPROVEMENT,
+    PASS_RATE,
+    REGRESSION,
+    TRIAL_PASS_RATE,
+    DiffItem,
+    delta,
+    direction,
+    same,
 )
+from sitegen.compare.wording import item_message, paired_clause, passed_message, trial_clause
 from sitegen.config import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import UsageError
-from sitegen.finite import difference, finite_mean
-from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report
 from sitegen.stats import fisher_one_sided
 
 DIFF_FORMAT_VERSION = 1
-
-REGRESSION = "REGRESSION"
-IMPROVEMENT = "IMPROVEMENT"
-CHANGED = "CHANGED"
-AGGREGATE = "aggregate"
-CASE = "case"
-
-
-@dataclass
-class DiffItem:
-    """One difference between baseline and current, in the field names of the Java `DiagnosisEvalDiffItem`."""
-
-    type: str
-    scope: str
-    caseId: str | None
-    metric: str
-    baselineValue: Any
-    currentValue: Any
-    delta: int | float | None
-    message: str
-    # `passed` items: the failed checks new against the baseline (a REGRESSION) or resolved (an IMPROVEMENT).
-    checks: list[str] | None = None
-    # Cost items: the averages over the cases that have the value in both reports (what decides the type).
-    pairedCaseCount: int | None = None
-    pairedBaselineValue: float | None = None
-    pairedCurrentValue: float | None = None
-    # `trialPassRate` items: the one-sided Fisher exact p-value of the change and the level it was judged at.
-    pValue: float | None = None
-    alpha: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The item as a JSON object with the contract's field order (extra fields only where they apply)."""
-        data: dict[str, Any] = {
-            "type": self.type,
-            "scope": self.scope,
-            "caseId": self.caseId,
-            "metric": self.metric,
-            "baselineValue": self.baselineValue,
-            "currentValue": self.currentValue,
-            "delta": self.delta,
-            "message": self.message,
-        }
-        if self.checks is not None:
-            data["checks"] = list(self.checks)
-        if self.pairedCaseCount is not None:
-            data["pairedCaseCount"] = self.pairedCaseCount
-            data["pairedBaselineValue"] = self.pairedBaselineValue
-            data["pairedCurrentValue"] = self.pairedCurrentValue
-        if self.pValue is not None:
-            data["pValue"] = self.pValue
-            data["alpha"] = self.alpha
-        return data
 
 
 @dataclass
@@ -157,74 +110,18 @@ class DiffReport:
         return data
 
     def headline(self) -> Headline:
-        """What every summary leads with: the cases by change, then the pass rate (casechanges.format_headline)."""
+        """What every summary leads with: the cases by change, then the pass rate (worded by compare/wording.py)."""
         return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate)
 
     @property
     def cost_regressions(self) -> list[DiffItem]:
         """The cost signals that regressed by the paired rule (they fail the gate with the regressed cases)."""
-        return [item for item in self.items if item.type == REGRESSION and item.metric in _COST_FIELDS]
+        return [item for item in self.items if item.type == REGRESSION and item.metric in COST_METRICS]
 
     @property
     def trial_regressions(self) -> list[DiffItem]:
         """The cases whose trial pass rate fell by more than chance (they fail the gate too)."""
         return [item for item in self.items if item.type == REGRESSION and item.metric == TRIAL_PASS_RATE]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if _is_number(a) and _is_number(b):
-        return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
-
-
-def _delta(baseline: Any, current: Any) -> int | float | None:
-    return difference(current, baseline) if _is_number(baseline) and _is_number(current) else None
-
-
-_DURATIONS = ("averageDurationMs", "durationMs")
-TRIAL_PASS_RATE = "trialPassRate"
-_RATES = ("passRate", TRIAL_PASS_RATE)
-_WORDS: dict[str, dict[Any, str]] = {
-    "present": {True: "present", False: "absent"},
-    "passed": {True: "passed", False: "failed"},
-    "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
-}
-
-
-def describe_value(metric: str, value: Any) -> str:
-    """A metric's value as people read it ("covered", "66.7%", "1,200 ms"): for messages and tables."""
-    for prefix, words in _WORDS.items():
-        if metric.startswith(prefix) and value in words:
-            return words[value]
-    if value is None:
-        return "unknown" if metric in _DURATIONS or metric == "averageToolCallCount" else "none"
-    if metric in _RATES:
-        return percent(value)
-    if metric in _DURATIONS:
-        return f"{number(value)} ms"
-    if metric == "averageToolCallCount":
-        return number(value, 2)
-    if metric == "failedChecks":
-        return ", ".join(check_codes(value or [])) or "none"
-    return number(value) if _is_number(value) else str(value)
-
-
-def describe_delta(metric: str, delta: int | float | None) -> str:
-    """A delta with its sign and unit ("-33.3 points", "+300 ms", "+1"); empty when there is none."""
-    if delta is None:
-        return ""
-    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    if metric in _RATES:
-        return f"{sign}{abs(delta) * 100:.1f} points"
-    return sign + describe_value(metric, abs(delta))
-
-
-def _direction(delta: int | float, higher_is_worse: bool) -> str:
-    return REGRESSION if (delta > 0) == higher_is_worse else IMPROVEMENT
 
 
 class _Collector:
@@ -237,104 +134,20 @@ class _Collector:
         self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str, **extra: Any
     ) -> DiffItem:
         """Add an item; its message is `sentence: before → after (delta).`; `extra` sets DiffItem's optional fields."""
-        delta = _delta(before, after)
-        change = describe_delta(metric, delta)
-        message = f"{sentence}: {describe_value(metric, before)} → {describe_value(metric, after)}"
-        message += f" ({change})." if change else "."
+        change = delta(before, after)
+        message = item_message(sentence, metric, before, after, change)
         scope = AGGREGATE if case_id is None else CASE
-        item = DiffItem(kind, scope, case_id, metric, before, after, delta, message, **extra)
+        item = DiffItem(kind, scope, case_id, metric, before, after, change, message, **extra)
         self.items.append(item)
         return item
 
 
-# The aggregate cost signals, each with its label and the per-case field it averages.
-_COST_FIELDS = {
-    "averageToolCallCount": ("Average tool calls per case", "toolCallCount"),
-    "averageDurationMs": ("Average duration", "durationMs"),
-}
-
-
-@dataclass(frozen=True)
-class PairedAverage:
-    """A cost signal averaged over the cases that have it in both reports."""
-
-    count: int
-    baseline: float | None
-    current: float | None
-    mix_changed: bool  # some case has the value in one report only
-
-
-# The codes of a trace that could not be read (rules.FIXTURE_CODES, not imported: diffing reports needs no
-# rule engine). A report file does not record whether a trace was read; one of these checks says it was not.
-UNREAD_TRACE_CODES = frozenset(("fixture_missing", "fixture_invalid", "fixture_path_invalid"))
-
-
-def _cost_value(result: CaseResult, case_field: str) -> int | float | None:
-    # Only a read trace has a tool-call count or a duration (an unread one reports 0 calls, no duration), and
-    # an evaluated result must pair exactly as the same result read back from report.json.
-    if not result.traceLoaded or (result.failedChecks and UNREAD_TRACE_CODES & set(check_codes(result.failedChecks))):
-        return None
-    return getattr(result, case_field)
-
-
-def paired_average(baseline: Report, current: Report, metric: str) -> PairedAverage:
-    """The average of a cost signal (averageToolCallCount or averageDurationMs) over the cases measured in both."""
-    case_field = _COST_FIELDS[metric][1]
-    before = {r.caseId: v for r in baseline.results if (v := _cost_value(r, case_field)) is not None}
-    after = {r.caseId: v for r in current.results if (v := _cost_value(r, case_field)) is not None}
-    shared = [case_id for case_id in after if case_id in before]
-    mix_changed = len(shared) != len(before) or len(shared) != len(after)
-    if not shared:
-        return PairedAverage(0, None, None, mix_changed)
-    # Summed exactly: the same values in any order give the same average, so identical cases compare equal.
-    return PairedAverage(
-        len(shared),
-        finite_mean([before[c] for c in shared], order_free=True),
-        finite_mean([after[c] for c in shared], order_free=True),
-        mix_changed,
-    )
-
-
-def paired_type(paired: PairedAverage, tolerance: float) -> str:
-    """REGRESSION when the paired average rose by more than `tolerance` (relative), IMPROVEMENT when it fell by more."""
-    if paired.baseline is None or paired.current is None or _same(paired.baseline, paired.current):
-        return CHANGED
-    delta = paired.current - paired.baseline
-    allowed = tolerance * abs(paired.baseline)
-    if abs(delta) <= allowed or math.isclose(abs(delta), allowed, rel_tol=1e-9):
-        return CHANGED
-    return _direction(delta, higher_is_worse=True)
-
-
-def _paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: float, moved: bool) -> str:
-    """Why the item has its type: the paired averages against the tolerance, and whether the case mix explains it."""
-    mix = "the change comes from the case mix (cases added or removed)"
-    if paired.baseline is None or paired.current is None:
-        return "no case is measured in both reports" + (f", so {mix}" if paired.mix_changed and moved else "")
-    cases = f"{paired.count} case" if paired.count == 1 else f"{paired.count} cases"
-    values = f"{describe_value(metric, paired.baseline)} → {describe_value(metric, paired.current)}"
-    if _same(paired.baseline, paired.current):
-        clause = f"the {cases} in both reports are unchanged ({values})"
-    else:
-        ratio = (paired.current - paired.baseline) / paired.baseline if paired.baseline else math.inf
-        relative = f", {ratio:+.1%}" if math.isfinite(ratio) else ""
-        delta = describe_delta(metric, difference(paired.current, paired.baseline))
-        limit = f"the {tolerance * 100:g}% tolerance"
-        judged = {REGRESSION: f"more than {limit}: a cost regression", IMPROVEMENT: f"more than {limit}"}
-        clause = f"over the {cases} in both reports {values} ({delta}{relative}), {judged.get(kind, f'within {limit}')}"
-    if kind == CHANGED and paired.mix_changed and moved:
-        clause += f", so {mix}"
-    elif kind != CHANGED and not moved:
-        clause += ", hidden in the overall average by the case mix"
-    return clause
-
-
 def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
-    for metric, (label, _) in _COST_FIELDS.items():
+    for metric, (label, _) in COST_METRICS.items():
         before, after = getattr(baseline, metric), getattr(current, metric)
         paired = paired_average(baseline, current, metric)
         kind = paired_type(paired, tolerance)
-        moved = not _same(before, after)
+        moved = not same(before, after)
         if not moved and kind == CHANGED:
             continue
         if before is None or after is None:
@@ -347,15 +160,15 @@ def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: f
             kind, None, metric, before, after, sentence,
             pairedCaseCount=paired.count, pairedBaselineValue=paired.baseline, pairedCurrentValue=paired.current,
         )
-        item.message = f"{item.message[:-1]}; {_paired_clause(metric, paired, kind, tolerance, moved)}."
+        item.message = f"{item.message[:-1]}; {paired_clause(metric, paired, kind, tolerance, moved)}."
 
 
 def _aggregate_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
     before, after = baseline.passRate, current.passRate
-    if not _same(before, after):
+    if not same(before, after):
         fell = after < before
         kind, sentence = (REGRESSION, "Pass rate fell") if fell else (IMPROVEMENT, "Pass rate rose")
-        out.add(kind, None, "passRate", before, after, sentence)
+        out.add(kind, None, PASS_RATE, before, after, sentence)
     _cost_items(out, baseline, current, tolerance)
     for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
@@ -369,14 +182,7 @@ def definition_changed(base: CaseResult, cur: CaseResult) -> bool:
     return bool(base.caseDigest and cur.caseDigest and base.caseDigest != cur.caseDigest)
 
 
-def _check_phrase(check: str) -> str:
-    """`code: message` as `code (message)`, the way a headline names a broken rule."""
-    code, _, detail = check.partition(":")
-    return f"{code.strip()} ({detail.strip()})" if detail.strip() else code.strip()
-
-
-def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult) -> None:
-    change = classify_case(base, cur)
+def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange) -> None:
     if cur.passed:
         kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
     else:
@@ -384,8 +190,7 @@ def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResul
         kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
     item = out.add(kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
     if checks:
-        named = "; ".join(_check_phrase(check) for check in checks)
-        item.message = f"{sentence}, no longer failing {named}" if cur.passed else f"{sentence}: {named}"
+        item.message = passed_message(sentence, cur.passed, checks)
 
 
 def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, float] | None:
@@ -411,16 +216,13 @@ def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
     before, after = base.passedTrials / base.trials, cur.passedTrials / cur.trials
     sentence = f"Case {case_id} trial pass rate {'fell' if after < before else 'rose'}"
     item = out.add(kind, case_id, TRIAL_PASS_RATE, before, after, sentence, pValue=p_value, alpha=alpha)
-    judged = "more than chance" if kind != CHANGED else "within chance"
-    item.message = (
-        f"{item.message[:-1]}; {base.passedTrials}/{base.trials} → {cur.passedTrials}/{cur.trials} trials passed, "
-        f"one-sided Fisher exact p = {p_value:.3g} {'<' if kind != CHANGED else '≥'} α {alpha:g}: {judged}."
-    )
+    counts = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+    item.message = f"{item.message[:-1]}; {trial_clause(*counts, kind, p_value, alpha)}."
 
 
-def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
+def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange, alpha: float) -> None:
     if base.passed != cur.passed:
-        _passed_item(out, case_id, base, cur)
+        _passed_item(out, case_id, base, cur, change)
     _trial_item(out, case_id, base, cur, alpha)
     for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
@@ -436,71 +238,83 @@ def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
             out.add(REGRESSION, case_id, metric, before, after, f"Case {case_id} lost evidence from {tool}")
     before, after = base.matchedKeywordCount, cur.matchedKeywordCount
     if before != after:
-        kind = _direction(after - before, higher_is_worse=False)
+        kind = direction(after - before, higher_is_worse=False)
         word = "fewer" if after < before else "more"
         out.add(kind, case_id, "matchedKeywordCount", before, after, f"Case {case_id} matched {word} expected keywords")
     if base.verdict != cur.verdict:
         out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict, f"Case {case_id} verdict changed")
     if sorted(base.failedChecks) != sorted(cur.failedChecks):
-        same_codes = set(check_codes(base.failedChecks)) == set(check_codes(cur.failedChecks))
+        same_codes = set(base.failed_codes) == set(cur.failed_codes)
         sentence = f"Case {case_id} {'failure details' if same_codes else 'failed checks'} changed"
         out.add(CHANGED, case_id, "failedChecks", list(base.failedChecks), list(cur.failedChecks), sentence)
     if base.toolCallCount != cur.toolCallCount:
         before, after = base.toolCallCount, cur.toolCallCount
         out.add(CHANGED, case_id, "toolCallCount", before, after, f"Case {case_id} tool call count changed")
-    if not _same(base.durationMs, cur.durationMs):
+    if not same(base.durationMs, cur.durationMs):
         out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs, f"Case {case_id} duration changed")
     if definition_changed(base, cur):
         sentence = f"Case {case_id} definition changed since the baseline, so its results are not comparable"
         out.add(CHANGED, case_id, "definition", base.caseDigest, cur.caseDigest, sentence)
 
 
-def _by_id(report: Report) -> dict[str, CaseResult]:
-    return {result.caseId: result for result in report.results}
+class CaseComparison(NamedTuple):
+    """One case against its baseline entry, worked out once: its change and its diff items (in table order)."""
+
+    change: CaseChange
+    items: tuple[DiffItem, ...]
 
 
-def _all_case_items(out: _Collector, baseline: Report, current: Report, alpha: float) -> Iterator[str]:
-    """Add every case's items in case-id order; yield the ids whose definition changed."""
-    before, after = _by_id(baseline), _by_id(current)
-    for case_id in sorted(set(before) | set(after)):
-        if case_id not in after:
-            out.add(REGRESSION, case_id, "present", True, False, f"Case {case_id} is missing from the current report")
-            continue
-        _current_case_items(out, case_id, before.get(case_id), after[case_id], alpha)
-        if case_id in before and definition_changed(before[case_id], after[case_id]):
-            yield case_id
-
-
-def _current_case_items(out: _Collector, case_id: str, base: CaseResult | None, cur: CaseResult, alpha: float) -> None:
-    if base is None:
-        out.add(CHANGED, case_id, "present", False, True, f"Case {case_id} is new (not in the baseline)")
-    elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
-        _case_items(out, case_id, base, cur, alpha)
-
-
-def case_items(case_id: str, base: CaseResult | None, cur: CaseResult, *, alpha: float = DEFAULT_ALPHA) -> list[DiffItem]:
-    """The diff items of one current case against its baseline entry (None: not in the baseline), as in the full diff."""
+def compare_case(base: CaseResult | None, cur: CaseResult | None, *, alpha: float = DEFAULT_ALPHA) -> CaseComparison:
+    """The change and the items of one case; `base` or `cur` is None when the case is missing from that report."""
+    change = classify_case(base, cur)
     out = _Collector()
-    _current_case_items(out, case_id, base, cur, alpha)
-    return out.items
+    if cur is None:
+        assert base is not None, "a case is in at least one report"
+        out.add(REGRESSION, base.caseId, "present", True, False, f"Case {base.caseId} is missing from the current report")
+    elif base is None:
+        out.add(CHANGED, cur.caseId, "present", False, True, f"Case {cur.caseId} is new (not in the baseline)")
+    elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
+        _case_items(out, cur.caseId, base, cur, change, alpha)
+    return CaseComparison(change, tuple(out.items))
 
 
 def compare_reports(
-    baseline: Report, current: Report, *, cost_tolerance: float = DEFAULT_COST_TOLERANCE, alpha: float = DEFAULT_ALPHA
+    baseline: Report,
+    current: Report,
+    *,
+    cost_tolerance: float = DEFAULT_COST_TOLERANCE,
+    alpha: float = DEFAULT_ALPHA,
+    compared: Mapping[str, CaseComparison] | None = None,
 ) -> DiffReport:
-    """Compare two reports by case id: aggregate items first, then per case, and every case's change."""
+    """Compare two reports by case id: aggregate items first, then per case, and every case's change.
+
+    `compared`: the comparisons (compare_case, same baseline and alpha) of cases already compared, by case id,
+    such as those a build's case pages made; every other case is compared here.
+    """
     if not (math.isfinite(cost_tolerance) and cost_tolerance >= 0):
         raise UsageError(f"cost tolerance must be a finite number ≥ 0 (a ratio such as 0.1), got {cost_tolerance}")
     if not 0 < alpha < 1:
         raise UsageError(f"alpha must be a number between 0 and 1 (such as 0.05), got {alpha}")
+    before, after = baseline.by_id, current.by_id
+    known = compared or {}
+    cases: dict[str, CaseComparison] = {}
+    for case_id in sorted(before.keys() | after.keys()):
+        found = known.get(case_id)
+        cases[case_id] = found if found is not None else compare_case(before.get(case_id), after.get(case_id), alpha=alpha)
     out = _Collector()
     _aggregate_items(out, baseline, current, cost_tolerance)
-    changed_definitions = list(_all_case_items(out, baseline, current, alpha))
+    for comparison in cases.values():
+        out.items += comparison.items
+    changed_definitions = [
+        case_id for case_id, base in before.items() if case_id in after and definition_changed(base, after[case_id])
+    ]
+    changed_definitions.sort()
+    changes = [cases[result.caseId].change for result in current.results]
+    changes += [cases[result.caseId].change for result in baseline.results if result.caseId not in after]
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
-    changes = case_changes(baseline, current)
     breaking = sum(1 for change in changes if change.change in BREAKING)
-    cost_regression = any(item.type == REGRESSION and item.metric in _COST_FIELDS for item in out.items)
+    cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
     return DiffReport(
         baselineTotalCases=baseline.totalCases,

@@ -6,42 +6,30 @@ rules that broke, then known failures, fixed and new cases, then the pass rate; 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, CaseChange, check_codes, format_cases
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport, describe_delta, describe_value
-from sitegen.formatting import percent
+from sitegen.checks import check_codes
+from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, CaseChange
+from sitegen.compare.diff import DiffReport
+from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
+from sitegen.compare.wording import (
+    STATUS_WORDS,
+    describe_delta,
+    describe_value,
+    format_cases,
+    gate_text,
+    pass_rate_points,
+    status_change,
+)
+from sitegen.config import FOLD_AFTER
+from sitegen.formatting import percent, plural
 from sitegen.mdtext import escape_cell, escape_inline, table
 
-FOLD_AFTER = 10
 NOT_COMPARABLE = "case changed — not comparable"
 _SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "Changes"}
-_STATUS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
-
-
-def _plural(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
-
-
-def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
-    """Why `--fail-on-regression` fails ("2 cases regressed, 1 removed · cost: Average duration"), or "" when it passes."""
-    regressed, removed = diff.caseChangeCounts.get("regressed", 0), diff.caseChangeCounts.get(REMOVED, 0)
-    cases = [_plural(regressed, "case regressed", "cases regressed")] if regressed else []
-    if removed:
-        cases.append(f"{removed} removed" if regressed else _plural(removed, "case removed", "cases removed"))
-    reasons = [", ".join(cases)] if cases else []
-    costs = [escape(item.metric) for item in diff.cost_regressions]
-    if costs:
-        reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
-    trials = [f"{escape(item.caseId or '')} (p = {item.pValue:.3g})" for item in diff.trial_regressions]
-    if trials:
-        reasons.append(f"trial pass rate fell by more than chance: {', '.join(trials)}")
-    return " · ".join(reasons)
 
 
 def _headline(diff: DiffReport) -> list[str]:
     headline = diff.headline()
-    points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+    points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
     lines = [
         f"**{format_cases(headline, escape_inline)}**",
         "",
@@ -81,10 +69,6 @@ def _codes_cell(checks: tuple[str, ...] | list[str]) -> str:
     return escape_cell(", ".join(check_codes(checks))) if checks else "—"
 
 
-def _status_cell(change: CaseChange) -> str:
-    return f"{_STATUS[change.baselineStatus]} → {_STATUS[change.currentStatus]}"
-
-
 def breaking_table(diff: DiffReport) -> str:
     """The regressed and removed cases, each with the rule codes that broke and the failed checks that are new."""
     rows = []
@@ -94,7 +78,7 @@ def breaking_table(diff: DiffReport) -> str:
         if change.change == REMOVED:
             rows.append([_case_name(change, diff), "removed", "—", "missing from the current report"])
         else:
-            rows.append([_case_name(change, diff), _status_cell(change), _codes_cell(change.newFailedChecks),
+            rows.append([_case_name(change, diff), status_change(change), _codes_cell(change.newFailedChecks),
                          _checks_cell(change.newFailedChecks)])
     return table(["Case", "Change", "Broken rules", "New failed checks"], rows)
 
@@ -102,12 +86,12 @@ def breaking_table(diff: DiffReport) -> str:
 def _changes_table(diff: DiffReport, kind: str) -> str:
     changes = [change for change in diff.caseChanges if change.change == kind]
     if kind == FIXED:
-        rows = [[_case_name(c, diff), _status_cell(c), _checks_cell(c.resolvedChecks)] for c in changes]
+        rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks)] for c in changes]
         return table(["Case", "Change", "Resolved checks"], rows)
     if kind == NEW:
-        rows = [[_case_name(c, diff), _STATUS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
+        rows = [[_case_name(c, diff), STATUS_WORDS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
         return table(["Case", "Status", "Failed rules"], rows)
-    rows = [[_case_name(c, diff), _status_cell(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
+    rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
             for c in changes]
     return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
 
@@ -171,9 +155,9 @@ def diff_markdown(diff: DiffReport) -> str:
     lines = ["# Baseline diff", "", *_headline(diff), *_case_sections(diff, "##")]
     if diff.items:
         lines += ["", "## Items", "",
-                  f"{_plural(diff.regressionCount, 'regression', 'regressions')} · "
-                  f"{_plural(diff.improvementCount, 'improvement', 'improvements')} · "
-                  f"{_plural(diff.changedCount, 'change', 'changes')}"]
+                  f"{plural(diff.regressionCount, 'regression')} · "
+                  f"{plural(diff.improvementCount, 'improvement')} · "
+                  f"{plural(diff.changedCount, 'change')}"]
     lines += _section(REGRESSION, diff, "###", fold=False)
     lines += _section(IMPROVEMENT, diff, "###", fold=True)
     lines += _section(CHANGED, diff, "###", fold=True)
@@ -184,7 +168,7 @@ def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
     """REGRESSION items the case table does not already say: costs, and losses inside cases that did not regress."""
     listed = {change.caseId for change in diff.caseChanges if change.change in BREAKING}
     return [item for item in diff.items
-            if item.type == REGRESSION and item.metric != "passRate" and item.caseId not in listed]
+            if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
 
 
 def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
@@ -197,6 +181,6 @@ def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str
         lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]
     rest = diff.improvementCount + diff.changedCount
     if rest:
-        lines += ["", f"{_plural(rest, 'other difference', 'other differences')} (improvements "
+        lines += ["", f"{plural(rest, 'other difference')} (improvements "
                       "and changes; fixed, new and known-failing cases) are in the full diff."]
     return "\n".join(lines) + "\n"

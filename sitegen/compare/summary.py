@@ -60,14 +60,12 @@ def report_headline(report: Report) -> str:
         f"{mark} **{report.passedCases} of {report.totalCases} cases passed** (pass rate {percent(report.passRate)}) · "
         f"{report.failedCases} failed · {report.notRunCases} not run"
     )
-    if report.has_trials:
-        from sitegen.report import trial_aggregates
-
-        figures = trial_aggregates(report.results)
-        low, high = figures["trialPassRateInterval"]
+    figures = report.trial_figures
+    if figures is not None:
+        low, high = figures.interval
         line += (
-            f" · {figures['passedTrials']} of {figures['totalTrials']} trials passed "
-            f"({percent(figures['trialPassRate'])}, 95% interval {percent(low)}–{percent(high)})"
+            f" · {figures.passed} of {figures.total} trials passed "
+            f"({percent(figures.rate)}, 95% interval {percent(low)}–{percent(high)})"
         )
     return line
 

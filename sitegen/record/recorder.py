@@ -38,7 +38,7 @@ from sitegen.config import (
 )
 from sitegen.errors import BadInput, CannotWrite, UsageError
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
-from sitegen.loading import TextProblem, decode_utf8, load_cases, parse_json_text, read_input
+from sitegen.loading import TextProblem, decode_utf8, load_case_file, parse_json_text
 from sitegen.models import Case
 from sitegen.progress import Progress
 from sitegen.record.redaction import Redactor
@@ -167,10 +167,7 @@ class Recorder:
 
     def record(self, cases_path: Path) -> RecordSummary:
         """Write OUT/cases.json, then record every trial of every case that is not recorded yet."""
-        text = read_input(cases_path, "case file").text
-        cases = load_cases(cases_path, text)
-        raw_cases = parse_json_text(text)
-        assert not isinstance(raw_cases, TextProblem)  # load_cases parsed the same text
+        raw_cases, cases = load_case_file(cases_path)
         slugs = assign_slugs(case.id for case in cases)
         out = self.options.out
         if out.exists() and not out.is_dir():
@@ -190,7 +187,7 @@ class Recorder:
         finally:
             unlock_folder(lock)
 
-    def _record_locked(self, cases: list[Case], raw_cases: list[Any], slugs: dict[str, str]) -> RecordSummary:
+    def _record_locked(self, cases: list[Case], raw_cases: list[dict[str, Any]], slugs: dict[str, str]) -> RecordSummary:
         out = self.options.out
         recording = []
         for case, raw in zip(cases, raw_cases):

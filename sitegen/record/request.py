@@ -19,12 +19,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sitegen.config import read_toml
+from sitegen.config import DEFAULT_RECORD_BODY, DEFAULT_RECORD_METHOD, RECORD_METHODS, read_toml
 from sitegen.errors import BadInput
 
-METHODS = ("POST", "PUT", "PATCH")
-DEFAULT_METHOD = "POST"
-DEFAULT_BODY: dict[str, Any] = {"question": "{question}"}
 PLACEHOLDERS = ("question", "caseId", "trial")
 
 _ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
@@ -55,8 +52,8 @@ class RecordConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    method: str = DEFAULT_METHOD
-    body: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_BODY))
+    method: str = DEFAULT_RECORD_METHOD
+    body: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_RECORD_BODY))
     headers: dict[str, str] = Field(default_factory=dict)
     tracePath: Annotated[str, Field(pattern=r"^([^.]+(\.[^.]+)*)?$")] = ""
 
@@ -64,8 +61,8 @@ class RecordConfig(BaseModel):
     @classmethod
     def _known_method(cls, value: str) -> str:
         method = value.upper()
-        if method not in METHODS:
-            raise ValueError(f"expected one of {', '.join(METHODS)}")
+        if method not in RECORD_METHODS:
+            raise ValueError(f"expected one of {', '.join(RECORD_METHODS)}")
         return method
 
     @field_validator("body")

@@ -29,11 +29,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from sitegen.config import DEFAULT_CASES, DEFAULT_FIXTURES, SuiteConfig
+from sitegen.config import DEFAULT_CASES, DEFAULT_FIXTURES, LOOPBACK, SuiteConfig
 from sitegen.loading import is_trial_file, load_cases
 from sitegen.models import Case
 
-HOST = "127.0.0.1"
 MODES = ("ok", "slow", "timeout", "500", "429", "nonjson", "notrace")
 KNOWN_VERDICTS = SuiteConfig().verdicts
 HANG_SECONDS = 3600.0  # "timeout" mode: far longer than any client waits; stop() ends the wait early
@@ -83,11 +82,11 @@ class StubAgent:
     def url(self) -> str:
         """Where the stub listens."""
         assert self._server is not None, "start() the stub first"
-        return f"http://{HOST}:{self._server.server_address[1]}/"
+        return f"http://{LOOPBACK}:{self._server.server_address[1]}/"
 
     def start(self) -> StubAgent:
         """Listen on 127.0.0.1 (port 0: a free one) in a background thread."""
-        self._server = ThreadingHTTPServer((HOST, self.port), _handler_for(self))
+        self._server = ThreadingHTTPServer((LOOPBACK, self.port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="stubagent", daemon=True)
         self._thread.start()

@@ -25,18 +25,22 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList, read_case_list
-from sitegen.compare.diff import DiffReport, compare_reports, diff_json
+from sitegen.compare.diff import CaseComparison, DiffReport, compare_reports, diff_json
 from sitegen.compare.markdown import diff_markdown
 from sitegen.config import (
     DEFAULT_BASELINE,
     DEFAULT_CASES,
     DEFAULT_FIXTURES,
     DEFAULT_HISTORY_LIMIT,
+    CASE_PAGE_MODES,
+    DEFAULT_CASE_PAGES,
     DEFAULT_OUT,
     INDEX_PAGE_ROWS,
+    LIST_POOL_MIN_PAGES,
     SuiteConfig,
     config_for,
 )
+from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
 from sitegen.errors import UsageError
 from sitegen.gcpause import cycle_collection_paused
 from sitegen.loading import read_input
@@ -58,17 +62,16 @@ from sitegen.site.history import (
     new_run,
     pass_strip,
     record_run,
-    run_with_trials,
 )
+from sitegen.site import incremental
 from sitegen.site.incremental import (
     STATUS_FILE,
     BuildStatus,
     CaseRecord,
     PageRecord,
     baseline_seal,
+    build_settings,
     case_file_seal,
-    code_fingerprint,
-    digest,
     read_status,
     status_json,
 )
@@ -91,8 +94,6 @@ from sitegen.site.workers import Tasks, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
 
 HISTORY_FILE = urls.HISTORY_JSON
-# Below this many pages of the case list (the index included), they are written without worker processes.
-LIST_POOL_MIN_PAGES = 4
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,10 @@ class BuildOptions:
     fail_on_regression: bool = False
     cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
     workers: int | None = None  # processes for case pages (default: one per core for big suites)
-    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: parallel.start_method)
+    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
+    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page of their own (config.CASE_PAGE_MODES)
 
 
 @dataclass
@@ -169,6 +171,7 @@ class CasePages(NamedTuple):
     records: dict[str, CaseRecord]
     results: list[CaseResult]  # in case-file order
     reused: int  # pages taken unchanged from the previous site
+    compared: dict[str, CaseComparison]  # the rendered cases against their baseline entries, by case id
 
 
 @dataclass(frozen=True)
@@ -180,12 +183,12 @@ class Gathered:
     diff: DiffReport | None
     run: Run
     runs: list[Run]
-    slugs: dict[str, str]
+    slugs: dict[str, str]  # what each case links to on the other pages (case_links)
     strips: dict[str, str]
     flaky: set[str]
 
 
-# --- step 1: read and check every input ------------------------------------------------------------------
+# Step 1: read and check every input
 
 
 def read_inputs(options: BuildOptions) -> Inputs:
@@ -193,6 +196,8 @@ def read_inputs(options: BuildOptions) -> Inputs:
     check_history_limit(options.history_limit)
     if options.index_page_rows < 1:
         raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
+    if options.case_pages not in CASE_PAGE_MODES:
+        raise UsageError(f"--case-pages must be one of {', '.join(CASE_PAGE_MODES)}, got {options.case_pages!r}")
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
@@ -201,10 +206,12 @@ def read_inputs(options: BuildOptions) -> Inputs:
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():
         baseline_path = DEFAULT_BASELINE
-    assets = read_assets(config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows)
-    code = code_fingerprint()
-    # Everything every page depends on besides its own inputs; another value means every page is rendered.
-    settings = digest(code, repr(assets.info), config.fingerprint(), str(options.fixtures))
+    assets = read_assets(
+        config, has_baseline=baseline_path is not None, index_page_rows=options.index_page_rows,
+        every_case_page=options.case_pages == DEFAULT_CASE_PAGES,
+    )
+    code = incremental.code_fingerprint()
+    settings = build_settings(code, repr(assets.info), config, options.fixtures, options.case_pages)
     previous = read_status(options.out, settings)
     case_file = read_input(options.cases, "case file")
     cases_sealed = case_file_seal(case_file.data, code)
@@ -233,7 +240,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     )
 
 
-def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -> Assets:
+def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, every_case_page: bool = True) -> Assets:
     """The site's own files, named by their content, and the facts every page builder needs."""
     css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
     version, plotly = plotly_bundle()
@@ -252,11 +259,12 @@ def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int) -
         has_baseline=has_baseline,
         config=config,
         index_page_rows=index_page_rows,
+        every_case_page=every_case_page,
     )
     return Assets(tuple((urls.asset(name), data) for name, data in zip(names, (css, js, icon, plotly))), info)
 
 
-# --- step 2: the case pages ------------------------------------------------------------------------------
+# Step 2: the case pages
 
 
 def write_case_pages(
@@ -283,6 +291,7 @@ def write_case_pages(
         indices, checked = _unchanged_first(indices, context, progress)
     workers = worker_count(options.workers, len(indices))
     records: dict[str, CaseRecord] = {}
+    compared: dict[str, CaseComparison] = {}
     remember: dict[str, Remembered] = {}
     reused = 0
     with run_tasks(build_case, indices, context, workers, progress.advance, options.start_method) as jobs:
@@ -295,11 +304,13 @@ def write_case_pages(
                 reused += 1
             else:
                 records[case_id] = done.record
+                if done.comparison is not None:
+                    compared[case_id] = done.comparison
     progress.finish()
     if any(context.remembered.get(name) != entry for name, entry in remember.items()):
         # Not merely to forget a trace just changed: it is hashed anyway.
         save_remembered(context.fixtures_root, remember)
-    return CasePages(records, [records[case_id].result for case_id in ids], reused)
+    return CasePages(records, [records[case_id].result for case_id in ids], reused, compared)
 
 
 def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
@@ -313,12 +324,13 @@ def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> 
         site=inputs.assets.info,
         cases=inputs.cases,
         slugs=[slugs[case_id] for case_id in inputs.cases.ids],
-        baseline={r.caseId: r for r in baseline.results} if baseline is not None else None,
+        baseline=baseline.by_id if baseline is not None else None,
         settings=inputs.status.settings,
         previous=inputs.previous,
         # Only a rebuild looks digests up (a full build reads every trace anyway).
         remembered=load_remembered(fixtures_root) if inputs.previous.cases else {},
         writer=writer,
+        case_pages=inputs.options.case_pages,
     )
 
 
@@ -335,7 +347,25 @@ def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Pro
     return pending, taken
 
 
-# --- step 3: the run's data ------------------------------------------------------------------------------
+def case_links(slugs: dict[str, str], pages: CasePages) -> dict[str, str]:
+    """What each case's link on the other pages points at (urls.case_href): its page (its slug), or, for a case the
+    build wrote no page for (--case-pages), its raw trace (urls.raw_trace, by file name); not there when it has
+    neither (its trace could not be read)."""
+    links = {}
+    for case_id, slug in slugs.items():
+        record = pages.records[case_id]
+        if record.page:
+            links[case_id] = slug
+            continue
+        result = record.result
+        first = result.trialResults[0].failedChecks if result.trialResults else result.failedChecks
+        unread = any(parse_check(check).code in (FIXTURE_MISSING, FIXTURE_PATH_INVALID) for check in first)
+        if not unread:
+            links[case_id] = urls.raw_trace(slug, 1 if result.trialResults else None).split("/")[-1]
+    return links
+
+
+# Step 3: the run's data
 
 
 def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
@@ -345,18 +375,20 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     report_text = report_json(report, [pages.records[case_id].report for case_id in inputs.cases.ids])
     tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
     alpha = inputs.config.alpha
-    diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha) if inputs.baseline is not None else None
+    diff = None
+    if inputs.baseline is not None:
+        # The cases whose page was rendered were compared with their baseline entry then; the others are here.
+        diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha, compared=pages.compared)
     run_id = options.run_id or default_run_id(inputs.commit, report_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
-    run = run_with_trials(run, report)  # the trial aggregates, for the pass-rate chart's band
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}
     return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky)
 
 
-# --- step 4: the pages and files of the whole run --------------------------------------------------------
+# Step 4: the pages and files of the whole run
 
 
 def write_text(writer: SiteWriter, relative: str, text: str) -> None:
@@ -439,7 +471,7 @@ def write_status(writer: SiteWriter, inputs: Inputs, pages: CasePages, list_page
     write_text(writer, STATUS_FILE, status_json(status, inputs.cases.ids))
 
 
-# --- the build -------------------------------------------------------------------------------------------
+# The build
 
 
 def build_site(options: BuildOptions, progress: Progress | None = None) -> BuildResult:
@@ -462,7 +494,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
             progress.step("case pages")
             pages = write_case_pages(writer, inputs, slugs, progress)
             progress.step("run data")
-            data = gather(inputs, pages, slugs)
+            data = gather(inputs, pages, case_links(slugs, pages))
             write_history_data(writer, data)
             write_search_text(writer, inputs, pages)
             progress.step("case list")
@@ -484,7 +516,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         out=options.out,
         run=data.run,
         runs=data.runs,
-        case_pages=len(inputs.cases),
+        case_pages=sum(1 for record in pages.records.values() if record.page),
         reused_pages=pages.reused,
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,

@@ -3,11 +3,12 @@ and render its page, from one reading of its trace.
 
 A page depends only on its job (the case, its file name, its neighbours, its baseline entry) and on the
 shared PageContext, so the pages are the same whichever process writes them and in whatever order. The
-build runs the jobs through parallel.run_tasks, giving workers only case indices: everything else is in the
+build runs the jobs through workers.run_tasks, giving workers only case indices: everything else is in the
 PageContext, which forked workers inherit (spawned ones get it once each), so no case is pickled on its way.
 
-The trace is read once (TraceInput): its digest decides whether the page is unchanged, and the same bytes
-are parsed and rendered otherwise, so a page's key is always the key of the bytes it shows.
+The trace is read once (TraceInput): its digest decides whether the page is unchanged (the keys and the
+decision are site/incremental.py's), and the same bytes are parsed and rendered otherwise, so a page's key is
+always the key of the bytes it shows.
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList
-from sitegen.compare.changes import classify_case
-from sitegen.compare.diff import case_items
-from sitegen.config import SuiteConfig
+from sitegen.compare.changes import FIXED, NEW, REGRESSED, CaseChange
+from sitegen.compare.diff import CaseComparison, compare_case
+from sitegen.config import DEFAULT_CASE_PAGES, SuiteConfig
 from sitegen.evaluation import evaluate_case
-from sitegen.jsontext import identity
 from sitegen.loading import (
     FixtureBytes,
     FixtureProblem,
@@ -38,12 +38,13 @@ from sitegen.loading import (
 )
 from sitegen.report import CaseResult, result_json_text, result_markdown_row
 from sitegen.site import render
-from sitegen.site.incremental import BuildStatus, CaseRecord, digest
+from sitegen.site.incremental import BuildStatus, CaseRecord, case_page_key, reuse_page, trace_digest
 from sitegen.site.render import page_bytes
 from sitegen.site.staging import SiteWriter
 from sitegen.site.tracecache import Remembered, remembered_digest, to_remember
-from sitegen.site.urls import case_page
+from sitegen.site.urls import case_page, raw_trace
 from sitegen.site.views import Neighbour, SiteInfo, build_case_page, page_context
+from sitegen.site.views.common import RawFile
 from sitegen.site.views.search import case_search_text
 
 
@@ -77,28 +78,18 @@ class PageContext:
     previous: BuildStatus  # the previous build's records (none: every page is rendered)
     remembered: Mapping[str, Remembered]  # trace digests this machine remembers, by traceFixture (site/tracecache.py)
     writer: SiteWriter  # writes into the staging folder, links from the previous site
+    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page (config.CASE_PAGE_MODES)
 
 
 def case_job(index: int, context: PageContext) -> CaseJob:
-    """The job of case `index`."""
+    """The job of case `index`. When only some cases get a page (--case-pages), a page links no neighbours: which
+    of them have a page is known only once every case is evaluated."""
     ids, slugs = context.cases.ids, context.slugs
-    prev = Neighbour(ids[index - 1], slugs[index - 1]) if index > 0 else None
-    next_ = Neighbour(ids[index + 1], slugs[index + 1]) if index + 1 < len(ids) else None
+    every = context.case_pages == "all"
+    prev = Neighbour(ids[index - 1], slugs[index - 1]) if every and index > 0 else None
+    next_ = Neighbour(ids[index + 1], slugs[index + 1]) if every and index + 1 < len(ids) else None
     baseline = context.baseline.get(ids[index]) if context.baseline is not None else None
     return CaseJob(index, slugs[index], prev, next_, baseline)
-
-
-# --- the trace, read once --------------------------------------------------------------------------------
-
-
-def trace_digest(read: FixtureBytes | TrialFiles | FixtureProblem) -> str:
-    """What a page key takes of a trace: a digest of its bytes, or of the problem reading it; for a folder of
-    trials, of every trial's name and digest, in order (a trial added, removed, renamed or changed is a change)."""
-    if isinstance(read, FixtureProblem):
-        return digest("problem", read.code, read.message)
-    if isinstance(read, TrialFiles):
-        return digest("trials", *(part for name, trial in read.trials for part in (name, trace_digest(trial))))
-    return digest("bytes", read.data)
 
 
 class TraceInput(NamedTuple):
@@ -133,23 +124,42 @@ def read_trace(name: str, context: PageContext, *, remembered: bool) -> TraceInp
     return TraceInput(trace_digest(read_any), read_any)
 
 
+def raw_files(slug: str, read: FixtureBytes | TrialFiles | FixtureProblem) -> tuple[tuple[RawFile, bytes], ...]:
+    """The raw trace files of a case page and their bytes: the fixture's bytes as read, one file per readable trial."""
+    if isinstance(read, FixtureBytes):
+        return ((RawFile(raw_trace(slug), len(read.data)), read.data),)
+    if isinstance(read, TrialFiles):
+        return tuple(
+            (RawFile(raw_trace(slug, number), len(trial.data), number), trial.data)
+            for number, (_, trial) in enumerate(read.trials, 1)
+            if isinstance(trial, FixtureBytes)
+        )
+    return ()
+
+
+def _raw_sizes(job: CaseJob, trace: TraceInput) -> list[tuple[str, int]]:
+    """The raw trace files a reused page needs beside it, with their sizes (the trace's, which the page's key covers)."""
+    if trace.read is None:  # remembered: a plain file whose size this machine knows
+        assert trace.remember is not None
+        return [(raw_trace(job.slug), trace.remember[2])]
+    return [(file.path, file.size) for file, _ in raw_files(job.slug, trace.read)]
+
+
 def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
-    """The hash of everything a case page shows (with `settings`, the same for every page)."""
+    """The key of the job's page (incremental.case_page_key), from the case definition and the trace's digest."""
     prev, next_ = job.prev, job.next
-    names = [job.slug, *(prev or (None, None)), *(next_ or (None, None))]  # null: no neighbour
-    return digest(settings, definition, trace, b"" if job.baseline is None else identity(job.baseline), identity(names))
-
-
-# --- the job ---------------------------------------------------------------------------------------------
+    names = (job.slug, *(prev or (None, None)), *(next_ or (None, None)))  # null: no neighbour
+    return case_page_key(settings, definition, trace, job.baseline, names)
 
 
 class PageDone(NamedTuple):
     """A case page written: the case's record for the build status (its result, report texts, page key and
-    size), and what to remember of its trace file."""
+    size), what to remember of its trace file, and the case against its baseline entry (for the diff)."""
 
     position: int  # the case's index in the case file
     record: CaseRecord
     remember: Remembered | None = None
+    comparison: CaseComparison | None = None  # None without a baseline
 
 
 class PageReused(NamedTuple):
@@ -184,11 +194,10 @@ def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, Trac
     """The page taken from the previous site, or the job, its trace and its key for rendering it."""
     job = case_job(index, context)
     cases = context.cases
-    record = context.previous.cases.get(cases.ids[index])
-    reusable = record is not None and record.page == job.page
-    trace = read_trace(cases.fixture(index), context, remembered=reusable)
+    record = context.previous.case_record(cases.ids[index], job.page)
+    trace = read_trace(cases.fixture(index), context, remembered=record is not None)
     key = page_key(context.settings, cases.definition_key(index), trace.digest, job)
-    if record is not None and reusable and record.key == key and context.writer.take_previous(job.page, record.size):
+    if record is not None and reuse_page(context.writer, record.page, record, key, _raw_sizes(job, trace)):
         return PageReused(index, trace.remember)
     return job, trace, key
 
@@ -203,14 +212,34 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     else:
         outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
-    items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
-    change = classify_case(job.baseline, result) if context.baseline is not None else None
-    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
-    size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
+    # Compared here once, for the page and for the diff (compare_reports takes it as it is).
+    comparison = compare_case(job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
+    items, change = (comparison.items, comparison.change) if comparison is not None else (None, None)
+    raw = raw_files(job.slug, read)
+    for file, data in raw:
+        context.writer.write(file.path, data)
+    path, size = "", 0  # no page of its own (--case-pages): the index links its raw trace
+    if wants_page(context.case_pages, result, change):
+        page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change, [f for f, _ in raw])
+        path, size = job.page, context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
-    record = CaseRecord(job.page, key, size, result_json_text(result), result_markdown_row(result), result, search)
-    return PageDone(job.position, record, trace.remember)
+    record = CaseRecord(path, key, size, result_json_text(result), result_markdown_row(result), result, search)
+    return PageDone(job.position, record, trace.remember, comparison)
+
+
+# The changes against the baseline that give a case a page under --case-pages failing / changed.
+_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise"))
+
+
+def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool:
+    """Whether a case gets a page of its own under --case-pages `mode` (config.CASE_PAGE_MODES)."""
+    if mode == "all":
+        return True
+    changed = change is not None and (change.change in _CHANGES_SHOWN or (mode == "changed" and change.change == NEW))
+    if mode == "changed" and change is not None:
+        return changed
+    return changed or result.status != "passed"
 
 
 def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:

@@ -20,11 +20,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_TIMEOUT, MAX_RESPONSE_BYTES
+from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT, MAX_RESPONSE_BYTES
 from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.jsontext import dumps_json
-from sitegen.report import Report, trial_aggregates
+from sitegen.report import Report
 
 HISTORY_FORMAT_VERSION = 1
 
@@ -52,7 +52,11 @@ def _count(value: Any) -> int | float:
 def _ratio_or_null(value: Any) -> int | float | None:
     """A pass rate: a number from 0 to 1 (the charts show it in percent), or null."""
     number = _number_or_null(value)
-    if number is not None and not 0 <= number <= 1:
+    return None if number is None else _ratio(number)
+
+
+def _ratio(number: int | float) -> int | float:
+    if not 0 <= number <= 1:
         raise PydanticCustomError("history_ratio", "expected a ratio from 0 to 1 or null")
     return number
 
@@ -64,9 +68,19 @@ def _in_range(value: int | float) -> int | float:
     return value
 
 
+def _interval_or_null(value: Any) -> tuple[int | float, int | float] | None:
+    """A [low, high] pair of ratios kept as written, or null."""
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return (_ratio(value[0]), _ratio(value[1]))
+    raise PydanticCustomError("history_interval", "expected [low, high], two numbers, or null")
+
+
 NumberOrNull = Annotated[int | float | None, PlainValidator(_number_or_null)]
 RatioOrNull = Annotated[int | float | None, PlainValidator(_ratio_or_null)]
 Count = Annotated[int | float, PlainValidator(_count)]
+IntervalOrNull = Annotated[tuple[int | float, int | float] | None, PlainValidator(_interval_or_null)]
 
 
 class Run(BaseModel):
@@ -88,6 +102,12 @@ class Run(BaseModel):
     averageDurationMs: NumberOrNull = None
     verdictDistribution: dict[str, Count] | None = None
     cases: dict[str, bool]
+    # A run some case of which had a folder of trials also records the report's trial figures
+    # (report.TrialFigures; the pass-rate chart's band), written after `cases` as they always were.
+    totalTrials: int | None = None
+    passedTrials: int | None = None
+    trialPassRate: RatioOrNull = None
+    trialPassRateInterval: IntervalOrNull = None
 
     @field_validator("formatVersion")
     @classmethod
@@ -125,9 +145,13 @@ class Run(BaseModel):
                 value = getattr(self, name)
                 data[name] = dict(sorted(value.items())) if isinstance(value, dict) else value
         data["cases"] = dict(sorted(self.cases.items()))
-        extra = self.extra
-        for key in sorted(extra):
-            data[key] = extra[key]
+        tail = self.extra
+        for name in _TRIAL_FIGURES:
+            if name in self.model_fields_set:
+                value = getattr(self, name)
+                tail[name] = list(value) if isinstance(value, tuple) else value
+        for key in sorted(tail):
+            data[key] = tail[key]
         return data
 
 
@@ -135,6 +159,7 @@ _AGGREGATES = (
     "totalCases", "passedCases", "failedCases", "notRunCases",
     "passRate", "averageToolCallCount", "averageDurationMs", "verdictDistribution",
 )
+_TRIAL_FIGURES = ("totalTrials", "passedTrials", "trialPassRate", "trialPassRateInterval")
 
 
 @dataclass(frozen=True)
@@ -223,7 +248,7 @@ def _fetch(url: str, timeout: float) -> str | None:
 
 
 def load_history(
-    source: str | Path | None, site_history: Path, *, optional: bool = False, timeout: float = HISTORY_TIMEOUT
+    source: str | Path | None, site_history: Path, *, optional: bool = False, timeout: float = HISTORY_URL_TIMEOUT
 ) -> History:
     """The runs a build continues: from `source` (a file or URL, read only), else the site's own history.json.
 
@@ -259,12 +284,19 @@ def check_history_limit(limit: int) -> None:
 
 
 def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None) -> Run:
-    """This build's run record."""
+    """This build's run record: the report's figures (its trial figures when some case has trials; a suite of
+    single files records its runs as it always did) and each case's pass/fail."""
     aggregates = {name: value for name, value in report.aggregates().items() if name in _AGGREGATES}
-    return Run.model_validate(
+    run = Run.model_validate(
         {"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **aggregates,
          "cases": {result.caseId: result.passed for result in report.results}}
     )
+    figures = report.trial_figures
+    if figures is None:
+        return run
+    trials = {"totalTrials": figures.total, "passedTrials": figures.passed, "trialPassRate": figures.rate,
+              "trialPassRateInterval": figures.interval}
+    return run.model_copy(update=trials)
 
 
 def _moment(created_at: str) -> datetime | None:
@@ -360,9 +392,3 @@ def is_flaky(strip: str) -> bool:
     return flips(strip[-FLAKY_WINDOW:]) >= FLAKY_FLIPS
 
 
-def run_with_trials(run: Run, report: Report) -> Run:
-    """The history's run of this build, with the trial aggregates (what the pass-rate chart's band reads) when some
-    case has a folder of trials; a suite of single files records its runs as before."""
-    if not report.has_trials:
-        return run
-    return Run.model_validate({**run.to_json(), **trial_aggregates(report.results)})

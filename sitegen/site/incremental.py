@@ -1,12 +1,42 @@
-"""The build status file: what every case page of a site was built from, so a rebuild can skip unchanged pages.
+"""The incremental build: what every page of a site was built from, so that a rebuild takes the unchanged ones.
 
-As coverage.py's HTML report does with its status.json: the site carries `.sitegen-status.json`, recording
-sitegen's version, a hash of its code, templates and settings, and per case a key (a hash of everything
-its page shows: the case definition, the trace's bytes, its baseline entry, its neighbours, its file name)
-plus the case's result. A rebuild takes a page whose key did not change from the previous site instead of
-rendering it again, and the result from the file instead of evaluating the trace again. A missing,
-unreadable or foreign status file (another format, another sitegen, other code or settings) is no error:
-it only means a full build.
+As coverage.py's HTML report does with its status.json, the site carries a status file, `.sitegen-status.json`.
+A rebuild takes a page whose key did not change from the previous site (a hard link, site/staging.py)
+instead of rendering it again, and a case's result from the file instead of evaluating its trace again. Each
+key is a hash (`digest`) of everything its page shows: for a case page (`case_page_key`) the build's
+settings, the case definition, its trace (`trace_digest`: the bytes, or the problem reading them, or every
+trial's), its baseline entry, its file name and its neighbours' (the raw trace files beside the page hold the
+trace's bytes, so they go with it: `reuse_page` takes them too); for a later page of the case list
+(`list_page_key`) its rows' case page keys. The settings (`build_settings`) hash sitegen's version, its code
+and templates (`code_fingerprint`), the site's assets, the suite's config, the fixtures folder and which cases
+get a page (--case-pages): other
+settings, and no page is taken. The status also seals the inputs this same code validated whole (the case
+file, the baseline report), so that an unchanged one is parsed the quick way. A missing, unreadable or
+foreign status file (another format, another sitegen) is no error: it only means a full build.
+
+The file is compact JSON, a line per case, its keys sorted::
+
+    {"formatVersion": 2,                 // STATUS_FORMAT_VERSION
+     "settings": "<sha256>",             // build_settings: pages and results count only when it is the same
+     "sitegen": "0.1.0",                 // the version that wrote it: another version's file is not read
+     "validatedBaseline": "<sha256>",    // baseline_seal of the baseline read with every check ("" if none)
+     "validatedCases": "<sha256>",       // case_file_seal of the case file validated whole
+     "cases": [                          // in case-file order
+       {"id": "db-pool",                 // the case id
+        "key": "<sha256>",               // case_page_key of what its page shows
+        "markdown": "| db-pool | …",      // its row of report.md (report.result_markdown_row), reused as is
+        "page": "cases/db-pool.html",    // its page, relative to the site ("": none, --case-pages)
+        "report": "    {\n      …",       // its result as report.json has it (report.result_json_text)
+        "search": "…",                   // its question and answer for assets/search-text.js
+        "size": 31337,                   // the page's size in bytes: a page edited by hand is not taken
+        "traceLoaded": true},            // whether its trace was read (a report file does not say)
+       …],
+     "pages": [                          // the case list's pages after the first, by path
+       {"key": "<sha256>", "path": "index-2.html", "size": 120000},
+       …]}
+
+What this machine remembers of trace files between builds (to know a trace unchanged without reading it)
+is not in the site: site/tracecache.py.
 """
 
 from __future__ import annotations
@@ -19,8 +49,11 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.jsontext import compact_sorted_exact, loads
+from sitegen.config import DEFAULT_CASE_PAGES, SuiteConfig
+from sitegen.jsontext import compact_sorted_exact, identity, loads
+from sitegen.loading import FixtureBytes, FixtureProblem, TrialFiles
 from sitegen.report import CaseResult, result_from_json
+from sitegen.site.staging import SiteWriter
 
 STATUS_FILE = ".sitegen-status.json"
 STATUS_FORMAT_VERSION = 2
@@ -58,6 +91,62 @@ def code_fingerprint(packages: Sequence[str] = CODE_PACKAGES) -> str:
     return digest(__version__, *(part for name, data in sorted(files) for part in (name, data)))
 
 
+def build_settings(code: str, site: str, config: SuiteConfig, fixtures: Path, case_pages: str = DEFAULT_CASE_PAGES) -> str:
+    """What every page depends on besides its own inputs: the code, the site's assets and facts (`site`: their
+    repr), the suite's config, the fixtures folder and which cases get a page (--case-pages). Another value
+    means every page is rendered."""
+    parts = (code, site, config.fingerprint(), str(fixtures))
+    return digest(*parts) if case_pages == DEFAULT_CASE_PAGES else digest(*parts, case_pages)
+
+
+def trace_digest(read: FixtureBytes | TrialFiles | FixtureProblem) -> str:
+    """What a page key takes of a trace: a digest of its bytes, or of the problem reading it; for a folder of
+    trials, of every trial's name and digest, in order (a trial added, removed, renamed or changed is a change)."""
+    if isinstance(read, FixtureProblem):
+        return digest("problem", read.code, read.message)
+    if isinstance(read, TrialFiles):
+        return digest("trials", *(part for name, trial in read.trials for part in (name, trace_digest(trial))))
+    return digest("bytes", read.data)
+
+
+def case_page_key(
+    settings: str,
+    definition: bytes,
+    trace: str,
+    baseline: CaseResult | None,
+    names: Sequence[str | None],
+) -> str:
+    """The key of a case page: the settings, the case definition (CaseList.definition_key), the trace's digest,
+    its baseline entry, and the file names of the page and its neighbours (`names`; None: no neighbour)."""
+    return digest(settings, definition, trace, b"" if baseline is None else identity(baseline), identity(list(names)))
+
+
+def list_page_key(settings: str, path: str, total: int, rows: Iterable[str]) -> str:
+    """The key of a later page of the case list: its path, how many cases there are, and what each of its rows
+    shows (`rows`: each case page's key, marked when the case is flaky)."""
+    return digest(settings, path, str(total), *rows)
+
+
+def reuse_page(
+    writer: SiteWriter, path: str, record: PageRecord | CaseRecord, key: str, beside: Sequence[tuple[str, int]] = ()
+) -> bool:
+    """Whether the page at `path` is taken from the previous site: its record there has this key and the file is
+    still the one the previous build wrote (its size), and so is each file `beside` it (path, size: a case's raw
+    traces); if so all are linked into the new site. All or nothing: what was linked before one failed is removed,
+    so rendering writes new files, never through a link into the previous site."""
+    if record.key != key:
+        return False
+    taken: list[str] = []
+    # A case the previous build wrote no page for (--case-pages) has only its raw traces to take.
+    for wanted, size in (*beside, *([(path, record.size)] if path else [])):
+        if not writer.take_previous(wanted, size):
+            for done in taken:
+                writer.remove(done)
+            return False
+        taken.append(wanted)
+    return True
+
+
 @dataclass(frozen=True)
 class PageRecord:
     """A page as the previous build wrote it: the key of its inputs and its size (a hand-edited page differs)."""
@@ -88,6 +177,11 @@ class BuildStatus:
     pages: dict[str, PageRecord] = field(default_factory=dict)
     validated_cases: str = ""  # case_file_seal of the case file this build validated (or found validated)
     validated_baseline: str = ""  # baseline_seal of the baseline report this build read in full, if any
+
+    def case_record(self, case_id: str, page: str) -> CaseRecord | None:
+        """The previous build's record of a case whose page had this path (else its page is to be rendered)."""
+        record = self.cases.get(case_id)
+        return record if record is not None and record.page in (page, "") else None
 
 
 def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:

@@ -13,7 +13,7 @@ from sitegen.compare.diff import DiffReport
 from sitegen.report import Report
 from sitegen.site import render, urls
 from sitegen.site.history import Run
-from sitegen.site.incremental import PageRecord, digest
+from sitegen.site.incremental import PageRecord, list_page_key, reuse_page
 from sitegen.site.render import page_bytes
 from sitegen.site.staging import SiteWriter
 from sitegen.site.views import SiteInfo, build_case_list_page, build_index_page, case_list_rows, page_context
@@ -54,9 +54,9 @@ def write_list_page(number: int, pages: ListPages) -> tuple[str, PageRecord | No
     # A row shows its case's result, file name and change against the baseline (its baseline entry: all in the
     # case page's key) and whether it is flaky.
     rows = (pages.keys[r.caseId] + ("+flaky" if r.caseId in pages.flaky else "") for r in shown)
-    key = digest(pages.settings, name, str(len(results)), *rows)
+    key = list_page_key(pages.settings, name, len(results), rows)
     record = pages.previous.get(name)
-    if record is not None and record.key == key and pages.writer.take_previous(name, record.size):
+    if record is not None and reuse_page(pages.writer, name, record, key):
         return name, record
     list_page = build_case_list_page(pages.site, results, pages.slugs, pages.flaky, number, pages.diff)
     size = pages.writer.write(name, page_bytes(render.render_template("case-list.html", page_context(list_page))))

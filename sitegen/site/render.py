@@ -147,7 +147,7 @@ def script_assignment(name: str, data: Any) -> str:
     return f"window.{name} = {json_for_script(data)};\n"
 
 
-# --- Markdown -------------------------------------------------------------------------------------------
+# Markdown
 
 def _validate_link(url: str) -> bool:
     # Only absolute web and mail links: relative links would point into the site, other schemes can run code.
@@ -229,7 +229,7 @@ def markdown_html(text: str, highlights: Sequence[Highlight] = ()) -> Markup:
     return Markup(markdown_parser().render(text, {"needles": needles(highlights)}))
 
 
-# --- Packaged assets -------------------------------------------------------------------------------------
+# Packaged assets
 
 
 def asset_bytes(name: str) -> bytes:

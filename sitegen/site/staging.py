@@ -106,6 +106,10 @@ class SiteWriter:
             return False
         return True
 
+    def remove(self, relative: str) -> None:
+        """Remove the new site's file `relative` (one taken from the previous site that is to be written anew)."""
+        os.unlink(f"{self.root}{os.sep}{relative}")
+
     def write_or_take(self, relative: str, data: bytes) -> int:
         """Like write(), but a file the previous site has with these very bytes is linked from there."""
         try:

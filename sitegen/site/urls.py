@@ -44,9 +44,25 @@ def case_page(slug: str) -> str:
     return f"{CASES_FOLDER}/{slug}.html"
 
 
-def case_href(slug: str, depth: int = 0) -> str:
-    """The link to a case's page from a page `depth` folders down; from another case page it is a sibling."""
-    return f"{slug}.html" if depth == 1 else href(case_page(slug), depth)
+def raw_trace(slug: str, trial: int | None = None) -> str:
+    """The path of a case's raw trace, the fixture's bytes as recorded, beside its page (`<slug>.trace.json`;
+    trial `trial`, from 1, of a folder of trials: `<slug>.trial-<n>.json`). A `.json` name, so that browsers and
+    GitHub Pages open it as JSON text, never as HTML (docs/big-suites.md, "Raw traces")."""
+    name = f"{slug}.trace.json" if trial is None else f"{slug}.trial-{trial}.json"
+    return f"{CASES_FOLDER}/{name}"
+
+
+def case_file_href(path: str, depth: int = 0) -> str:
+    """The link to a file of the cases folder (`cases/…`) from a page `depth` folders down."""
+    return path[len(CASES_FOLDER) + 1:] if depth == 1 else href(path, depth)
+
+
+def case_href(link: str, depth: int = 0) -> str:
+    """The link to a case from a page `depth` folders down (from another case page it is a sibling): `link` is
+    its slug when it has a page, else the name of its raw trace file in the cases folder (build.case_links;
+    `--case-pages`, docs/big-suites.md). The index's script makes the same links (templates/assets/site.js)."""
+    name = link if "." in link else f"{link}.html"
+    return name if depth == 1 else href(f"{CASES_FOLDER}/{name}", depth)
 
 
 def case_list_page(number: int) -> str:

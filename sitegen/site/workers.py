@@ -19,14 +19,13 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+from sitegen.config import POOL_MIN_JOBS
 from sitegen.site.faults import POOL_STARTED, WORKER_STARTING, WORKERS_BUSY, kill_build_point, kill_point
 
 T = TypeVar("T")
 C = TypeVar("C")
 R = TypeVar("R")
 
-# Below this many items, starting worker processes costs more than it saves.
-POOL_MIN_JOBS = 300
 # Items per chunk sent to a worker: big enough to amortise the messages (a rebuild's per-case check is
 # quick), small enough towards the end to balance the load (a page to render is not).
 MAX_CHUNK = 256
@@ -171,7 +170,7 @@ def _flattened(batches: Iterator[list[R]], advance: Callable[[int], None]) -> It
         yield from batch
 
 
-# --- in a worker process ---------------------------------------------------------------------------------
+# In a worker process
 
 _worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # (task, context) of this worker process
 

@@ -180,8 +180,9 @@
         tr.setAttribute("data-verdict", r[5]);
         if (row.flaky) tr.setAttribute("data-flaky", "1");
         var cell = tr.appendChild(el("td", "case-cell"));
-        var link = cell.appendChild(el("a", "case-link", r[0]));
-        link.href = "cases/" + r[1] + ".html";
+        // r[1]: the case's slug, or the name of its raw trace when it has no page (urls.case_href), or "".
+        var link = cell.appendChild(el(r[1] ? "a" : "span", "case-link", r[0]));
+        if (r[1]) link.href = "cases/" + (r[1].indexOf(".") < 0 ? r[1] + ".html" : r[1]);
         if (row.flaky) {
           cell.appendChild(document.createTextNode(" "));
           var flaky = cell.appendChild(el("span", "flaky"));

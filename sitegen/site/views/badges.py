@@ -10,7 +10,7 @@ from typing import NamedTuple
 from markupsafe import escape
 
 from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION
+from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION
 from sitegen.config import SuiteConfig
 from sitegen.formatting import shorten
 from sitegen.report import MISSING_VERDICT

@@ -14,8 +14,9 @@ from typing import NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
+from sitegen.checks import parse_check
 from sitegen.compare.changes import NEW, CaseChange
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.config import SuiteConfig
 from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
 from sitegen.models import Case
@@ -25,11 +26,10 @@ from sitegen.site.highlight import Highlight
 from sitegen.site.render import markdown_html
 from sitegen.site.views.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
 from sitegen.site.views.changes import CaseChangeView, case_change_view
-from sitegen.site.views.common import Fact, Layout, Link, SiteInfo, make_layout
+from sitegen.site.views.common import Fact, Layout, Link, RawFile, RawLink, SiteInfo, make_layout, raw_link
 from sitegen.site.views.text import (
     CELL_LIMIT,
     MAX_TOOL_CALLS,
-    RAW_LIMIT,
     TEXT_LIMIT,
     TextBlock,
     clip,
@@ -52,6 +52,7 @@ class Pager(NamedTuple):
     prev: Link | None
     next: Link | None
     back: Link
+    neighbours: bool = True  # False when only some cases have a page (--case-pages): no previous / next
 
 
 class Section(NamedTuple):
@@ -137,7 +138,7 @@ class CasePage(NamedTuple):
     verifier: VerifierView
     baseline: BaselineView
     definition: tuple[Fact, ...]
-    raw: TextBlock | None
+    raw: RawLink | None  # the trace file beside the page; None when it could not be read
     trials: TrialsView | None  # a case with a folder of trials: a cell per trial (site/views/trials.py)
 
 
@@ -160,8 +161,7 @@ CASE_SECTIONS = (
     Section("definition", "Definition"),
     Section("raw", "Raw trace"),
 )
-# --- trials: the section a case with a folder of trials adds (site/views/trials.py) ---
-TRIALS_SECTION = Section("trials", "Trials")
+TRIALS_SECTION = Section("trials", "Trials")  # only a case with a folder of trials has it (site/views/trials.py)
 
 
 def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
@@ -174,7 +174,8 @@ def _trial_facts(result: CaseResult) -> tuple[Fact, ...]:
     if result.trialResults is None:
         return ()
     return (Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),)
-# --- end trials ---
+
+
 _DEPTH = 1  # case pages live in cases/
 
 
@@ -302,11 +303,12 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
     )
 
 
-def _pager(prev: Neighbour | None, next_: Neighbour | None) -> Pager:
+def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) -> Pager:
     return Pager(
         prev=Link(f"← {prev.case_id}", urls.case_href(prev.slug, _DEPTH)) if prev else None,
         next=Link(f"{next_.case_id} →", urls.case_href(next_.slug, _DEPTH)) if next_ else None,
         back=Link("All cases", urls.href(urls.INDEX, _DEPTH)),
+        neighbours=neighbours,
     )
 
 
@@ -319,15 +321,18 @@ def build_case_page(
     prev: Neighbour | None,
     next_: Neighbour | None,
     change: CaseChange | None = None,
+    raw: Sequence[RawFile] = (),
 ) -> CasePage:
     """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
-    `change`, None without a baseline) and neighbours."""
+    `change`, None without a baseline), neighbours and its `raw` trace files."""
     config = site.config
     trials = None
+    raw_links = {file.trial: raw_link(file, _DEPTH) for file in raw}
     if isinstance(outcome, TrialTraces):  # the sections below show one trial; every trial has its own view
         shown = shown_trial(outcome, result)
-        trials = trials_view(outcome, result, shown, config.trialPolicy, config)
+        trials = trials_view(outcome, result, shown, config.trialPolicy, config, raw_links)
         outcome = outcome.trials[shown][1]
+        raw_links[None] = raw_links.get(shown + 1)
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
     checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
     return CasePage(
@@ -341,7 +346,7 @@ def build_case_page(
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result) + _trial_facts(result),
-        pager=_pager(prev, next_),
+        pager=_pager(prev, next_, site.every_case_page),
         toc=_trial_toc(trials),
         checks=checks,
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
@@ -352,16 +357,9 @@ def build_case_page(
         verifier=verifier_view(case, outcome, config),
         baseline=_baseline_view(diff_items),
         definition=_definition(case, config, result.caseDigest or case.digest()),  # evaluation made it already
-        raw=text_block(raw_trace_text(outcome), RAW_LIMIT) if isinstance(outcome, LoadedTrace) else None,
+        raw=raw_links.get(None),
         trials=trials,
     )
-
-
-def raw_trace_text(outcome: LoadedTrace) -> str:
-    """The trace as saved when the file is laid out in lines (as it is, no time spent re-indenting it), else pretty-printed."""
-    if outcome.text is not None and "\n" in outcome.text.strip():
-        return outcome.text.rstrip()
-    return pretty(outcome.raw)
 
 
 def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ...]:
@@ -376,5 +374,5 @@ def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ..
 
 
 def _split_check(check: str) -> tuple[str, str]:
-    code, _, message = check.partition(":")
-    return (code.strip(), message.strip()) if message else ("check", check)
+    parsed = parse_check(check)
+    return (parsed.code, parsed.detail) if parsed.has_detail else ("check", check)

@@ -1,8 +1,9 @@
 """Each case's change against the baseline on the pages: the headline banner (index and diff page), the
 statement at the top of a case page, and the diff page's tables of cases by change.
 
-The words are compare/changes.py's: the banner says exactly what `format_headline` says in the terminal and in
-diff.md, with each regressed case linked to its page (eval/README.md, "Comparing with the baseline").
+The words are compare/wording.py's: the banner says exactly what `format_headline` says in the terminal and in
+diff.md; this module only links each case id the headline names to its page (eval/README.md, "Comparing with
+the baseline").
 """
 
 from __future__ import annotations
@@ -11,26 +12,16 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import (
-    BREAKING,
-    FIXED,
-    HEADLINE_LISTED,
-    NEW,
-    REGRESSED,
-    REMOVED,
-    STILL_FAILING,
-    CaseChange,
-    Headline,
-    check_codes,
-    format_pass_rate,
-)
+from sitegen.checks import check_codes, parse_check
+from sitegen.compare import wording
+from sitegen.compare.changes import BREAKING, FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, CaseChange, Headline
 from sitegen.compare.diff import DiffReport
+from sitegen.config import FOLD_AFTER
 from sitegen.site import urls
 from sitegen.site.views.badges import Badge, change_badge
 from sitegen.site.views.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
 REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
-_STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
 
 
 class Segment(NamedTuple):
@@ -52,60 +43,18 @@ class Banner(NamedTuple):
     more: Segment | None  # "See the diff" on the index; None on the diff page itself
 
 
-def _plural(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
-
-
-def _named(changes: tuple[CaseChange, ...], slugs: Mapping[str, str], with_codes: bool, rest: str) -> list[Segment]:
-    """The cases of one group as casechanges._named words them, each case with a page linked to it."""
-    out: list[Segment] = []
-    for i, change in enumerate(changes[:HEADLINE_LISTED]):
-        if i:
-            out.append(Segment(", "))
-        slug = slugs.get(change.caseId)
-        out.append(Segment(change.caseId, urls.case_href(slug) if slug is not None else None))
-        codes = change.new_codes if with_codes else []
-        if codes:
-            out.append(Segment(f" ({', '.join(codes)})"))
-    if len(changes) > HEADLINE_LISTED:
-        out.append(Segment(", "))
-        out.append(Segment(f"and {len(changes) - HEADLINE_LISTED} more", rest))
-    return out
-
-
 def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Segment, ...]:
-    """The cases part of the headline (casechanges.format_cases's words), regressed cases linked to their pages."""
-    rest = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
-    parts: list[list[Segment]] = []
-    if headline.regressed:
-        lead = f"{_plural(len(headline.regressed), 'case', 'cases')} regressed: "
-        parts.append([Segment(lead), *_named(headline.regressed, slugs, True, rest)])
-    if headline.removed:
-        lead = f"{_plural(len(headline.removed), 'case', 'cases')} removed: "
-        parts.append([Segment(lead), *_named(headline.removed, slugs, False, rest)])
-    if not parts:
-        parts.append([Segment("no case regressed")])
-    if headline.known_failures:
-        parts.append([Segment(_plural(headline.known_failures, "known failure", "known failures"))])
-    if headline.fixed:
-        parts.append([Segment(f"{len(headline.fixed)} fixed")])
-    if headline.new:
-        failing = headline.new_failing
-        parts.append([Segment(f"{len(headline.new)} new" + (f" ({failing} failing)" if failing else ""))])
-    out: list[Segment] = []
-    for i, part in enumerate(parts):
-        if i:
-            out.append(Segment(" · "))
-        out += part
+    """The cases part of the headline (wording.headline_segments), each case with a page linked to it and "and N
+    more" to the diff page's full table."""
+    out = []
+    for segment in wording.headline_segments(headline):
+        href = None
+        if segment.kind == wording.CASE_ID and segment.text in slugs:
+            href = urls.case_href(slugs[segment.text])
+        elif segment.kind == wording.MORE:
+            href = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+        out.append(Segment(segment.text, href))
     return tuple(out)
-
-
-def _cost_note(diff: DiffReport) -> str:
-    costs = diff.cost_regressions
-    if not costs:
-        return ""
-    names = ", ".join(item.metric for item in costs)
-    return f"Cost regression on the cases in both reports: {names}."
 
 
 def pass_rate_css(diff: DiffReport | None) -> str:
@@ -123,14 +72,11 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         css="banner banner-bad" if bad else "banner banner-good",
         icon="▼" if bad else "✓",
         cases=headline_segments(headline, slugs),
-        pass_rate=format_pass_rate(headline),
-        note=_cost_note(diff),
+        pass_rate=wording.format_pass_rate(headline),
+        note=wording.cost_note(diff),
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
     )
-
-
-# --- a case page's statement ------------------------------------------------------------------------------
 
 
 class CheckLine(NamedTuple):
@@ -141,10 +87,9 @@ class CheckLine(NamedTuple):
 
 
 def check_line(check: str) -> CheckLine:
-    """`"<code>: <message>"` as a CheckLine (a check without a code is all message)."""
-    text = clip(check, CELL_LIMIT).text
-    code, _, message = text.partition(":")
-    return CheckLine(code.strip(), message.strip()) if message else CheckLine("check", text)
+    """`"<code>: <message>"` as a CheckLine, clipped for a page (a check without a code is all message)."""
+    parsed = parse_check(clip(check, CELL_LIMIT).text)
+    return CheckLine(parsed.code, parsed.detail) if parsed.has_detail else CheckLine("check", parsed.text)
 
 
 class CaseChangeView(NamedTuple):
@@ -165,7 +110,7 @@ def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
 
 def case_change_view(change: CaseChange) -> CaseChangeView:
     """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
-    kind, before, now = change.change, _STATUS_WORDS[change.baselineStatus], _STATUS_WORDS[change.currentStatus]
+    kind, before, now = change.change, wording.STATUS_WORDS[change.baselineStatus], wording.STATUS_WORDS[change.currentStatus]
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
     new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
     css, detail = "case-change", ""
@@ -188,9 +133,6 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     else:
         statement = "Unchanged: it passed in the baseline too."
     return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
-
-
-# --- the diff page's cases by change ------------------------------------------------------------------------
 
 
 class CaseRef(NamedTuple):
@@ -221,13 +163,6 @@ class ChangeSection(NamedTuple):
     folded: bool  # a long list starts folded (never the regressions)
 
 
-FOLD_AFTER = 10  # as diff.md folds its long lists
-
-
-def _status_change(change: CaseChange) -> str:
-    return f"{_STATUS_WORDS[change.baselineStatus]} → {_STATUS_WORDS[change.currentStatus]}"
-
-
 def _codes(checks: tuple[str, ...]) -> str:
     return ", ".join(check_codes(checks)) or fmt.UNKNOWN
 
@@ -240,12 +175,12 @@ def _cells(change: CaseChange) -> tuple[str, ...]:
     if change.change == REMOVED:
         return ("removed", fmt.UNKNOWN, "missing from the current report")
     if change.change == REGRESSED:
-        return (_status_change(change), _codes(change.newFailedChecks), _checks(change.newFailedChecks))
+        return (wording.status_change(change), _codes(change.newFailedChecks), _checks(change.newFailedChecks))
     if change.change == FIXED:
-        return (_status_change(change), _checks(change.resolvedChecks))
+        return (wording.status_change(change), _checks(change.resolvedChecks))
     if change.change == NEW:
-        return (_STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
-    return (_status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
+        return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
+    return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
 
 
 # (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.

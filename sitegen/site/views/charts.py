@@ -152,22 +152,17 @@ def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate") -> Cha
     return _chart(dom_id, title, summary, figure, table)
 
 
-# --- trials: the trial pass rate of each run with its Wilson 95 % interval as a band (eval/README.md, "Trials") ---
+# The trial pass rate of each run with its Wilson 95 % interval, drawn as a band (eval/README.md, "Trials").
 _BAND_COLOUR = "rgba(142, 106, 200, 0.18)"
 _TRIAL_COLOUR = "#8e6ac8"
 
 
 def _trial_interval(run: Run) -> tuple[float, float, float] | None:
     """A run's trial pass rate and interval, when the run recorded trials and some case had more than one."""
-    extra = run.extra
-    rate, interval = extra.get("trialPassRate"), extra.get("trialPassRateInterval")
-    total, cases = extra.get("totalTrials"), run.totalCases
-    numbers = (int, float)
-    if not (isinstance(rate, numbers) and isinstance(interval, list) and len(interval) == 2):
+    rate, interval, total, cases = run.trialPassRate, run.trialPassRateInterval, run.totalTrials, run.totalCases
+    if rate is None or interval is None or total is None or cases is None:
         return None
-    if not all(isinstance(v, numbers) and not isinstance(v, bool) and 0 <= v <= 1 for v in (rate, *interval)):
-        return None  # not ratios: not a trial pass rate sitegen recorded
-    if not (isinstance(total, int) and isinstance(cases, int) and total > cases):  # only when some case has trials > 1
+    if total <= cases:  # every case had one trial: the band would only repeat the pass rate
         return None
     return float(rate), float(interval[0]), float(interval[1])
 
@@ -202,7 +197,6 @@ def _trial_band(runs: Sequence[Run]) -> tuple[list[dict[str, Any]], list[str], s
     rate, low, high = points[-1][1]
     note = f"trial pass rate latest {fmt.percent(rate)}, 95% interval {fmt.percent(low)}–{fmt.percent(high)}."
     return traces, column, note
-# --- end trials ---
 
 
 def verdict_bar_chart(report: Report, config: SuiteConfig) -> Chart:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from sitegen import __version__
+from sitegen import formatting as fmt
 from sitegen.config import SuiteConfig
 from sitegen.site import urls
 
@@ -17,6 +18,29 @@ class Link(NamedTuple):
 
     text: str
     href: str
+
+
+class RawFile(NamedTuple):
+    """A raw trace file written beside a case page (urls.raw_trace): its path in the site and its size."""
+
+    path: str
+    size: int
+    trial: int | None = None  # its trial's number (from 1) in a folder of trials; None: the case's one file
+
+
+class RawLink(NamedTuple):
+    """The link to a raw trace file from a page, with its size in words ("raw trace (7.3 KiB)")."""
+
+    text: str
+    href: str
+    size: str
+
+
+def raw_link(raw: RawFile, depth: int) -> RawLink:
+    """The link to `raw` from a page `depth` folders down."""
+    size = fmt.byte_size(raw.size)
+    text = "raw trace" if raw.trial is None else f"raw trace of trial {raw.trial}"
+    return RawLink(f"{text} ({size})", urls.case_file_href(raw.path, depth), size)
 
 
 class NavLink(NamedTuple):
@@ -82,6 +106,7 @@ class SiteInfo(NamedTuple):
     has_baseline: bool
     config: SuiteConfig
     index_page_rows: int  # rows per static page of the case list (BuildOptions.index_page_rows)
+    every_case_page: bool = True  # False under --case-pages failing/changed: pages link no neighbours
 
 
 def page_context(page: Any) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """diff.html: the baseline diff — the cases by change (regressed and removed first), the pass rate, the items by
-type and the verdict transition matrix. Values are worded as in diff.md (diff.describe_value/describe_delta)."""
+type and the verdict transition matrix. Values are worded as in diff.md (compare/wording.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import NamedTuple
 
 from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING
-from sitegen.compare.diff import CHANGED, IMPROVEMENT, REGRESSION, DiffItem, DiffReport, describe_delta, describe_value
+from sitegen.compare.diff import DiffReport
+from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.wording import describe_delta, describe_value, pass_rate_points
 from sitegen.config import SuiteConfig
 from sitegen.report import MISSING_VERDICT, Report
 from sitegen.site import urls
@@ -165,7 +167,7 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     counts = diff.caseChangeCounts
     removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
-    points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+    points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
     items = (f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · "
              f"● {diff.changedCount:,} other")
     return (

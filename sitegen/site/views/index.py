@@ -15,11 +15,12 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW
-from sitegen.compare.diff import DiffReport, describe_delta
-from sitegen.config import SuiteConfig
+from sitegen.compare.diff import DiffReport
+from sitegen.compare.wording import pass_rate_points
+from sitegen.config import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE, SuiteConfig
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.site import urls
-from sitegen.site.history import FLAKY_FLIPS, FLAKY_WINDOW, Run
+from sitegen.site.history import Run
 from sitegen.site.render import json_for_script
 from sitegen.site.views.badges import (
     CHANGE_ORDER,
@@ -34,7 +35,6 @@ from sitegen.site.views.changes import REGRESSED_ANCHOR, Banner, banner, changes
 from sitegen.site.views.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.site.views.common import Layout, Link, Option, SiteInfo, Stat, make_layout
 
-TABLE_PAGE_SIZE = 100  # index rows per page once the script paginates
 _TIMES = {1: "once", 2: "twice"}
 FLAKY_TITLE = f"pass/fail flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
 
@@ -140,7 +140,7 @@ def _case_row(
     codes = tuple(result.failed_codes)
     return CaseRow(
         case_id=result.caseId,
-        href=urls.case_href(slug),
+        href=urls.case_href(slug) if slug else "",
         title=result.title,
         show_title=result.title != result.caseId,
         tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
@@ -165,8 +165,8 @@ def _case_row(
     )
 
 
-# --- trials: passed/trials in the status cell, and the status sort within a status by trial pass rate ---
 def _trial_count(result: CaseResult) -> str:
+    """passed/trials for the status cell of a case with a folder of trials; empty otherwise."""
     return "" if result.trialResults is None else f"{result.passedTrials}/{result.trials}"
 
 
@@ -181,7 +181,6 @@ def _status_sort(result: CaseResult) -> int | float:
 def _trial_row_data(result: CaseResult) -> list[list[int]]:
     """What a row of the inlined case data adds for a case with a folder of trials: [[passed, trials]]."""
     return [] if result.trialResults is None else [[result.passedTrials, result.trials]]
-# --- end trials ---
 
 
 # A suite has few distinct tags and thousands of rows that link them.
@@ -210,7 +209,7 @@ def _index_table(
     tags = sorted({tag for r in results for tag in r.tags})
     statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
     return CaseTable(
-        rows=tuple(_case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r)) for r in shown),
+        rows=tuple(_case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r)) for r in shown),
         status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
         verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
         tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
@@ -228,7 +227,7 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     """The headline figures: pass rate, the counts per status, regressions, averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
     if diff is not None:
-        points = describe_delta("passRate", diff.currentPassRate - diff.baselinePassRate)
+        points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
         rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
@@ -290,8 +289,8 @@ def case_table_data(
 ) -> dict[str, Any]:
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
 
-    A row: [id, slug, title ("" when it is the id), tags, status, verdict, failed check codes, matched
-    keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
+    A row: [id, link (its slug; for a case without a page its raw trace's file name, or "": urls.case_href),
+    title ("" when it is the id), tags, status, verdict, failed check codes, matched keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
     against the baseline ("" without one)], plus [passed trials, trials] for a case with a folder of trials; the
     badges of each status, verdict and change are given once.
     """
@@ -313,7 +312,7 @@ def case_table_data(
             verdicts[verdict] = [badge.icon, badge.text, badge.css]
         rows.append(
             [
-                r.caseId, slugs[r.caseId], r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
+                r.caseId, slugs.get(r.caseId, ""), r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
                 r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
                 fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change, *_trial_row_data(r),
             ]
@@ -339,7 +338,7 @@ def build_case_list_page(
     changes = changes_by_case(diff)
     config = site.config
     rows = tuple(
-        _case_row(r, slugs[r.caseId], r.caseId in flaky, config, _change(changes, r), on_index=False) for r in shown
+        _case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r), on_index=False) for r in shown
     )
     nav = _page_nav(number, len(results), site.index_page_rows)
     table = CaseTable(

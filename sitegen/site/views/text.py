@@ -13,7 +13,6 @@ from sitegen.formatting import byte_size
 from sitegen.site.render import Bounded
 
 TEXT_LIMIT = 64 * 1024          # an answer, a question, one tool input or output
-RAW_LIMIT = 256 * 1024          # the raw trace JSON
 PAGE_PAYLOAD_BUDGET = 1024 * 1024  # all tool inputs/outputs of one page together
 MAX_TOOL_CALLS = 500            # rows of the timeline (and of claim checks); the rest are counted, not shown
 CELL_LIMIT = 16 * 1024          # one table cell (a claim's detail, say)

@@ -7,17 +7,20 @@ verifier) show one of its trials, the first that failed (else the first), and sa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
+from sitegen.checks import check_codes
 from sitegen.config import SuiteConfig
 from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces
 from sitegen.report import CaseResult
 from sitegen.site.render import markdown_html
 from sitegen.site.views.badges import Badge, status_badge, verdict_badge
-from sitegen.site.views.text import RAW_LIMIT, TEXT_LIMIT, TextBlock, clip, pretty, text_block
+from sitegen.site.views.common import RawLink
+from sitegen.site.views.text import TEXT_LIMIT, clip
 
 
 class TrialView(NamedTuple):
@@ -34,7 +37,7 @@ class TrialView(NamedTuple):
     problem: str | None
     answer: Markup | None
     answer_note: str | None
-    raw: TextBlock | None
+    raw: RawLink | None  # the trial's trace file beside the page
 
 
 class TrialsView(NamedTuple):
@@ -59,19 +62,21 @@ def shown_trial(outcome: TrialTraces, result: CaseResult) -> int:
     return (failed or read or [0])[0]
 
 
-def _raw_text(outcome: LoadedTrace) -> str:
-    if outcome.text is not None and "\n" in outcome.text.strip():
-        return outcome.text.rstrip()
-    return pretty(outcome.raw)
-
-
-def trials_view(outcome: TrialTraces, result: CaseResult, shown: int, policy: str, config: SuiteConfig) -> TrialsView:
-    """The trials section of a case page; `shown` is the index of the trial the other sections show."""
+def trials_view(
+    outcome: TrialTraces,
+    result: CaseResult,
+    shown: int,
+    policy: str,
+    config: SuiteConfig,
+    raw: Mapping[int | None, RawLink] | None = None,
+) -> TrialsView:
+    """The trials section of a case page; `shown` is the index of the trial the other sections show, `raw` the links
+    to the trials' trace files by trial number."""
     assert result.trialResults is not None and len(result.trialResults) == len(outcome.trials)
     views = []
     for number, ((name, trial), trial_result) in enumerate(zip(outcome.trials, result.trialResults), 1):
         answer = clip(trial.trace.session.answer, TEXT_LIMIT) if isinstance(trial, LoadedTrace) else None
-        codes = list(dict.fromkeys(check.split(":", 1)[0] for check in trial_result.failedChecks))
+        codes = check_codes(trial_result.failedChecks)
         views.append(
             TrialView(
                 number=number,
@@ -85,7 +90,7 @@ def trials_view(outcome: TrialTraces, result: CaseResult, shown: int, policy: st
                 problem=trial.message if isinstance(trial, FixtureProblem) else None,
                 answer=markdown_html(answer.text, []) if answer is not None and answer.text.strip() else None,
                 answer_note=answer.note if answer is not None else None,
-                raw=text_block(_raw_text(trial), RAW_LIMIT) if isinstance(trial, LoadedTrace) else None,
+                raw=(raw or {}).get(number),
             )
         )
     verdict = "passes" if result.passed else "fails"

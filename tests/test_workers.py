@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.site.case_pages as casepages
-from helpers import StepProgress, fail_at, make_case, make_trace, write_suite
-from sitegen.site import workers as parallel
-from sitegen.site.urls import INDEX_PAGE_ROWS
+import sitegen.site.case_pages as case_pages
+from helpers import StepProgress, fail_at, make_case, make_trace, snapshot, write_suite
+from sitegen.site import workers
+from sitegen.config import INDEX_PAGE_ROWS, POOL_MIN_JOBS
 from sitegen.progress import Progress
 from sitegen.site.build import BuildOptions, build_site
-from test_site import snapshot
 
 
 @pytest.fixture
@@ -62,7 +61,7 @@ def test_output_does_not_depend_on_the_number_of_workers(many: Path) -> None:
     _build(many, "two", 2)
     _build(many, "three", 3)
     one = snapshot(many / "one")
-    assert len([name for name in one if name.startswith("cases/")]) == 60
+    assert len([name for name in one if name.startswith("cases/") and name.endswith(".html")]) == 60
     assert snapshot(many / "two") == one
     assert snapshot(many / "three") == one
 
@@ -91,7 +90,7 @@ def test_workers_are_spawned_not_forked_while_other_threads_run(many: Path) -> N
     server = threading.Thread(target=stop.wait, daemon=True)  # as `sitegen serve --watch` serves from a thread
     server.start()
     try:
-        assert parallel.start_method() in ("spawn", None)
+        assert workers.start_method() in ("spawn", None)
         _build(many, "two", 2)
     finally:
         stop.set()
@@ -111,7 +110,7 @@ def test_a_rebuild_with_spawned_workers_checks_unchanged_pages_first(many: Path)
     server = threading.Thread(target=stop.wait, daemon=True)  # as `sitegen serve --watch` serves from a thread
     server.start()
     try:
-        assert parallel.start_method() != "fork"
+        assert workers.start_method() != "fork"
         _build(many, "site", 2, progress)
     finally:
         stop.set()
@@ -132,16 +131,16 @@ def test_workers_are_used_and_gone_afterwards(many: Path) -> None:
 def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _build(many, "site", 1)
     before = snapshot(many / "site")
-    real = casepages.render_case
+    real = case_pages.render_case
 
     def failing(job, trace, key, context):  # noqa: ANN001, ANN202 - inherited by the forked workers
         if context.cases.ids[job.position].startswith("case 33"):
             raise RuntimeError("renderer crashed")
         return real(job, trace, key, context)
 
-    monkeypatch.setattr(casepages, "render_case", failing)  # the failing renderer reaches forked workers only
+    monkeypatch.setattr(case_pages, "render_case", failing)  # the failing renderer reaches forked workers only
     (many / "fixtures" / "c00.json").write_text('{"session": {"answer": "changed"}}', encoding="utf-8")
-    monkeypatch.setattr("sitegen.site.build.code_fingerprint", lambda: "force every page to render")
+    monkeypatch.setattr("sitegen.site.incremental.code_fingerprint", lambda: "force every page to render")
     with pytest.raises(RuntimeError, match="renderer crashed"):
         _build(many, "site", 2, start_method=_fork())
     assert snapshot(many / "site") == before
@@ -162,7 +161,7 @@ def test_case_list_pages_are_written_while_the_build_goes_on(many: Path, monkeyp
 def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _build(many, "site", 1, rows=7)
     before = snapshot(many / "site")
-    monkeypatch.setattr("sitegen.site.build.code_fingerprint", lambda: "force every page to render")
+    monkeypatch.setattr("sitegen.site.incremental.code_fingerprint", lambda: "force every page to render")
     with pytest.raises(RuntimeError, match="diff page crashed"):
         _build(many, "site", 2, fail_at("diff", "diff page crashed"), _fork(), rows=7)
     assert multiprocessing.active_children() == []
@@ -172,37 +171,37 @@ def test_a_build_failing_while_workers_write_stops_them_first(many: Path, monkey
 
 @pytest.mark.parametrize(
     ("requested", "jobs", "expected"),
-    [(None, 10, 1), (None, parallel.POOL_MIN_JOBS - 1, 1), (1, 5000, 1), (2, 1, 1), (4, 3, 3), (2, 0, 1)],
+    [(None, 10, 1), (None, POOL_MIN_JOBS - 1, 1), (1, 5000, 1), (2, 1, 1), (4, 3, 3), (2, 0, 1)],
 )
 def test_worker_count(requested: int | None, jobs: int, expected: int) -> None:
-    assert parallel.worker_count(requested, jobs) == expected
+    assert workers.worker_count(requested, jobs) == expected
 
 
 def test_big_batches_use_every_core_by_default() -> None:
-    assert parallel.worker_count(None, parallel.POOL_MIN_JOBS) == min(parallel.usable_cores(), parallel.POOL_MIN_JOBS)
+    assert workers.worker_count(None, POOL_MIN_JOBS) == min(workers.usable_cores(), POOL_MIN_JOBS)
 
 
 def test_chunks_cover_every_job_once_in_order() -> None:
     jobs = list(range(1001))
-    chunks = parallel.chunks(jobs, 2)
+    chunks = workers.chunks(jobs, 2)
     assert [job for chunk in chunks for job in chunk] == jobs
-    assert max(len(chunk) for chunk in chunks) <= parallel.MAX_CHUNK
+    assert max(len(chunk) for chunk in chunks) <= workers.MAX_CHUNK
     sizes = [len(chunk) for chunk in chunks]
     assert sizes[:-1] == sorted(sizes[:-1], reverse=True)  # large first, smaller towards the end
-    assert sizes[-2] == parallel.MIN_CHUNK  # the end comes in small pieces, so no worker waits on a long one
+    assert sizes[-2] == workers.MIN_CHUNK  # the end comes in small pieces, so no worker waits on a long one
 
 
 def _square(item: int, offset: int) -> int:
     return item * item + offset
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_parallel_and_serial_tasks_give_the_same_outcomes(workers: int) -> None:
+@pytest.mark.parametrize("count", [1, 2])
+def test_parallel_and_serial_tasks_give_the_same_outcomes(count: int) -> None:
     done: list[int] = []
-    with parallel.run_tasks(_square, list(range(50)), 3, workers, done.append) as tasks:
+    with workers.run_tasks(_square, list(range(50)), 3, count, done.append) as tasks:
         outcomes = sorted(tasks)
     assert outcomes == [n * n + 3 for n in range(50)] and sum(done) == 50
-    assert isinstance(tasks, parallel.SerialTasks if workers == 1 else parallel.ParallelTasks)
+    assert isinstance(tasks, workers.SerialTasks if count == 1 else workers.ParallelTasks)
     assert multiprocessing.active_children() == []
 
 
@@ -214,6 +213,6 @@ def _explode(item: int, context: None) -> int:
 
 def test_a_task_failing_in_a_worker_raises_here_and_stops_the_workers() -> None:
     with pytest.raises(ValueError, match="task seven failed"):
-        with parallel.run_tasks(_explode, list(range(40)), None, 2) as tasks:
+        with workers.run_tasks(_explode, list(range(40)), None, 2) as tasks:
             list(tasks)
     assert multiprocessing.active_children() == []

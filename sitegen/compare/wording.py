@@ -1,0 +1,221 @@
+"""The comparison in words, the same in the terminal, diff.json's messages, diff.md, the job summary and the site.
+
+Values and deltas as people read them ("covered", "66.7%", "-33.3 points"), the messages of the diff items,
+why the gate fails, and the headline ("1 case regressed: mysql-slow-query (forbidden_answer_keyword) ·
+2 known failures · 1 new; pass rate …"). The headline comes as segments that say which text is a case id
+or rule codes: Markdown escapes those, the site's banner links each case id to its page, and neither
+words anything itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from sitegen.checks import check_codes, parse_check
+from sitegen.compare.changes import CaseChange, Headline
+from sitegen.compare.items import (
+    AVERAGE_TOOL_CALLS,
+    CHANGED,
+    DURATIONS,
+    IMPROVEMENT,
+    PASS_RATE,
+    RATES,
+    REGRESSION,
+    is_number,
+    same,
+)
+from sitegen.finite import difference
+from sitegen.formatting import number, percent, plural
+
+if TYPE_CHECKING:
+    from sitegen.compare.costs import PairedAverage
+    from sitegen.compare.diff import DiffReport
+
+HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
+STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+_WORDS: dict[str, dict[Any, str]] = {
+    "present": {True: "present", False: "absent"},
+    "passed": {True: "passed", False: "failed"},
+    "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
+}
+
+
+def describe_value(metric: str, value: Any) -> str:
+    """A metric's value as people read it ("covered", "66.7%", "1,200 ms"): for messages and tables."""
+    for prefix, words in _WORDS.items():
+        if metric.startswith(prefix) and value in words:
+            return words[value]
+    if value is None:
+        return "unknown" if metric in DURATIONS or metric == AVERAGE_TOOL_CALLS else "none"
+    if metric in RATES:
+        return percent(value)
+    if metric in DURATIONS:
+        return f"{number(value)} ms"
+    if metric == AVERAGE_TOOL_CALLS:
+        return number(value, 2)
+    if metric == "failedChecks":
+        return ", ".join(check_codes(value or [])) or "none"
+    return number(value) if is_number(value) else str(value)
+
+
+def describe_delta(metric: str, delta: int | float | None) -> str:
+    """A delta with its sign and unit ("-33.3 points", "+300 ms", "+1"); empty when there is none."""
+    if delta is None:
+        return ""
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    if metric in RATES:
+        return f"{sign}{abs(delta) * 100:.1f} points"
+    return sign + describe_value(metric, abs(delta))
+
+
+def pass_rate_points(baseline: float, current: float) -> str:
+    """The pass rate's move in points ("-20.0 points")."""
+    return describe_delta(PASS_RATE, current - baseline)
+
+
+def item_message(sentence: str, metric: str, before: Any, after: Any, delta: int | float | None) -> str:
+    """A diff item's message: `sentence: before → after (delta).`"""
+    change = describe_delta(metric, delta)
+    message = f"{sentence}: {describe_value(metric, before)} → {describe_value(metric, after)}"
+    return message + (f" ({change})." if change else ".")
+
+
+def check_phrase(check: str) -> str:
+    """A check as a headline names a broken rule: `code (message)`."""
+    parsed = parse_check(check)
+    return f"{parsed.code} ({parsed.detail})" if parsed.detail else parsed.code
+
+
+def passed_message(sentence: str, passes: bool, checks: Iterable[str]) -> str:
+    """A `passed` item's message naming the checks that broke (or, for a fix, that no longer fail)."""
+    named = "; ".join(check_phrase(check) for check in checks)
+    return f"{sentence}, no longer failing {named}" if passes else f"{sentence}: {named}"
+
+
+def paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: float, moved: bool) -> str:
+    """Why a cost item has its type: the paired averages against the tolerance, and whether the case mix explains it."""
+    mix = "the change comes from the case mix (cases added or removed)"
+    if paired.baseline is None or paired.current is None:
+        return "no case is measured in both reports" + (f", so {mix}" if paired.mix_changed and moved else "")
+    cases = plural(paired.count, "case")
+    values = f"{describe_value(metric, paired.baseline)} → {describe_value(metric, paired.current)}"
+    if same(paired.baseline, paired.current):
+        clause = f"the {cases} in both reports are unchanged ({values})"
+    else:
+        ratio = (paired.current - paired.baseline) / paired.baseline if paired.baseline else math.inf
+        relative = f", {ratio:+.1%}" if math.isfinite(ratio) else ""
+        delta = describe_delta(metric, difference(paired.current, paired.baseline))
+        limit = f"the {tolerance * 100:g}% tolerance"
+        judged = {REGRESSION: f"more than {limit}: a cost regression", IMPROVEMENT: f"more than {limit}"}
+        clause = f"over the {cases} in both reports {values} ({delta}{relative}), {judged.get(kind, f'within {limit}')}"
+    if kind == CHANGED and paired.mix_changed and moved:
+        clause += f", so {mix}"
+    elif kind != CHANGED and not moved:
+        clause += ", hidden in the overall average by the case mix"
+    return clause
+
+
+def trial_clause(before: tuple[int, int], after: tuple[int, int], kind: str, p_value: float, alpha: float) -> str:
+    """Why a trialPassRate item has its type: the trial counts and the Fisher test against α."""
+    judged = "more than chance" if kind != CHANGED else "within chance"
+    return (
+        f"{before[0]}/{before[1]} → {after[0]}/{after[1]} trials passed, "
+        f"one-sided Fisher exact p = {p_value:.3g} {'<' if kind != CHANGED else '≥'} α {alpha:g}: {judged}"
+    )
+
+
+def status_change(change: CaseChange) -> str:
+    """A case's status in the baseline and now ("passed → failed")."""
+    return f"{STATUS_WORDS[change.baselineStatus]} → {STATUS_WORDS[change.currentStatus]}"
+
+
+def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
+    """Why `--fail-on-regression` fails ("2 cases regressed, 1 removed · cost: Average duration"), or "" when it passes."""
+    regressed, removed = diff.caseChangeCounts.get("regressed", 0), diff.caseChangeCounts.get("removed", 0)
+    cases = [plural(regressed, "case regressed", "cases regressed")] if regressed else []
+    if removed:
+        cases.append(f"{removed:,} removed" if regressed else plural(removed, "case removed", "cases removed"))
+    reasons = [", ".join(cases)] if cases else []
+    costs = [escape(item.metric) for item in diff.cost_regressions]
+    if costs:
+        reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
+    trials = [f"{escape(item.caseId or '')} (p = {item.pValue:.3g})" for item in diff.trial_regressions]
+    if trials:
+        reasons.append(f"trial pass rate fell by more than chance: {', '.join(trials)}")
+    return " · ".join(reasons)
+
+
+def cost_note(diff: DiffReport) -> str:
+    """The cost signals that regressed, in a sentence ("" when none did)."""
+    names = ", ".join(item.metric for item in diff.cost_regressions)
+    return f"Cost regression on the cases in both reports: {names}." if names else ""
+
+
+# What a headline segment is: words, a case id, the rule codes that broke a case, or the rest of a list.
+TEXT, CASE_ID, CODES, MORE = "text", "case", "codes", "more"
+
+
+class Segment(NamedTuple):
+    """A piece of the headline: `kind` says whether it is words (TEXT) or data from the reports (CASE_ID, CODES,
+    MORE: "and 3 more", the rest of the group) that Markdown escapes and the site links."""
+
+    text: str
+    kind: str = TEXT
+
+
+def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
+    out: list[Segment] = []
+    for i, change in enumerate(changes[:HEADLINE_LISTED]):
+        if i:
+            out.append(Segment(", "))
+        out.append(Segment(change.caseId, CASE_ID))
+        codes = change.new_codes if with_codes else []
+        if codes:
+            out += (Segment(" ("), Segment(", ".join(codes), CODES), Segment(")"))
+    if len(changes) > HEADLINE_LISTED:
+        out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE))
+    return out
+
+
+def headline_segments(headline: Headline) -> tuple[Segment, ...]:
+    """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 2 known failures · 1 fixed · 1 new"."""
+    parts: list[list[Segment]] = []
+    if headline.regressed:
+        lead = f"{plural(len(headline.regressed), 'case')} regressed: "
+        parts.append([Segment(lead), *_named(headline.regressed, with_codes=True)])
+    if headline.removed:
+        lead = f"{plural(len(headline.removed), 'case')} removed: "
+        parts.append([Segment(lead), *_named(headline.removed, with_codes=False)])
+    if not parts:
+        parts.append([Segment("no case regressed")])
+    if headline.known_failures:
+        parts.append([Segment(plural(headline.known_failures, "known failure"))])
+    if headline.fixed:
+        parts.append([Segment(f"{len(headline.fixed):,} fixed")])
+    if headline.new:
+        failing = headline.new_failing
+        parts.append([Segment(f"{len(headline.new):,} new" + (f" ({failing:,} failing)" if failing else ""))])
+    out: list[Segment] = []
+    for i, part in enumerate(parts):
+        if i:
+            out.append(Segment(" · "))
+        out += part
+    return tuple(out)
+
+
+def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
+    """The cases part as one line; `escape` is applied to every case id and code (Markdown escaping for diff.md)."""
+    return "".join(escape(s.text) if s.kind in (CASE_ID, CODES) else s.text for s in headline_segments(headline))
+
+
+def format_pass_rate(headline: Headline) -> str:
+    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points)"."""
+    points = pass_rate_points(headline.baselinePassRate, headline.currentPassRate)
+    return f"pass rate {percent(headline.baselinePassRate)} → {percent(headline.currentPassRate)} ({points})"
+
+
+def format_headline(headline: Headline, escape: Callable[[str], str] = str) -> str:
+    """The whole headline line: the cases, then the pass rate."""
+    return f"{format_cases(headline, escape)}; {format_pass_rate(headline)}"
