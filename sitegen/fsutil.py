@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fnmatch
 import os
 import sys
 import tempfile
@@ -19,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.errors import CannotWrite
-from sitegen.site.faults import injected_write_error
 
 try:
     import fcntl
@@ -46,6 +46,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
+# Test-only fault injection (docs/testing.md, "Fault injection"): `SITEGEN_TEST_WRITE_ERROR=<ERRNO>:<glob>` makes
+# every write of a file whose path matches the glob fail with that error, as a full disk, a read-only file system
+# or an immutable folder would. Users never set it; unset, it costs one environment lookup per file written.
+WRITE_ERROR = "SITEGEN_TEST_WRITE_ERROR"
+
+
+def injected_write_error(path: str) -> None:
+    """Raise the OSError that SITEGEN_TEST_WRITE_ERROR names if `path` matches its glob (test-only)."""
+    spec = os.environ.get(WRITE_ERROR)
+    if not spec:
+        return
+    name, _, pattern = spec.partition(":")
+    if fnmatch.fnmatchcase(path, pattern or "*"):
+        code = getattr(errno, name)
+        raise OSError(code, os.strerror(code), path)
+
+
 def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
     """Write `data` to `path` through a temporary sibling and an atomic rename (`durable`: synced to disk first);
     CannotWrite naming `path` when the system refuses (a full disk, a read-only file system, no permission)."""
@@ -61,7 +78,7 @@ def write_files_atomic(files: Sequence[tuple[Path, bytes]], durable: bool = True
     try:
         for path, data in files:
             try:
-                injected_write_error(str(path))  # test-only fault injection (site/faults.py)
+                injected_write_error(str(path))  # test-only fault injection (above)
                 if path.exists() and not path.is_file() and not path.is_dir():
                     # A device or a pipe (/dev/null, /dev/stdout, a FIFO): renaming over it would replace it.
                     devices.append((path, data))

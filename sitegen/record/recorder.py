@@ -5,7 +5,7 @@ that is not a trace as `trial-NNN.error.json` beside it, and `OUT/cases.json`, t
 `traceFixture` pointing at its case's folder.
 
 Requests run on --concurrency threads sharing one httpx.Client (thread-safe), each bounded as a whole by
---timeout and in size (bounded_request.py). Threads rather than asyncio: the work is a handful of concurrent
+--timeout and in size (record/bounded.py). Threads rather than asyncio: the work is a handful of concurrent
 blocking requests, each followed by a blocking atomic file write, and the rest of sitegen (progress, file
 writing, the CLI) is synchronous. Everything written or printed passes the redaction of the header secrets
 (redaction.py) first.
@@ -26,7 +26,8 @@ from typing import Any
 
 import httpx
 
-from sitegen.bounded_request import TooLarge, TooSlow, bounded_client, send_bounded
+from sitegen.deadline import TooLarge, TooSlow
+from sitegen.record.bounded import bounded_client, send_bounded
 from sitegen.config import (
     DEFAULT_BACKOFF,
     DEFAULT_CONCURRENCY,
@@ -281,7 +282,7 @@ class Recorder:
             return self._fail(job, problem, reply, attempts)
 
     def _send(self, client: httpx.Client, job: TrialJob) -> _Reply:
-        """One request, bounded as a whole by --timeout and in size (bounded_request.py)."""
+        """One request, bounded as a whole by --timeout and in size (record/bounded.py)."""
         body = fill_body(self.config.body, job.case.question, job.case.id, job.trial)
         content = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
         reply = send_bounded(

@@ -3,22 +3,19 @@
 `SITEGEN_TEST_KILL_AT=<stage>` makes the build process die by SIGKILL exactly when it reaches that stage, so a
 test can prove what a kill at that moment leaves behind (the site folder, temporary folders, worker
 processes). `SITEGEN_TEST_NO_EXCHANGE=1` makes the swap take its two-rename fallback, as on a system without an
-atomic exchange. `SITEGEN_TEST_WRITE_ERROR=<ERRNO>:<glob>` makes every write of a file whose path matches the
-glob fail with that error (`ENOSPC:*/cases/*`), as a full or read-only disk would, in worker processes too.
-None is for users; unset, each costs one environment lookup where it is read.
+atomic exchange. (`SITEGEN_TEST_WRITE_ERROR`, a write refused as a full or read-only disk would refuse it, is
+fsutil.py's: every write goes through it, the evaluation core's too.) Neither is for users; unset, each costs one
+environment lookup where it is read.
 """
 
 from __future__ import annotations
 
-import errno
-import fnmatch
 import os
 import signal
 import time
 
 KILL_AT = "SITEGEN_TEST_KILL_AT"
 NO_EXCHANGE = "SITEGEN_TEST_NO_EXCHANGE"
-WRITE_ERROR = "SITEGEN_TEST_WRITE_ERROR"
 
 # The stages, in the order a build reaches them (the first three only when worker processes are used).
 POOL_STARTED = "pool-started"  # a worker pool was just started (its processes may not be running yet)
@@ -56,13 +53,3 @@ def exchange_allowed() -> bool:
     """False when SITEGEN_TEST_NO_EXCHANGE=1 asks the swap for its two-rename fallback."""
     return os.environ.get(NO_EXCHANGE) != "1"
 
-
-def injected_write_error(path: str) -> None:
-    """Raise the OSError that SITEGEN_TEST_WRITE_ERROR=<ERRNO>:<glob> names if `path` matches the glob."""
-    spec = os.environ.get(WRITE_ERROR)
-    if not spec:
-        return
-    name, _, pattern = spec.partition(":")
-    if fnmatch.fnmatchcase(path, pattern or "*"):
-        code = getattr(errno, name)
-        raise OSError(code, os.strerror(code), path)

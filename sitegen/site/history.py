@@ -8,9 +8,11 @@ or an http(s) URL and is only ever read: the extended history is written into th
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import re
 import subprocess
+import urllib.error
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -21,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, V
 from pydantic_core import PydanticCustomError
 
 from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT, MAX_RESPONSE_BYTES
+from sitegen.deadline import TooLarge, TooSlow
+from sitegen.download import download
 from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.jsontext import dumps_json
@@ -218,33 +222,28 @@ def is_url(source: str | Path) -> bool:
 
 def _fetch(url: str, timeout: float) -> str | None:
     """The body of `url` as text, or None when the server says it does not exist (404/410); the whole download
-    within `timeout` seconds and MAX_RESPONSE_BYTES (bounded_request.py)."""
-    import httpx  # only a build that reads a URL pays for importing it
-
-    from sitegen.bounded_request import TooLarge, TooSlow, bounded_client, send_bounded
-
-    headers = {"Accept": "application/json", "Accept-Encoding": "identity", "User-Agent": "sitegen", "Cache-Control": "no-cache"}
+    within `timeout` seconds and MAX_RESPONSE_BYTES (sitegen/download.py)."""
+    headers = {"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"}
     try:
-        with bounded_client(follow_redirects=True) as client:
-            # Raw: a body sent compressed anyway (a gzip bomb) stays the bytes it is, and is refused as not UTF-8.
-            reply = send_bounded(client, "GET", url, seconds=timeout, headers=headers, raw=True)
+        answer = download(url, seconds=timeout, headers=headers)
     except TooSlow:
         raise BadInput(url, f"cannot read the history: the download took longer than {timeout:g} s (expected history.json in that time)") from None
     except TooLarge:
         raise BadInput(url, f"cannot read the history: larger than {MAX_RESPONSE_BYTES // 2**20} MiB (expected a history.json below that)") from None
-    except (httpx.HTTPError, httpx.InvalidURL, OSError) as exc:
-        raise BadInput(url, f"cannot read the history: {exc}") from None
-    if reply.status in (404, 410):
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise BadInput(url, f"cannot read the history: {reason}") from None
+    if answer.status in (404, 410):
         return None
-    if not 200 <= reply.status < 300:
-        raise BadInput(url, f"cannot read the history: HTTP {reply.status} {reply.reason} (expected 200 with history.json)")
-    if reply.headers.get("content-type", "").split(";")[0].strip().lower() == "text/html":
+    if not 200 <= answer.status < 300:
+        raise BadInput(url, f"cannot read the history: HTTP {answer.status} {answer.reason} (expected 200 with history.json)")
+    if answer.content_type == "text/html":
         # Access-controlled Pages answer with a login page and status 200.
         raise BadInput(url, "got an HTML page (HTTP 200, text/html), not a history: a login page? (expected history.json)")
     try:
-        return reply.body.decode("utf-8")
+        return answer.body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInput(url, f"not UTF-8 (byte 0x{reply.body[exc.start]:02x} at offset {exc.start})") from None
+        raise BadInput(url, f"not UTF-8 (byte 0x{answer.body[exc.start]:02x} at offset {exc.start})") from None
 
 
 def load_history(

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.errors import CannotWrite, SystemRefused, UsageError
-from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder
-from sitegen.site.faults import AFTER_SWAP, BEFORE_SWAP, MID_SWAP, REMOVING_OLD, exchange_allowed, injected_write_error, kill_point
+from sitegen.fsutil import exchange, injected_write_error, is_abandoned, lock_folder, unlock_folder
+from sitegen.site.faults import AFTER_SWAP, BEFORE_SWAP, MID_SWAP, REMOVING_OLD, exchange_allowed, kill_point
 
 # A folder is taken for a previous site (and may be replaced) only if it has all of these.
 SITE_MARKERS = (".nojekyll", "index.html", "report.json")
@@ -75,7 +75,7 @@ class SiteWriter:
         """Write the file `relative` (its folder must exist); return its size. CannotWrite when the system refuses."""
         path = f"{self.root}{os.sep}{relative}"
         try:
-            injected_write_error(path)  # test-only fault injection (site/faults.py)
+            injected_write_error(path)  # test-only fault injection (fsutil.py)
             with open(path, "wb") as handle:
                 handle.write(data)
         except OSError as exc:
