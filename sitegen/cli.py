@@ -21,7 +21,7 @@ from sitegen.config import (
     DEFAULT_OUT,
     config_for,
 )
-from sitegen.errors import SitegenError
+from sitegen.errors import SitegenError, SystemRefused
 
 app = typer.Typer(
     name="sitegen",
@@ -110,7 +110,10 @@ def command(function: _Command) -> _Command:
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
         try:
-            return function(*args, **kwargs)
+            try:
+                return function(*args, **kwargs)
+            except OSError as exc:  # one the code did not expect: a system refusal all the same, not a bug report
+                raise SystemRefused.from_os_error(exc) from None
         except SitegenError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
@@ -142,14 +145,17 @@ def _detail(message: str) -> None:
         typer.echo(message, err=True)
 
 
-def _write_output(target: Path, text: str) -> None:
-    from sitegen.fsutil import write_text_atomic
+def _write_outputs(outputs: list[tuple[Path | None, str]]) -> None:
+    """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them."""
+    from sitegen.fsutil import write_files_atomic
 
-    if str(target) == "-":
-        sys.stdout.write(text)
-    else:
-        write_text_atomic(target, text)
+    files = [(target, text.encode("utf-8")) for target, text in outputs if target is not None and str(target) != "-"]
+    write_files_atomic(files)
+    for target, _ in files:
         _detail(f"wrote {target}")
+    for target, text in outputs:
+        if str(target) == "-":
+            sys.stdout.write(text)
 
 
 def _version_callback(value: bool) -> None:
@@ -217,19 +223,18 @@ def evaluate(
     from sitegen.report import report_json, report_markdown
 
     report = _evaluated(cases, fixtures, config)
-    if json_out is not None:
-        _write_output(json_out, report_json(report))
-    if markdown_out is not None:
-        _write_output(markdown_out, report_markdown(report))
-    if junit_out is not None:
-        _write_junit(junit_out, report, cases)
+    _write_outputs([
+        (json_out, report_json(report) if json_out is not None else ""),
+        (markdown_out, report_markdown(report) if markdown_out is not None else ""),
+        (junit_out, _junit_text(report, cases) if junit_out is not None else ""),
+    ])
     if "-" not in (str(json_out), str(markdown_out), str(junit_out)):
         _say(_one_line_summary(report))
 
 
-def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
-    target: Path, report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
-) -> None:
+def _junit_text(  # noqa: ANN001 - Report and DiffReport, imported lazily
+    report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
+) -> str:
     """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
     baseline too are known failures and those within noise of it are skipped alike."""
     from sitegen.compare.changes import known_failures as known, regressed_cases, within_noise_cases
@@ -237,12 +242,11 @@ def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
     from sitegen.loading import case_lines
 
     changes = diff.caseChanges if diff is not None else []
-    text = junit_xml(
+    return junit_xml(
         report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
         known_failures=known(changes), broken=regressed_cases(changes), within_noise=within_noise_cases(changes),
         known_failure_mode=known_failures,
     )
-    _write_output(target, text)
 
 
 def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
@@ -303,15 +307,13 @@ def diff(
     before, after = read_report(baseline), read_report(current)
     check_comparable(before, {r.caseId for r in after.results}, baseline)
     result = compare_reports(before, after, cost_tolerance=tolerance, alpha=settings.alpha)
-    # Both texts exist before anything is written, so a failure cannot leave one output updated alone.
-    outputs = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
+    # Both texts exist before anything is written, and the files are replaced together or not at all.
+    outputs: list[tuple[Path | None, str]] = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:
         from sitegen.compare.terminal import diff_text
 
         sys.stdout.write(diff_text(result))  # for people; `--markdown -` prints the Markdown (docs/cli.md)
-    for target, text in outputs:
-        if target is not None:
-            _write_output(target, text)
+    _write_outputs(outputs)
     if (json_out or markdown_out) is not None and "-" not in (str(json_out), str(markdown_out)):
         _say(f"diff: {_diff_lines(result, baseline)[0]}")
     from sitegen.compare.markdown import diff_summary_markdown
@@ -341,8 +343,7 @@ def baseline(
 
     report = _evaluated(cases, fixtures, config)
     json_text, md_text = report_json(report), report_markdown(report, title="Diagnosis eval baseline")
-    _write_output(out_dir / "report.json", json_text)
-    _write_output(out_dir / "report.md", md_text)
+    _write_outputs([(out_dir / "report.json", json_text), (out_dir / "report.md", md_text)])
     _say(f"baseline written to {out_dir}/report.json and report.md ({_one_line_summary(report).splitlines()[0]})")
 
 
@@ -423,7 +424,7 @@ def build(
         typer.echo(f"warning: {warning}", err=True)
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
-        _write_junit(junit_out, report, cases, diff, _KnownFailures(junit_known_failures).value)
+        _write_outputs([(junit_out, _junit_text(report, cases, diff, _KnownFailures(junit_known_failures).value))])
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
     _say(f"site written to {out}/ ({result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}")
     if diff is not None:

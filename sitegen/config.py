@@ -59,8 +59,9 @@ LIST_POOL_MIN_PAGES = 4
 # `sitegen serve` (and the stub agent) listen on the loopback interface only; the port when --port is not given.
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8000
-# Seconds to wait for a `--history` URL.
-HISTORY_URL_TIMEOUT = 60
+# `--history URL`: seconds the whole download may take, connecting and every byte included (a server that drips
+# one byte at a time is cut off), at most MAX_RESPONSE_BYTES.
+HISTORY_URL_TIMEOUT = 60.0
 
 # `sitegen record` (docs/trials.md): its options' defaults and limits.
 DEFAULT_TRIALS = 1
@@ -79,6 +80,8 @@ DEFAULT_RECORD_BODY: dict[str, Any] = {"question": "{question}"}
 
 # Runs the site's history keeps (--history-limit).
 DEFAULT_HISTORY_LIMIT = 200
+# The most any answer over HTTP may be: an agent's answer to `sitegen record`, a history downloaded by a build.
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 # A case is flaky when its pass/fail flipped at least FLAKY_FLIPS times in its last FLAKY_WINDOW runs.
 FLAKY_WINDOW = 10
 FLAKY_FLIPS = 2

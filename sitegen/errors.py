@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
+from typing import Self
 
 
 class SitegenError(Exception):
@@ -28,3 +31,34 @@ class BadInput(SitegenError):
 
 class UsageError(SitegenError):
     """The command line asks for something impossible (conflicting or invalid options)."""
+
+
+class SystemRefused(SitegenError):
+    """The operating system refused a file operation (a full disk, a read-only file system, no permission): names
+    the path and the system's reason; `note` says what was left as it was."""
+
+    action = "the operating system refused"
+
+    def __init__(self, path: Path | str, reason: str, note: str | None = None) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.note = note
+        super().__init__(f"{self.path}: {self.action}: {reason}" + (f"; {note}" if note else ""))
+
+    def __reduce__(self) -> tuple[type[Self], tuple[str, str, str | None]]:
+        # Raised in a worker process, it is pickled to the build process and raised there again.
+        return (type(self), (self.path, self.reason, self.note))
+
+    @classmethod
+    def from_os_error(cls, exc: OSError, path: Path | str | None = None, note: str | None = None) -> Self:
+        """`path` (else the OSError's own), the error's message and its code's name: `No space left on device (ENOSPC)`."""
+        where = path if path is not None else exc.filename if exc.filename is not None else "(no path given)"
+        code = errno.errorcode.get(exc.errno, "") if exc.errno else ""
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return cls(os.fsdecode(where) if isinstance(where, bytes) else where, f"{reason} ({code})" if code else reason, note)
+
+
+class CannotWrite(SystemRefused):
+    """A file or folder could not be written."""
+
+    action = "cannot write"

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fnmatch
 import os
 import sys
 import tempfile
+from contextlib import suppress
 from functools import lru_cache
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from sitegen.errors import CannotWrite
 
 try:
     import fcntl
@@ -41,14 +46,82 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_drop_inherited_locks)
 
 
-def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
-    """Write `data` to `path` through a temporary sibling and an atomic rename (`durable`: synced to disk first)."""
-    if path.exists() and not path.is_file() and not path.is_dir():
-        # A device or a pipe (/dev/null, /dev/stdout, a FIFO): renaming over it would replace it.
-        with open(path, "wb") as handle:
-            handle.write(data)
+# Test-only fault injection (docs/testing.md, "Fault injection"): `SITEGEN_TEST_WRITE_ERROR=<ERRNO>:<glob>` makes
+# every write of a file whose path matches the glob fail with that error, as a full disk, a read-only file system
+# or an immutable folder would. Users never set it; unset, it costs one environment lookup per file written.
+WRITE_ERROR = "SITEGEN_TEST_WRITE_ERROR"
+
+
+def injected_write_error(path: str) -> None:
+    """Raise the OSError that SITEGEN_TEST_WRITE_ERROR names if `path` matches its glob (test-only)."""
+    spec = os.environ.get(WRITE_ERROR)
+    if not spec:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    name, _, pattern = spec.partition(":")
+    if fnmatch.fnmatchcase(path, pattern or "*"):
+        code = getattr(errno, name)
+        raise OSError(code, os.strerror(code), path)
+
+
+def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write `data` to `path` through a temporary sibling and an atomic rename (`durable`: synced to disk first);
+    CannotWrite naming `path` when the system refuses (a full disk, a read-only file system, no permission)."""
+    write_files_atomic([(path, data)], durable)
+
+
+def write_files_atomic(files: Sequence[tuple[Path, bytes]], durable: bool = True) -> None:
+    """Write several files so that all of them are replaced or none: each into a temporary sibling, and the
+    renames only once every one is written. CannotWrite names the file the system refused."""
+    staged: list[tuple[str, Path]] = []
+    devices: list[tuple[Path, bytes]] = []
+    made: list[Path] = []  # folders made for the files, removed again if the files cannot all be written
+    try:
+        for path, data in files:
+            try:
+                injected_write_error(str(path))  # test-only fault injection (above)
+                if path.exists() and not path.is_file() and not path.is_dir():
+                    # A device or a pipe (/dev/null, /dev/stdout, a FIFO): renaming over it would replace it.
+                    devices.append((path, data))
+                else:
+                    made += _make_folders(path.parent)
+                    staged.append((_temporary_copy(path, data, durable), path))
+            except OSError as exc:
+                raise CannotWrite.from_os_error(exc, path) from None
+        while staged:
+            tmp, path = staged[0]
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise CannotWrite.from_os_error(exc, path) from None
+            staged.pop(0)
+        for path, data in devices:
+            try:
+                with open(path, "wb") as handle:
+                    handle.write(data)
+            except OSError as exc:
+                raise CannotWrite.from_os_error(exc, path) from None
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        for folder in reversed(made):
+            with suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make `folder` and the parents it lacks; the ones made, outermost first."""
+    missing: list[Path] = []
+    while not folder.is_dir() and folder.parent != folder:
+        missing.insert(0, folder)
+        folder = folder.parent
+    for path in missing:
+        path.mkdir(exist_ok=True)
+    return missing
+
+
+def _temporary_copy(path: Path, data: bytes, durable: bool) -> str:
+    """`data` written into a new temporary sibling of `path` (its folder must exist): the sibling's path."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -57,10 +130,10 @@ def write_bytes_atomic(path: Path, data: bytes, durable: bool = True) -> None:
                 handle.flush()
                 os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp
 
 
 def write_text_atomic(path: Path, text: str) -> None:

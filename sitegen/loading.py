@@ -7,6 +7,7 @@ import errno
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -85,18 +86,71 @@ def _line_col(text: str, offset: int) -> str:
 
 
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
+    result = dict(pairs)
+    if len(result) != len(pairs):  # one comparison per object: this runs for every object of every trace
+        raise _DuplicateKey()
     return result
 
 
 class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
+    pass
+
+
+# A JSON text's tokens: a string, a structural character, or a bare value (number, true, false, null, or what a
+# lenient parser would take for one). Only for finding the place of a problem the parser reported without one.
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^\s{}\[\],:"]+', re.DOTALL)
+_CONSTANTS = ("NaN", "Infinity", "-Infinity")
+
+
+def _duplicate_key(text: str) -> tuple[str, int] | None:
+    """The first key that repeats a key of its object, in document order, and its offset."""
+    objects: list[set[str] | None] = []  # the keys of each open object (None: an array)
+    expect_key = False
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        first = token[0]
+        if first == "{":
+            objects.append(set())
+            expect_key = True
+        elif first == "[":
+            objects.append(None)
+            expect_key = False
+        elif first in "]}":
+            if objects:
+                objects.pop()
+            expect_key = False
+        elif first == ",":
+            expect_key = bool(objects) and objects[-1] is not None
+        elif first == '"' and expect_key:
+            try:
+                key = json.loads(token)
+            except ValueError:
+                key = token
+            keys = objects[-1]
+            assert keys is not None
+            if key in keys:
+                return key, match.start()
+            keys.add(key)
+            expect_key = False
+    return None
+
+
+def _bare_token(text: str, wanted: Callable[[str], bool]) -> int | None:
+    """The offset of the first token outside strings for which `wanted` is true."""
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] not in '"{}[],:' and wanted(token):
+            return match.start()
+    return None
+
+
+def _not_finite(token: str) -> bool:
+    if token in _CONSTANTS:
+        return True
+    try:
+        return not math.isfinite(float(token))
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -137,15 +191,20 @@ def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[
         )
     except json.JSONDecodeError as exc:
         return TextProblem(f"{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}")
-    except _DuplicateKey as exc:
-        return TextProblem(None, f"duplicate key {exc.key!r} in an object: expected each key once")
+    except _DuplicateKey:
+        found = _duplicate_key(text)
+        if found is None:  # not expected: the parser saw one
+            return TextProblem(None, "duplicate key in an object: expected each key once")
+        key, offset = found
+        return TextProblem(_line_col(text, offset), f"duplicate key {key!r} in an object: expected each key once")
     except _NonFiniteNumber as exc:
-        return TextProblem(None, f"invalid JSON: {exc}")
+        offset = _bare_token(text, _not_finite)
+        return TextProblem(_line_col(text, offset) if offset is not None else None, f"invalid JSON: {exc}")
     except _NumberTooLong as exc:
-        offset = text.find(exc.text)
+        offset = _bare_token(text, exc.text.__eq__)
         digits = len(exc.text.lstrip("-"))
         return TextProblem(
-            _line_col(text, offset) if offset >= 0 else None,
+            _line_col(text, offset) if offset is not None else None,
             f"a number with {digits} digits (expected at most {exc.limit})",
         )
     except RecursionError:
@@ -502,7 +561,7 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTr
     if isinstance(text, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, text.render(shown))
     number_texts: dict[int, str] = {}
-    raw = parse_json_text(text, number_texts=number_texts)
+    raw = parse_json_text(text, strict_keys=True, number_texts=number_texts)
     if isinstance(raw, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
     return validate_trace(raw, shown, target, len(data), text, number_texts)

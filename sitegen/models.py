@@ -22,6 +22,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.textmatch import normalise
 
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
@@ -64,6 +65,16 @@ def _distinct(values: list[str]) -> list[str]:
 Text = Annotated[str, AfterValidator(_not_blank), WithJsonSchema({"type": "string", "minLength": 1, "pattern": r"\S"})]
 # A list of them, each entry once after normalisation (JSON Schema's uniqueItems only sees exact duplicates).
 TextList = Annotated[list[Text], AfterValidator(_distinct), Field(json_schema_extra={"uniqueItems": True})]
+
+
+def _double_range(value: int | float) -> int | float:
+    if not in_float_range(value):
+        raise PydanticCustomError("number_range", f"expected a number within {RANGE_TEXT} (the range of a double)")
+    return value
+
+
+# A time in milliseconds: averaged and summed, so only a number a double can hold (sitegen/finite.py).
+Milliseconds = Annotated[int | float, AfterValidator(_double_range)]
 
 
 def _drop_nulls(data: Any) -> Any:
@@ -211,7 +222,7 @@ class ToolInvocation(_TraceObject):
 
     toolName: str = ""
     success: bool | None = None
-    durationMs: int | float | None = None
+    durationMs: Milliseconds | None = None
     # For the case page, not the rules; not trace fields of their own, so not in the trace's JSON schema.
     start_time: SkipJsonSchema[str | None] = None  # the first of _START_FIELDS whose value is text
     recorded: SkipJsonSchema[tuple[tuple[str, Any], ...]] = ()  # every other field, as recorded and in order
@@ -271,7 +282,7 @@ class Session(_TraceObject):
     """The conversation turn that was saved."""
 
     answer: str = ""
-    totalDurationMs: int | float | None = None
+    totalDurationMs: Milliseconds | None = None
     selfEvaluation: SelfEvaluation | None = None
 
 

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes
 from sitegen.errors import BadInput
+from sitegen.finite import RANGE_TEXT, finite_mean, in_float_range
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json, indented, loads
 from sitegen.mdtext import escape_cell, escape_inline, table
@@ -211,8 +212,8 @@ def build_report(results: list[CaseResult]) -> Report:
         notRunCases=not_run,
         passRate=passed / total if total else 0.0,
         verdictDistribution=dict(sorted(verdicts.items())),
-        averageToolCallCount=sum(r.toolCallCount for r in ran) / len(ran) if ran else 0.0,
-        averageDurationMs=sum(durations) / len(durations) if durations else None,
+        averageToolCallCount=finite_mean([r.toolCallCount for r in ran]) if ran else 0.0,
+        averageDurationMs=finite_mean(durations) if durations else None,
         results=results,
     )
 
@@ -437,6 +438,15 @@ def _trials_from_json(value: Any) -> list[TrialResult] | None:
     return trials
 
 
+def _check_figures(path: Path, data: dict[str, Any], names: Sequence[str], where: str | None) -> None:
+    """A figure that is averaged or subtracted must be a number a double can hold (sitegen/finite.py)."""
+    for name in names:
+        value = _as_number(data.get(name))
+        if value is not None and not in_float_range(value):
+            shown = str(value) if len(str(value)) <= 40 else f"{str(value)[:20]}…"
+            raise BadInput(path, f"field {name!r}: expected a number within {RANGE_TEXT}, got {shown}", where=where)
+
+
 def read_report(path: Path, text: str | bytes | None = None, checked: bool = False) -> Report:
     """Load a report JSON written by sitegen or by the Java harness; bad input names the file.
 
@@ -471,7 +481,13 @@ def read_report(path: Path, text: str | bytes | None = None, checked: bool = Fal
             problem = f"duplicate caseId {item['caseId']!r} (already in results[{first}]): expected each case once"
             raise BadInput(path, problem, where=f"results[{index}]")
         seen[item["caseId"]] = index
+        if not checked:  # a sealed report was checked when first read
+            _check_figures(path, item, ("toolCallCount", "durationMs"), f"results[{index}]")
         parsed.append(result_from_json(item))
+    _check_figures(path, data, ("averageToolCallCount", "averageDurationMs"), None)
+    rate = _as_number(data.get("passRate"))
+    if rate is not None and not 0 <= rate <= 1:
+        raise BadInput(path, f"field 'passRate': expected a ratio from 0 to 1, got {rate!r}")
     report = build_report(parsed)
     # Prefer the report's own aggregates when it states them (a Java report averages its own way).
     for key in ("totalCases", "passedCases", "failedCases", "notRunCases"):

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from sitegen.checks import with_trial_count
 from sitegen.config import TRIAL_POLICIES
+from sitegen.finite import finite_mean
 from sitegen.report import CaseResult, TrialResult
 
 
@@ -52,7 +53,7 @@ def most_common_verdict(verdicts: Sequence[str | None]) -> str | None:
 
 def _mean(values: Sequence[int | float]) -> int | float:
     """The mean, as an integer when it is one (so that equal trials report as a single trace would)."""
-    mean = sum(values) / len(values)
+    mean = finite_mean(values)
     return int(mean) if float(mean).is_integer() else mean
 
 

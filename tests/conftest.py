@@ -127,7 +127,10 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 
 # The only tests CI may skip (test id prefix -> why); see tests/README.md, "Skips in CI". Every other skip fails
 # a run with CI=true, so a missing tool (Chromium, git, curl, the console script) cannot pass as green.
-ALLOWED_CI_SKIPS: dict[str, str] = {}
+ALLOWED_CI_SKIPS: dict[str, str] = {
+    "tests/test_os_errors.py::test_real_": "mounting a tmpfs (and chattr +i) needs root and a kernel or container that allows it; "
+    "the same file's injected-fault tests prove the same on every machine",
+}
 _skipped: list[tuple[str, str]] = []
 
 

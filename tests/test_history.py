@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import socket
-import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
 from helpers import make_case, make_trace, write_suite
+from hostile_peers import dripping_body, dripping_headers, fixed, peer, serving, streaming
+from sitegen.config import MAX_RESPONSE_BYTES
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
 from sitegen.site.history import (
@@ -221,15 +224,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serving(_Handler) as url:
+        yield url
 
 
 @pytest.fixture(autouse=True)
@@ -273,6 +269,39 @@ def test_an_unreachable_server_is_bad_input(tmp_path: Path) -> None:
         port = probe.getsockname()[1]
     with pytest.raises(BadInput, match="cannot read the history"):
         load_history(f"http://127.0.0.1:{port}/history.json", tmp_path / "history.json", optional=True)
+
+
+def test_a_history_download_larger_than_the_cap_is_refused_while_it_streams(tmp_path: Path) -> None:
+    with peer(streaming(MAX_RESPONSE_BYTES + 64 * 2**20)) as endless:
+        with pytest.raises(BadInput, match=r"cannot read the history: larger than 64 MiB \(expected a history.json below that\)"):
+            load_history(endless.url, tmp_path / "history.json")
+    assert endless.left_early == [True]  # the client hung up at the cap, not at the end
+
+
+def test_a_history_that_says_it_is_larger_than_the_cap_is_refused_at_once(tmp_path: Path) -> None:
+    headers = {"Content-Type": "application/json", "Content-Length": str(100 * 2**30)}
+    with peer(lambda: (iter([("HTTP/1.1 200 OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n[").encode()]), 0.0)) as liar:
+        with pytest.raises(BadInput, match="larger than 64 MiB"):
+            load_history(liar.url, tmp_path / "history.json")
+
+
+@pytest.mark.parametrize("drip", [dripping_body(b"[" + b" " * 998 + b"]"), dripping_headers()], ids=["body", "headers"])
+def test_a_history_server_that_drips_is_cut_off_at_the_deadline(tmp_path: Path, drip) -> None:  # noqa: ANN001
+    with peer(drip) as slow:
+        with pytest.raises(BadInput, match=r"cannot read the history: the download took longer than 0.5 s"):
+            load_history(slow.url, tmp_path / "history.json", timeout=0.5)
+        deadline = time.monotonic() + 60
+        while not slow.left_early and time.monotonic() < deadline:  # the peer notices at its next byte
+            time.sleep(0.01)
+    assert slow.left_early == [True]  # cut off, not served to the end (1,000 bytes at 50 ms a byte)
+
+
+def test_a_gzip_bomb_is_refused_not_inflated(tmp_path: Path) -> None:
+    bomb = gzip.compress(b"[" + b" " * (256 * 2**20) + b"]", compresslevel=9)
+    with peer(fixed("200 OK", {"Content-Type": "application/json", "Content-Encoding": "gzip"}, bomb)) as server:
+        with pytest.raises(BadInput, match=r"not UTF-8 \(byte 0x8b at offset 1\)"):
+            load_history(server.url, tmp_path / "history.json")
+    assert len(bomb) < 2**20
 
 
 def test_source_date_epoch() -> None:

@@ -94,7 +94,7 @@ NO_SUCH_FIELD = (
         (json.dumps([make_case(allowedVerdicts=[])]), ":case \"c1\" (#1), field 'allowedVerdicts': expected a non-empty array, got []"),
         (json.dumps([make_case(tags="matrix")]), ":case \"c1\" (#1), field 'tags': expected an array, got \"matrix\""),
         (json.dumps([make_case(requiredEvidenceTools=["query_logs", 3])]), ":case \"c1\" (#1), field 'requiredEvidenceTools[1]': expected a string, got 3"),
-        ('[{"id": "a", "id": "b", "traceFixture": "x"}]', ": duplicate key 'id' in an object: expected each key once"),
+        ('[{"id": "a", "id": "b", "traceFixture": "x"}]', ":1:14: duplicate key 'id' in an object: expected each key once"),
         (
             json.dumps([make_case(requiredEvidenceTool=["nonexistent_tool"])]),
             ":case \"c1\" (#1), field 'requiredEvidenceTool': unknown field: did you mean `requiredEvidenceTools`? "
@@ -147,7 +147,7 @@ NO_SUCH_FIELD = (
             ":case \"c1\" (#1), field 'forbiddenAnswerKeywords': entries \"一定是\" and \"一定是\" are equal after "
             "NFKC normalisation and case folding: expected each entry once",
         ),
-        ('[{"id": "a", "traceFixture": "x", "minKeywordMatches": NaN}]', ": invalid JSON: NaN is not a JSON number (expected a finite number)"),
+        ('[{"id": "a", "traceFixture": "x", "minKeywordMatches": NaN}]', ":1:56: invalid JSON: NaN is not a JSON number (expected a finite number)"),
     ],
 )
 def test_bad_case_files(tmp_path: Path, text: str, expected: str) -> None:
@@ -283,8 +283,14 @@ def test_missing_fixture(tmp_path: Path) -> None:
             '{"session": {"selfEvaluation": {"verifier_evaluation": {"gatekeeper_result": "fail"}}}}',
             ": field 'session.selfEvaluation.verifier_evaluation.gatekeeper_result': expected an object, got \"fail\"",
         ),
-        ('{"session": {"totalDurationMs": Infinity}}', ": invalid JSON: Infinity is not a JSON number (expected a finite number)"),
-        ('{"session": {"totalDurationMs": 1e999}}', ": invalid JSON: 1e999 is out of range (expected a finite number)"),
+        ('{"session": {"totalDurationMs": Infinity}}', ":1:33: invalid JSON: Infinity is not a JSON number (expected a finite number)"),
+        ('{"session": {"totalDurationMs": 1e999}}', ":1:33: invalid JSON: 1e999 is out of range (expected a finite number)"),
+        ('{"session": {"totalDurationMs": 1' + "0" * 400 + "}}", ": field 'session.totalDurationMs': expected a number within ±1.8e308 (the range of a double) (got 1" + "0" * 56 + "...)"),
+        (
+            '{"session": {"answer": "x",\n  "selfEvaluation": {"verifier_evaluation": {"verdict": "REJECT", "verdict": "PASS"}}}}',
+            ":2:67: duplicate key 'verdict' in an object: expected each key once",
+        ),
+        ('{"toolInvocations": [{"durationMs": -Infinity}], "session": {}}', ":1:37: invalid JSON: -Infinity is not a JSON number (expected a finite number)"),
     ],
 )
 def test_invalid_fixture(tmp_path: Path, text: str, expected: str) -> None:

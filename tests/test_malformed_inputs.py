@@ -77,20 +77,20 @@ MALFORMED = {
     "cases: not an array": ("cases.json", '{"id": "a", "traceFixture": "a.json"}', (), "cases.json: expected a JSON array of cases, got an object"),
     "cases: array of strings": ("cases.json", '["a"]', (), "cases.json:case #1: expected an object, got a string"),
     "cases: empty array": ("cases.json", "[]", (), "cases.json: expected at least one case, got an empty array"),
-    "cases: NaN": ("cases.json", '[{"id": "a", "traceFixture": "a.json", "minKeywordMatches": NaN}]', (), "cases.json: invalid JSON: NaN is not a JSON number"),
+    "cases: NaN": ("cases.json", '[{"id": "a", "traceFixture": "a.json", "minKeywordMatches": NaN}]', (), "cases.json:1:61: invalid JSON: NaN is not a JSON number"),
     "cases: huge integer": (
         "cases.json", f'[{{"id": "a", "traceFixture": "a.json", "minKeywordMatches": {HUGE_INT}}}]', (),
         "cases.json:1:61: a number with 5000 digits (expected at most 4300)",
     ),
     "cases: huge float": (
         "cases.json", f'[{{"id": "a", "traceFixture": "a.json", "x": {HUGE_INT}.5}}]', (),
-        "cases.json: invalid JSON: 11111111111111111111…11111111.5 is out of range (expected a finite number)",
+        "cases.json:1:45: invalid JSON: 11111111111111111111…11111111.5 is out of range (expected a finite number)",
     ),
     "cases: nested 200,000 deep": (
         "cases.json", '[{"id": "a", "traceFixture": "a.json", "x": ' + "[" * 200_000 + "]" * 200_000 + "}]", (),
         "cases.json: invalid JSON: nested too deeply",
     ),
-    "cases: duplicate key": ("cases.json", '[{"id": "a", "id": "b", "traceFixture": "a.json"}]', (), "cases.json: duplicate key 'id'"),
+    "cases: duplicate key": ("cases.json", '[{"id": "a", "id": "b", "traceFixture": "a.json"}]', (), "cases.json:1:14: duplicate key 'id'"),
     "cases: missing file": ("cases.json", None, (), "cases.json: case file not found"),
     "cases: a folder": ("cases.json", "<dir>", (), "cases.json: is a directory (expected the case file)"),
     # the baseline report

@@ -69,6 +69,24 @@ TRACES: dict[str, tuple[Any, dict[str, Any]]] = {
     "overflow": ('{"session": {"answer": "ok", "totalDurationMs": 1e999}}', {}),
     "huge-integer": ('{"session": {"answer": "ok", "totalDurationMs": ' + "9" * 5000 + "}}", {}),
     "big-finite-numbers": ('{"session": {"answer": "ok", "totalDurationMs": 1e308}, "toolInvocations": [{"toolName": "t", "durationMs": -1e308}]}', {}),
+    # A second such trace: the report's average of the two must not overflow to infinity (JSON has none).
+    "big-finite-numbers-again": (
+        '{"session": {"answer": "ok", "totalDurationMs": 1e308}, "toolInvocations": '
+        '[{"toolName": "t", "durationMs": 1.7976931348623157e308}, {"toolName": "u", "durationMs": 1.7976931348623157e308}]}',
+        {},
+    ),
+    "integer-past-a-double": ('{"session": {"answer": "ok", "totalDurationMs": 1' + "0" * 400 + "}}", {}),
+    # The last value of a repeated key would win: a forbidden first answer and a REJECT would pass unseen.
+    "duplicate-keys": (
+        '{"session": {"answer": "rm -rf /var/lib/mysql",\n "answer": "all fine",\n'
+        ' "selfEvaluation": {"verifier_evaluation": {"verdict": "REJECT", "verdict": "PASS"}}}}',
+        {"forbiddenAnswerKeywords": ["rm -rf"], "forbiddenVerdicts": ["REJECT"]},
+    ),
+    "nul-bytes": (
+        {"session": {"answer": "a\x00b", "selfEvaluation": {"executor_answer": "c\x00d", "verifier_evaluation": {"verdict": "PA\x00SS"}}},
+         "toolInvocations": [{"toolName": "q\x00l", "success": True, "output": "o\x00o"}]},
+        {"expectedRootCauseKeywords": ["a\x00b"]},
+    ),
 }
 
 EXPECTED_PROBLEM = {
@@ -80,6 +98,8 @@ EXPECTED_PROBLEM = {
     "minus-infinity": "-Infinity is not a JSON number",
     "overflow": "1e999 is out of range",
     "huge-integer": "a number with 5000 digits",
+    "integer-past-a-double": "field 'session.totalDurationMs': expected a number within ±1.8e308",
+    "duplicate-keys": ":2:2: duplicate key 'answer' in an object: expected each key once",
 }
 
 
@@ -214,6 +234,22 @@ def test_big_finite_numbers_are_shown(built: tuple[Path, dict[str, Any]]) -> Non
     doc = parse(_page(site, "big-finite-numbers"))
     facts = {dt.get_text(): dd.get_text() for dt, dd in zip(doc.select(".case-head dt"), doc.select(".case-head dd"))}
     assert len(facts["Duration"]) < 400, facts["Duration"]
+
+
+def test_averages_of_the_largest_numbers_stay_finite(built: tuple[Path, dict[str, Any]]) -> None:
+    site, report = built
+    assert report["averageDurationMs"] == 1e308  # the mean of 1e308, 1e308 and the other cases' none
+    doc = parse(_page(site, "big-finite-numbers-again"))
+    bars = [(float(bar["x"]), float(bar["width"])) for bar in doc.select("#tools rect.call-bar-fill")]
+    assert bars == [(0.0, 50.0), (50.0, 50.0)], bars  # laid end to end, each half of the whole
+    assert "inf" not in doc.select_one("#tools").get_text()
+
+
+def test_no_nul_byte_reaches_a_file_of_the_site(built: tuple[Path, dict[str, Any]]) -> None:
+    site, report = built
+    assert _result(report, "nul-bytes")["matchedKeywordCount"] == 1  # the rules saw the text as it is
+    raw = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file() and b"\x00" in p.read_bytes()}
+    assert raw == set(), raw
 
 
 def test_nesting_around_the_readers_limit_is_read_or_refused_never_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,11 +18,13 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import ROOT, make_case, make_trace, write_suite
+from hostile_peers import dripping_body, dripping_headers, peer
 from sitegen.cli import app
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
 from sitegen.loading import load_cases, load_trace
 from sitegen.progress import LineProgress
-from sitegen.record.recorder import Recorder, RecordOptions, Redactor, backoff_delay, find_trace
+from sitegen.record.recorder import Recorder, RecordOptions, backoff_delay, find_trace
+from sitegen.record.redaction import Redactor
 from sitegen.record.request import RecordConfig, fill_body, load_record_config, resolve_headers
 from sitegen.slugs import assign_slugs
 from sitegen.record.stubagent import StubAgent
@@ -149,7 +151,7 @@ def test_same_seed_same_answers_other_seed_other_answers(tmp_path: Path) -> None
         ("429", 429, "HTTP 429 Too Many Requests after 2 attempts", "slow down"),
         ("nonjson", 200, "response is not JSON", "<html>"),
         ("notrace", 200, "no trace at tracePath '(the response itself)'", '"status": "ok"'),
-        ("timeout", None, "timed out (no answer within 0.5 s) after 2 attempts", ""),
+        ("timeout", None, "timed out (no whole answer within 0.5 s) after 2 attempts", ""),
     ],
 )
 def test_each_failure_mode_is_saved_as_an_error_file(
@@ -169,6 +171,22 @@ def test_each_failure_mode_is_saved_as_an_error_file(
     assert error["error"].startswith(reason)
     assert in_body in error["bodyPrefix"]
     assert error["attempts"] == (2 if mode in ("500", "429", "timeout") else 1)  # a 200 that is no trace is an answer
+
+
+@pytest.mark.parametrize("drip", [dripping_headers(), dripping_body(b"{" + b" " * 998 + b"}")], ids=["headers", "body"])
+def test_the_timeout_bounds_the_whole_request_even_while_the_agent_drips(tmp_path: Path, drip) -> None:  # noqa: ANN001
+    cases = _case_file(tmp_path, 1)
+    out = tmp_path / "rec"
+    with peer(drip) as agent:
+        result = _record(*_args(agent.url, out, cases, _config(tmp_path), "--timeout", "0.5", "--retries", "0"))
+        deadline = time.monotonic() + 60
+        while not agent.left_early and time.monotonic() < deadline:  # the agent notices at its next byte
+            time.sleep(0.01)
+    assert result.exit_code == 1, result.output
+    assert "timed out (no whole answer within 0.5 s)" in result.stderr
+    assert agent.left_early == [True]  # cut off at the deadline, not served to the end (1,000 bytes, 50 ms a byte)
+    [error_file] = out.rglob("*.error.json")
+    assert json.loads(error_file.read_text(encoding="utf-8"))["status"] is None
 
 
 def test_slow_answers_within_the_timeout_are_recorded(stub: StubAgent, tmp_path: Path) -> None:

@@ -344,6 +344,23 @@ def test_refuses_to_replace_a_folder_that_is_not_a_site(suite: Path) -> None:
     assert build("--out", "empty").exit_code == 0
 
 
+def test_refuses_a_site_inside_the_fixtures_and_inputs_inside_the_site(suite: Path) -> None:
+    result = build("--out", "fixtures/site")
+    assert result.exit_code == 2, result.output
+    assert result.output == "error: --out fixtures/site is inside --fixtures fixtures: its files would be read as traces; put the site elsewhere\n"
+    assert not (suite / "fixtures" / "site").exists()
+    assert build().exit_code == 0
+    before = snapshot(suite / "site")
+    shutil.copytree(suite / "fixtures", suite / "site" / "traces")
+    shutil.copy(suite / "cases.json", suite / "site" / "cases.json")
+    for option, path in (("--fixtures", "site/traces"), ("--cases", "site/cases.json")):
+        args = ("--cases", "cases.json", "--fixtures", "fixtures", option, path)
+        result = CliRunner().invoke(app, ["build", *args])
+        assert result.exit_code == 2, result.output
+        assert result.output == f"error: {option} {path} is inside --out site, which the build replaces as a whole: put the site elsewhere\n"
+    assert {k: v for k, v in snapshot(suite / "site").items() if k in before} == before
+
+
 def test_default_baseline_used_when_present_skipped_when_absent(suite: Path) -> None:
     result = build()
     assert result.exit_code == 0 and "regression" not in result.output, result.output

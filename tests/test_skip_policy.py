@@ -32,7 +32,7 @@ def test_a_skip_fails_a_ci_run_unless_allowed(
     conftest = CONFTEST
     if allowed:
         conftest = conftest.replace(
-            "ALLOWED_CI_SKIPS: dict[str, str] = {}", 'ALLOWED_CI_SKIPS = {"test_policy.py::test_needs_a_tool": "why"}'
+            "ALLOWED_CI_SKIPS: dict[str, str] = {", 'ALLOWED_CI_SKIPS: dict[str, str] = {"test_policy.py::test_needs_a_tool": "why",'
         )
         assert conftest != CONFTEST
     pytester.makeconftest(conftest)

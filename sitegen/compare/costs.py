@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from sitegen.checks import FIXTURE_CODES, check_codes
 from sitegen.compare.items import CHANGED, COST_METRICS, direction, same
+from sitegen.finite import finite_mean
 from sitegen.report import CaseResult, Report
 
 _UNREAD = frozenset(FIXTURE_CODES)
@@ -43,11 +44,11 @@ def paired_average(baseline: Report, current: Report, metric: str) -> PairedAver
     mix_changed = len(shared) != len(before) or len(shared) != len(after)
     if not shared:
         return PairedAverage(0, None, None, mix_changed)
-    # math.fsum: the same values summed in any order give the same average, so identical cases compare equal.
+    # Summed exactly: the same values in any order give the same average, so identical cases compare equal.
     return PairedAverage(
         len(shared),
-        math.fsum(before[c] for c in shared) / len(shared),
-        math.fsum(after[c] for c in shared) / len(shared),
+        finite_mean([before[c] for c in shared], order_free=True),
+        finite_mean([after[c] for c in shared], order_free=True),
         mix_changed,
     )
 

@@ -7,6 +7,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from sitegen.finite import difference
+
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
 CHANGED = "CHANGED"
@@ -86,7 +88,7 @@ def same(a: Any, b: Any) -> bool:
 
 def delta(baseline: Any, current: Any) -> int | float | None:
     """current − baseline when both are numbers, else None."""
-    return current - baseline if is_number(baseline) and is_number(current) else None
+    return difference(current, baseline) if is_number(baseline) and is_number(current) else None
 
 
 def direction(change: int | float, higher_is_worse: bool) -> str:

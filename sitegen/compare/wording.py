@@ -9,6 +9,7 @@ words anything itself.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -25,6 +26,7 @@ from sitegen.compare.items import (
     is_number,
     same,
 )
+from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
 
 if TYPE_CHECKING:
@@ -104,8 +106,9 @@ def paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: floa
     if same(paired.baseline, paired.current):
         clause = f"the {cases} in both reports are unchanged ({values})"
     else:
-        relative = f", {(paired.current - paired.baseline) / paired.baseline:+.1%}" if paired.baseline else ""
-        delta = describe_delta(metric, paired.current - paired.baseline)
+        ratio = (paired.current - paired.baseline) / paired.baseline if paired.baseline else math.inf
+        relative = f", {ratio:+.1%}" if math.isfinite(ratio) else ""
+        delta = describe_delta(metric, difference(paired.current, paired.baseline))
         limit = f"the {tolerance * 100:g}% tolerance"
         judged = {REGRESSION: f"more than {limit}: a cost regression", IMPROVEMENT: f"more than {limit}"}
         clause = f"over the {cases} in both reports {values} ({delta}{relative}), {judged.get(kind, f'within {limit}')}"

@@ -4,9 +4,11 @@ Layout (docs/trials.md, "Recording"): `OUT/<case-slug>/trial-001.json` … one t
 that is not a trace as `trial-NNN.error.json` beside it, and `OUT/cases.json`, the case file with every
 `traceFixture` pointing at its case's folder.
 
-Requests run on --concurrency threads sharing one httpx.Client (thread-safe, one connection pool). Threads
-rather than asyncio: the work is a handful of concurrent blocking requests, each followed by a blocking
-atomic file write, and the rest of sitegen (progress, file writing, the CLI) is synchronous.
+Requests run on --concurrency threads sharing one httpx.Client (thread-safe), each bounded as a whole by
+--timeout and in size (record/bounded.py). Threads rather than asyncio: the work is a handful of concurrent
+blocking requests, each followed by a blocking atomic file write, and the rest of sitegen (progress, file
+writing, the CLI) is synchronous. Everything written or printed passes the redaction of the header secrets
+(redaction.py) first.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import random
 import re
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ from typing import Any
 
 import httpx
 
+from sitegen.deadline import TooLarge, TooSlow
+from sitegen.record.bounded import bounded_client, send_bounded
 from sitegen.config import (
     DEFAULT_BACKOFF,
     DEFAULT_CONCURRENCY,
@@ -32,18 +35,17 @@ from sitegen.config import (
     DEFAULT_TIMEOUT,
     DEFAULT_TRIALS,
     MAX_BACKOFF,
+    MAX_RESPONSE_BYTES,
 )
-from sitegen.errors import BadInput, UsageError
+from sitegen.errors import BadInput, CannotWrite, UsageError
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
 from sitegen.loading import TextProblem, decode_utf8, load_case_file, parse_json_text
 from sitegen.models import Case
 from sitegen.progress import Progress
+from sitegen.record.redaction import Redactor
 from sitegen.record.request import RecordConfig, ResolvedHeaders, fill_body
 from sitegen.slugs import assign_slugs
 
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-BODY_PREFIX_CHARS = 2000
-REDACTED = "[redacted]"
 CASES_FILE = "cases.json"
 
 RECORDED, KEPT, FAILED = "recorded", "kept", "failed"
@@ -131,54 +133,12 @@ def find_trace(response: Any, path: tuple[str, ...]) -> Any | str:
     return value
 
 
-class Redactor:
-    """Replaces every secret (as sent, JSON-escaped or percent-encoded) in text that is about to be written."""
-
-    def __init__(self, secrets: tuple[str, ...]) -> None:
-        forms = {form for secret in secrets if secret for form in _encodings(secret)}
-        self.forms = sorted(forms, key=len, reverse=True)
-        self.longest = max((len(form) for form in self.forms), default=0)
-
-    def text(self, text: str) -> str:
-        """`text` with every secret replaced."""
-        for form in self.forms:
-            text = text.replace(form, REDACTED)
-        return text
-
-    def value(self, value: Any) -> Any:
-        """A parsed JSON value with every secret replaced in its strings and keys."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, list):
-            return [self.value(item) for item in value]
-        if isinstance(value, dict):
-            return {self.text(key): self.value(item) for key, item in value.items()}
-        return value
-
-    def prefix(self, data: bytes, limit: int = BODY_PREFIX_CHARS) -> str:
-        """The first `limit` characters of a response body, redacted before it is cut (so no secret is half kept)."""
-        text = data[: (limit + self.longest) * 4].decode("utf-8", errors="replace")
-        return self.text(text[: limit + self.longest])[:limit]
-
-
-def _encodings(secret: str) -> set[str]:
-    return {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1], urllib.parse.quote(secret, safe="")}
-
-
 def json_bytes(value: Any) -> bytes:
     """Pretty JSON as UTF-8 (escaped ASCII when a string holds a lone surrogate UTF-8 cannot carry)."""
     try:
         return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     except UnicodeEncodeError:
         return (json.dumps(value, ensure_ascii=True, indent=2) + "\n").encode("ascii")
-
-
-class _TooSlow(Exception):
-    """The whole request took longer than the timeout (each read was quick, the total was not)."""
-
-
-class _TooLarge(Exception):
-    """The response is larger than MAX_RESPONSE_BYTES."""
 
 
 @dataclass(frozen=True)
@@ -216,11 +176,13 @@ class Recorder:
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise BadInput(out, f"cannot create the folder to record into: {exc.strerror}") from None
+            raise CannotWrite.from_os_error(exc, out, "nothing was recorded") from None
         try:
             lock = lock_folder(out)
-        except OSError:
+        except BlockingIOError:
             raise UsageError(f"{out}: another `sitegen record` is writing into this folder; wait for it or choose another --out") from None
+        except OSError as exc:
+            raise CannotWrite.from_os_error(exc, out) from None
         try:
             return self._record_locked(cases, raw_cases, slugs)
         finally:
@@ -231,7 +193,7 @@ class Recorder:
         recording = []
         for case, raw in zip(cases, raw_cases):
             recording.append({**raw, "traceFixture": slugs[case.id]})
-        self.write(out / CASES_FILE, json_bytes(recording))
+        self.write(out / CASES_FILE, json_bytes(self.redactor.value(recording)))
         summary = RecordSummary()
         jobs: list[TrialJob] = []
         for case in cases:
@@ -261,7 +223,7 @@ class Recorder:
         for job in jobs:
             pending.put(job)
         outcomes: queue.SimpleQueue[Failure | None | BaseException] = queue.SimpleQueue()
-        with httpx.Client(timeout=httpx.Timeout(self.options.timeout), headers=self.headers.values, follow_redirects=False) as client:
+        with bounded_client(headers=self.headers.values, follow_redirects=False) as client:
 
             def work() -> None:
                 while not self.stop.is_set():
@@ -300,11 +262,9 @@ class Recorder:
             reply: _Reply | None = None
             try:
                 reply = self._send(client, job)
-            except httpx.TimeoutException:
-                problem, retryable = f"timed out (no answer within {self.options.timeout:g} s)", True
-            except _TooSlow:
-                problem, retryable = f"timed out (the answer took longer than {self.options.timeout:g} s)", True
-            except _TooLarge:
+            except (TooSlow, httpx.TimeoutException):
+                problem, retryable = f"timed out (no whole answer within {self.options.timeout:g} s)", True
+            except TooLarge:
                 problem, retryable = f"response larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB", False
             except httpx.TransportError as exc:
                 problem, retryable = f"could not reach the agent ({type(exc).__name__}: {exc})", True
@@ -322,30 +282,18 @@ class Recorder:
             return self._fail(job, problem, reply, attempts)
 
     def _send(self, client: httpx.Client, job: TrialJob) -> _Reply:
+        """One request, bounded as a whole by --timeout and in size (record/bounded.py)."""
         body = fill_body(self.config.body, job.case.question, job.case.id, job.trial)
-        deadline = self.clock() + self.options.timeout
         content = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        request = client.build_request(
-            self.config.method, self.options.url, content=content, headers={"Content-Type": "application/json"}
+        reply = send_bounded(
+            client, self.config.method, self.options.url, seconds=self.options.timeout, content=content,
+            headers={"Content-Type": "application/json"}, clock=self.clock,
         )
-        response = client.send(request, stream=True)
-        try:
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > MAX_RESPONSE_BYTES:
-                    raise _TooLarge()
-                if self.clock() > deadline:
-                    raise _TooSlow()
-                chunks.append(chunk)
-        finally:
-            response.close()
-        return _Reply(response.status_code, response.reason_phrase, b"".join(chunks), _retry_after(response))
+        return _Reply(reply.status, reply.reason, reply.body, _retry_after(reply.headers))
 
     def _save(self, job: TrialJob, reply: _Reply, attempts: int) -> Failure | None:
         text = decode_utf8(reply.body)
-        parsed = text if isinstance(text, TextProblem) else parse_json_text(text)
+        parsed = text if isinstance(text, TextProblem) else parse_json_text(text, strict_keys=True)
         if isinstance(parsed, TextProblem):
             return self._fail(job, f"response is not JSON ({parsed.render('body')})", reply, attempts)
         trace = find_trace(parsed, self.config.trace_path)
@@ -370,9 +318,9 @@ class Recorder:
         return Failure(job.case.id, job.trial, reason)
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(headers: httpx.Headers) -> float | None:
     """Retry-After in seconds (the HTTP-date form is ignored: the back-off applies instead)."""
-    value = response.headers.get("retry-after", "").strip()
+    value = headers.get("retry-after", "").strip()
     try:
         seconds = float(value)
     except ValueError:

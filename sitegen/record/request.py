@@ -29,6 +29,9 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # RFC 9110 token characters: what a header name may consist of.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _PLACEHOLDER = re.compile(r"\{(question|caseId|trial)\}")
+# What an HTTP header value may hold (RFC 9110, field-content): visible ASCII, spaces and tabs. Other bytes have
+# no agreed character set, so a peer could echo them in forms no redaction can foresee (docs/trials.md, "Secrets").
+_HEADER_VALUE = re.compile(r"[\t\x20-\x7e]*")
 
 
 def _is_json_value(value: Any) -> bool:
@@ -75,8 +78,8 @@ class RecordConfig(BaseModel):
         for name, template in value.items():
             if not _HEADER_NAME.fullmatch(name):
                 raise ValueError(f"header name {name!r} is not a valid HTTP header name")
-            if any(ch in template for ch in "\r\n\x00"):
-                raise ValueError(f"header {name!r}: expected a value without line breaks or NUL")
+            if not _HEADER_VALUE.fullmatch(template):
+                raise ValueError(f"header {name!r}: expected visible ASCII characters, spaces and tabs only (no line break, control or non-ASCII character)")
             for reference in _ENV_REFERENCE.findall(template):
                 if not _ENV_NAME.fullmatch(reference):
                     raise ValueError(f"header {name!r}: ${{{reference}}} is not an environment variable name")
@@ -147,8 +150,14 @@ def resolve_headers(config: RecordConfig, config_path: Path | str, environ: Mapp
                     f"environment variable {variable} is not set or empty (expected it to hold the header's value)",
                     where=f"record.headers.{header}",
                 )
-            if any(ch in value for ch in "\r\n\x00"):
-                raise BadInput(config_path, f"environment variable {variable} contains a line break or NUL", where=f"record.headers.{header}")
+            bad = next((n for n, ch in enumerate(value, 1) if not _HEADER_VALUE.fullmatch(ch)), None)
+            if bad is not None:  # its position only: the character may be part of a secret
+                raise BadInput(
+                    config_path,
+                    f"environment variable {variable} holds a character an HTTP header cannot carry (character {bad}: "
+                    "a line break, control or non-ASCII character); expected visible ASCII characters, spaces and tabs",
+                    where=f"record.headers.{header}",
+                )
             secrets.append(value)
             return value
 

@@ -88,7 +88,7 @@ from sitegen.site.render import (
     plotly_style_guards,
     script_assignment,
 )
-from sitegen.site.staging import SiteWriter, check_out_folder, recover_moved_site, staging_folder
+from sitegen.site.staging import SiteWriter, check_out_apart, check_out_folder, recover_moved_site, staging_folder
 from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.site.views import SiteInfo, build_diff_page, build_history_page, history_data, page_context
 from sitegen.site.views.search import search_text_data
@@ -207,6 +207,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
     check_fixtures_folder(options.fixtures)
+    check_out_apart(options.out, options.fixtures, options.cases)
     config = config_for(options.config)
     baseline_path = options.baseline
     if baseline_path is None and DEFAULT_BASELINE.is_file():

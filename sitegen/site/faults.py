@@ -3,7 +3,9 @@
 `SITEGEN_TEST_KILL_AT=<stage>` makes the build process die by SIGKILL exactly when it reaches that stage, so a
 test can prove what a kill at that moment leaves behind (the site folder, temporary folders, worker
 processes). `SITEGEN_TEST_NO_EXCHANGE=1` makes the swap take its two-rename fallback, as on a system without an
-atomic exchange. Neither is for users; unset, each costs one environment lookup where it is read.
+atomic exchange. (`SITEGEN_TEST_WRITE_ERROR`, a write refused as a full or read-only disk would refuse it, is
+fsutil.py's: every write goes through it, the evaluation core's too.) Neither is for users; unset, each costs one
+environment lookup where it is read.
 """
 
 from __future__ import annotations
@@ -50,3 +52,4 @@ def kill_build_point(stage: str, build: int) -> None:
 def exchange_allowed() -> bool:
     """False when SITEGEN_TEST_NO_EXCHANGE=1 asks the swap for its two-rename fallback."""
     return os.environ.get(NO_EXCHANGE) != "1"
+

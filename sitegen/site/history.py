@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,8 +22,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT
+from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT, MAX_RESPONSE_BYTES
+from sitegen.deadline import TooLarge, TooSlow
+from sitegen.download import download
 from sitegen.errors import BadInput, UsageError
+from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.jsontext import dumps_json
 from sitegen.report import Report
 
@@ -38,27 +40,49 @@ _MAX_TIME_TEXT = 64
 
 def _number_or_null(value: Any) -> int | float | None:
     """A JSON number kept as written (an integer stays an integer), or null."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+    if value is None:
         return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _in_range(value)
     raise PydanticCustomError("history_number", "expected a number or null")
 
 
 def _count(value: Any) -> int | float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
+        return _in_range(value)
     raise PydanticCustomError("history_count", "expected a count (a number)")
 
 
+def _ratio_or_null(value: Any) -> int | float | None:
+    """A pass rate: a number from 0 to 1 (the charts show it in percent), or null."""
+    number = _number_or_null(value)
+    return None if number is None else _ratio(number)
+
+
+def _ratio(number: int | float) -> int | float:
+    if not 0 <= number <= 1:
+        raise PydanticCustomError("history_ratio", "expected a ratio from 0 to 1 or null")
+    return number
+
+
+def _in_range(value: int | float) -> int | float:
+    """Only a number a double can hold: the charts scale every figure."""
+    if not in_float_range(value):
+        raise PydanticCustomError("history_number", f"expected a number within {RANGE_TEXT} (the range of a double)")
+    return value
+
+
 def _interval_or_null(value: Any) -> tuple[int | float, int | float] | None:
-    """A [low, high] pair of numbers kept as written, or null."""
+    """A [low, high] pair of ratios kept as written, or null."""
     if value is None:
         return None
-    if isinstance(value, list) and len(value) == 2 and all(_number_or_null(v) is not None for v in value):
-        return (value[0], value[1])
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return (_ratio(value[0]), _ratio(value[1]))
     raise PydanticCustomError("history_interval", "expected [low, high], two numbers, or null")
 
 
 NumberOrNull = Annotated[int | float | None, PlainValidator(_number_or_null)]
+RatioOrNull = Annotated[int | float | None, PlainValidator(_ratio_or_null)]
 Count = Annotated[int | float, PlainValidator(_count)]
 IntervalOrNull = Annotated[tuple[int | float, int | float] | None, PlainValidator(_interval_or_null)]
 
@@ -77,7 +101,7 @@ class Run(BaseModel):
     passedCases: int | None = None
     failedCases: int | None = None
     notRunCases: int | None = None
-    passRate: NumberOrNull = None
+    passRate: RatioOrNull = None
     averageToolCallCount: NumberOrNull = None
     averageDurationMs: NumberOrNull = None
     verdictDistribution: dict[str, Count] | None = None
@@ -86,7 +110,7 @@ class Run(BaseModel):
     # (report.TrialFigures; the pass-rate chart's band), written after `cases` as they always were.
     totalTrials: int | None = None
     passedTrials: int | None = None
-    trialPassRate: NumberOrNull = None
+    trialPassRate: RatioOrNull = None
     trialPassRateInterval: IntervalOrNull = None
 
     @field_validator("formatVersion")
@@ -196,39 +220,45 @@ def is_url(source: str | Path) -> bool:
     return isinstance(source, str) and _URL.match(source) is not None
 
 
-def _fetch(url: str) -> str | None:
-    """The body of `url` as text, or None when the server says it does not exist (404/410)."""
-    request = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"})
+def _fetch(url: str, timeout: float) -> str | None:
+    """The body of `url` as text, or None when the server says it does not exist (404/410); the whole download
+    within `timeout` seconds and MAX_RESPONSE_BYTES (sitegen/download.py)."""
+    headers = {"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"}
     try:
-        with urllib.request.urlopen(request, timeout=HISTORY_URL_TIMEOUT) as response:  # noqa: S310 - http(s) only
-            body: bytes = response.read()
-            content_type = response.headers.get_content_type()
-    except urllib.error.HTTPError as exc:
-        if exc.code in (404, 410):
-            return None
-        raise BadInput(url, f"cannot read the history: HTTP {exc.code} {exc.reason} (expected 200 with history.json)") from None
+        answer = download(url, seconds=timeout, headers=headers)
+    except TooSlow:
+        raise BadInput(url, f"cannot read the history: the download took longer than {timeout:g} s (expected history.json in that time)") from None
+    except TooLarge:
+        raise BadInput(url, f"cannot read the history: larger than {MAX_RESPONSE_BYTES // 2**20} MiB (expected a history.json below that)") from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         raise BadInput(url, f"cannot read the history: {reason}") from None
-    if content_type == "text/html":
+    if answer.status in (404, 410):
+        return None
+    if not 200 <= answer.status < 300:
+        raise BadInput(url, f"cannot read the history: HTTP {answer.status} {answer.reason} (expected 200 with history.json)")
+    if answer.content_type == "text/html":
         # Access-controlled Pages answer with a login page and status 200.
         raise BadInput(url, "got an HTML page (HTTP 200, text/html), not a history: a login page? (expected history.json)")
     try:
-        return body.decode("utf-8")
+        return answer.body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadInput(url, f"not UTF-8 (byte 0x{body[exc.start]:02x} at offset {exc.start})") from None
+        raise BadInput(url, f"not UTF-8 (byte 0x{answer.body[exc.start]:02x} at offset {exc.start})") from None
 
 
-def load_history(source: str | Path | None, site_history: Path, *, optional: bool = False) -> History:
+def load_history(
+    source: str | Path | None, site_history: Path, *, optional: bool = False, timeout: float = HISTORY_URL_TIMEOUT
+) -> History:
     """The runs a build continues: from `source` (a file or URL, read only), else the site's own history.json.
 
     Without `source`, a site that has no history.json yet starts a new history. A `source` that does not exist
-    (no such file, HTTP 404) is bad input unless `optional`, which starts a new history with a warning.
+    (no such file, HTTP 404) is bad input unless `optional`, which starts a new history with a warning. A URL is
+    read within `timeout` seconds in all and MAX_RESPONSE_BYTES, or it is bad input.
     """
     if source is None:
         return History(read_history(site_history) if site_history.exists() else [])
     if is_url(source):
-        text = _fetch(str(source))
+        text = _fetch(str(source), timeout)
         if text is None:
             return _missing(str(source), "HTTP 404", optional)
         return History(parse_history(str(source), text))

@@ -125,7 +125,10 @@ def render_template(name: str, context: Mapping[str, Any]) -> str:
 
 
 def page_bytes(html: str) -> bytes:
-    """A page as UTF-8; lone surrogates (legal in JSON strings, not in UTF-8) become U+FFFD."""
+    """A page as UTF-8; lone surrogates (legal in JSON strings, not in UTF-8) and NUL characters (legal in JSON
+    strings, not in HTML) become U+FFFD."""
+    if "\x00" in html:
+        html = html.replace("\x00", "\ufffd")
     try:
         return html.encode("utf-8")  # the common case, without scanning the page for surrogates first
     except UnicodeEncodeError:

@@ -19,8 +19,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from sitegen.errors import UsageError
-from sitegen.fsutil import exchange, is_abandoned, lock_folder, unlock_folder
+from sitegen.errors import CannotWrite, SystemRefused, UsageError
+from sitegen.fsutil import exchange, injected_write_error, is_abandoned, lock_folder, unlock_folder
 from sitegen.site.faults import AFTER_SWAP, BEFORE_SWAP, MID_SWAP, REMOVING_OLD, exchange_allowed, kill_point
 
 # A folder is taken for a previous site (and may be replaced) only if it has all of these.
@@ -47,6 +47,18 @@ def check_out_folder(out: Path) -> None:
         raise UsageError(f"--out {out} is the current folder or one above it: give a folder of its own for the site")
 
 
+def check_out_apart(out: Path, fixtures: Path, cases: Path) -> None:
+    """Raise UsageError when `out` and the fixtures folder (or the case file) lie inside one another: the swap
+    replaces `out` whole, so an input inside it would be lost, and a site inside the fixtures folder would be
+    read as fixtures by the next build."""
+    site = out.resolve()
+    for option, path in (("--fixtures", fixtures), ("--cases", cases)):
+        if path.resolve().is_relative_to(site):
+            raise UsageError(f"{option} {path} is inside --out {out}, which the build replaces as a whole: put the site elsewhere")
+    if site.is_relative_to(fixtures.resolve()):
+        raise UsageError(f"--out {out} is inside --fixtures {fixtures}: its files would be read as traces; put the site elsewhere")
+
+
 @dataclass(frozen=True)
 class SiteWriter:
     """Writes the new site's files into the staging folder `root` (not atomically one by one: the folder is
@@ -60,14 +72,23 @@ class SiteWriter:
     previous: Path
 
     def write(self, relative: str, data: bytes) -> int:
-        """Write the file `relative` (its folder must exist); return its size."""
-        with open(f"{self.root}{os.sep}{relative}", "wb") as handle:
-            handle.write(data)
+        """Write the file `relative` (its folder must exist); return its size. CannotWrite when the system refuses."""
+        path = f"{self.root}{os.sep}{relative}"
+        try:
+            injected_write_error(path)  # test-only fault injection (fsutil.py)
+            with open(path, "wb") as handle:
+                handle.write(data)
+        except OSError as exc:
+            raise CannotWrite.from_os_error(exc, path) from None
         return len(data)
 
     def folder(self, relative: str) -> None:
         """Make the folder `relative` (and its parents) if it is not there."""
-        os.makedirs(f"{self.root}{os.sep}{relative}", exist_ok=True)
+        path = f"{self.root}{os.sep}{relative}"
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as exc:
+            raise CannotWrite.from_os_error(exc, path) from None
 
     def take_previous(self, relative: str, size: int) -> bool:
         """Hard-link (else copy) the previous site's file `relative` into the new one when it is a regular file of
@@ -131,17 +152,31 @@ def remove_stale_siblings(out: Path) -> None:
 
 @contextmanager
 def staging_folder(out: Path) -> Iterator[Path]:
-    """A temporary sibling of `out` to build in; on success it replaces `out`, on failure it is removed."""
+    """A temporary sibling of `out` to build in; on success it replaces `out`, on failure it is removed.
+
+    What the system refuses (a full disk, a read-only file system, no permission) is CannotWrite, naming the
+    path and saying that the site in `out` is unchanged.
+    """
     parent = out.absolute().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_siblings(out)
-    stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    unchanged = f"the site in {out} is unchanged" if out.exists() else "no site was written"
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_siblings(out)
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    except OSError as exc:
+        raise CannotWrite.from_os_error(exc, parent, f"{unchanged} (the new site is built in a folder beside it)") from None
     lock = None
     try:
         lock = lock_folder(stage)  # held until this process ends, so no other build takes it for stale
         os.chmod(stage, 0o755)  # mkdtemp makes it private; a published site must be readable
         yield stage
         swap_in(stage, out)
+    except SystemRefused as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise type(exc)(exc.path, exc.reason, unchanged) from None
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise SystemRefused.from_os_error(exc, note=unchanged) from None
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from sitegen.errors import UsageError
+from sitegen.errors import CannotWrite, UsageError
 from sitegen.fsutil import write_bytes_atomic
 
 CACHE_FORMAT_VERSION = 1
@@ -125,7 +125,7 @@ def save_remembered(fixtures_root: Path, entries: Mapping[str, Remembered]) -> N
     try:
         # Not synced to disk: a cache lost in a crash only means hashing again.
         write_bytes_atomic(path, orjson.dumps(data), durable=False)
-    except (OSError, TypeError):  # TypeError: a fixtures path that is not UTF-8
+    except (CannotWrite, TypeError):  # TypeError: a fixtures path that is not UTF-8
         return
 
 

@@ -3,9 +3,9 @@
 # test files its config names, in a scratch copy of the tracked files (cosmic-ray edits the module in place, so
 # the working tree stays untouched and usable meanwhile). Prints the survivors; the session is kept in
 # tests/mutation/<module>.sqlite (not committed) for `cr-report` and `cosmic-ray dump`.
-#   tests/mutation/run.sh rules|diff|staging [EVERY]   (EVERY=n: only every n-th mutant, a documented sample)
+#   tests/mutation/run.sh rules|diff|staging|redaction [EVERY]   (EVERY=n: only every n-th mutant, a documented sample)
 set -euo pipefail
-module=${1:?usage: tests/mutation/run.sh rules|diff|staging [EVERY]}
+module=${1:?usage: tests/mutation/run.sh rules|diff|staging|redaction [EVERY]}
 every=${2:-1}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/sitegen-mutation-$module.XXXXXX")
@@ -14,7 +14,7 @@ trap 'rm -rf "$scratch"' EXIT
 cd "$scratch"
 # The tests, and the builds they start in subprocesses, import this copy rather than the installed sitegen.
 export PYTHONPATH="$scratch"
-session="$repo/mutation/$module.sqlite"
+session="$repo/tests/mutation/$module.sqlite"
 config="tests/mutation/$module.toml"
 cosmic-ray init "$config" "$session" --force
 if [ "$every" -gt 1 ]; then
@@ -26,5 +26,5 @@ cr-report "$session" --show-pending | tail -n 3
 python tests/mutation/survivors.py "$session"
 if grep -q '^then-command' "$config"; then
   echo "the survivors against the slower tests:"
-  python "$repo/mutation/recheck.py" "$module" --then
+  python "$repo/tests/mutation/recheck.py" "$module" --then
 fi

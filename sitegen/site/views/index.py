@@ -224,16 +224,21 @@ def _change_options(changes: Mapping[str, str] | None) -> tuple[Option, ...]:
     return (Option("", "All changes"), *(Option(c, change_badge(c).text) for c in CHANGE_ORDER if c in present))
 
 
+_RULE_CODE_LIMIT = 80
+
+
 def _rule_row(count: RuleCount) -> RuleRow:
     change = count.change
     css = "" if not change else "rule-change rule-worse" if change > 0 else "rule-change rule-better"
     title = "" if count.baseline is None else f"{fmt.plural(count.current, 'case')} now, {count.baseline:,} in the baseline"
+    # A report read from elsewhere may carry a check with no colon, all of it its code: shown cut, not linked.
+    code = fmt.shorten(count.code, _RULE_CODE_LIMIT)
     return RuleRow(
-        code=count.code,
-        code_parts=tuple(part for part in re.split(r"(?<=_)", count.code) if part),
-        href=urls.index_filter(code=count.code).removeprefix(urls.INDEX) if count.current else "",
+        code=code,
+        code_parts=tuple(part for part in re.split(r"(?<=_)", code) if part),
+        href=urls.index_filter(code=code).removeprefix(urls.INDEX) if count.current and code == count.code else "",
         current=f"{count.current:,}",
-        label=f"Show the {fmt.plural(count.current, 'case')} failing {count.code}",
+        label=f"Show the {fmt.plural(count.current, 'case')} failing {code}",
         baseline="" if count.baseline is None else f"{count.baseline:,}",
         change=count.change_text,
         change_css=css or "rule-change",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from itertools import accumulate
 from typing import Any, NamedTuple
 
 from sitegen import formatting as fmt
+from sitegen.finite import FLOAT_MAX
 from sitegen.loading import FixtureProblem, LoadedTrace
 from sitegen.models import ToolInvocation
 from sitegen.site.views.badges import Badge, mark_na, mark_no, mark_yes
@@ -132,8 +134,12 @@ def tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
     calls = outcome.trace.toolInvocations
     durations = [float(call.durationMs) if call.durationMs and call.durationMs > 0 else 0.0 for call in calls]
     recorded = _start_times(calls)
-    starts = recorded if recorded is not None else list(accumulate(durations, initial=0.0))[:-1]  # else end to end
-    span = max((start + duration for start, duration in zip(starts, durations)), default=0.0)
+    starts, span = _placed(durations, recorded)
+    unit = 1.0
+    if not math.isfinite(span):  # the times add up beyond a double (sitegen/finite.py): placed in units of 2**64 ms
+        unit = 2.0**64
+        durations = [duration / unit for duration in durations]
+        starts, span = _placed(durations, None if recorded is None else [start / unit for start in recorded])
     budget = Budget(PAGE_PAYLOAD_BUDGET)
     rows = []
     for index, call in enumerate(calls[:MAX_TOOL_CALLS]):
@@ -155,15 +161,23 @@ def tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
                 bar_css="call-bar-fill call-bar-failed" if call.success is False else "call-bar-fill",
             )
         )
-    summary = _tools_summary(calls, span, recorded is not None)
-    return ToolsView(tuple(rows), summary, _tools_note(len(calls)), *_axis(span, recorded is not None))
+    whole = min(span * unit, FLOAT_MAX)
+    summary = _tools_summary(calls, whole, recorded is not None)
+    return ToolsView(tuple(rows), summary, _tools_note(len(calls)), *_axis(whole, recorded is not None))
+
+
+def _placed(durations: Sequence[float], recorded: Sequence[float] | None) -> tuple[Sequence[float], float]:
+    """Each call's start (as recorded, else the calls laid end to end) and the span from the first start to the
+    last end."""
+    starts = recorded if recorded is not None else list(accumulate(durations, initial=0.0))[:-1]
+    return starts, max((start + duration for start, duration in zip(starts, durations)), default=0.0)
 
 
 def _axis(span: float, timed: bool) -> tuple[tuple[Tick, ...], str]:
     """The time axis under the bars: five labels from 0 to the whole span; none when nothing took time."""
     if not span:
         return (), ""
-    ticks = tuple(Tick(fmt.duration(span * quarter / 4), f"tick tick-{quarter}", str(quarter * 25)) for quarter in range(5))
+    ticks = tuple(Tick(fmt.duration(span * (quarter / 4)), f"tick tick-{quarter}", str(quarter * 25)) for quarter in range(5))
     label = "time since the first call started" if timed else "time, calls laid end to end"
     return ticks, label
 
