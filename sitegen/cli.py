@@ -225,11 +225,20 @@ def evaluate(
 def _write_junit(  # noqa: ANN001 - Report and DiffReport, imported lazily
     target: Path, report, cases_path: Path, diff=None, known_failures: str = "skip"
 ) -> None:
-    """The JUnit XML; with a diff, the cases that failed in the baseline too are known failures."""
+    """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
+    baseline too are known failures."""
+    from sitegen.compare.changes import REGRESSED, STILL_FAILING
     from sitegen.junit import junit_xml
+    from sitegen.loading import case_lines
 
-    changes = diff.caseChanges if diff is not None else None
-    _write_output(target, junit_xml(report, cases_path.stem or "sitegen", changes, known_failures))
+    changes = diff.caseChanges if diff is not None else []
+    text = junit_xml(
+        report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
+        known_failures=[change.caseId for change in changes if change.change == STILL_FAILING],
+        broken=[change.caseId for change in changes if change.change == REGRESSED],
+        known_failure_mode=known_failures,
+    )
+    _write_output(target, text)
 
 
 def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001 - DiffReport, imported lazily
@@ -419,7 +428,11 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = config.DEFAULT_PORT,
     watch: Annotated[
         bool,
-        typer.Option("--watch", help="Build the site, then rebuild it whenever cases, fixtures, config or templates change."),
+        typer.Option(
+            "--watch",
+            help="Build the site, then rebuild it whenever cases, fixtures, config or templates change: one result "
+            "line per rebuild, and the page open in the browser reloads.",
+        ),
     ] = False,
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,

@@ -1,12 +1,17 @@
-"""The report as JUnit XML, the test-result format CI servers (GitLab, Jenkins, GitHub apps) display."""
+"""The report as JUnit XML, the test-result format CI servers (GitLab, Jenkins, GitHub apps) display.
+
+What the readers use (eval/README.md, "JUnit XML"): a <testcase>'s `classname`, `name`, `file` and `line` (where a
+pull-request annotation points: the case's object in the case file), and a <failure>'s `message` (the annotation's
+text: every failed check in full) with the checks one per line as its text.
+"""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 
-from sitegen.compare.changes import REGRESSED, STILL_FAILING, CaseChange
 from sitegen.errors import UsageError
 from sitegen.report import CaseResult, Report, TrialResult
 
@@ -38,35 +43,51 @@ def _seconds(duration_ms: int | float | None) -> str:
 KNOWN_FAILURES_SKIP = "skip"
 KNOWN_FAILURES_FAIL = "fail"
 KNOWN_FAILURE_MODES = (KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL)
-KNOWN_FAILURE_PREFIX = "known failure since the baseline: "
+KNOWN_FAILURE = "known failure since the baseline"
 
 
-def _known_failure_message(result: CaseResult, change: CaseChange) -> str:
-    message = KNOWN_FAILURE_PREFIX + (", ".join(result.failed_codes) or "failed")
-    if change.newFailedChecks:
-        message += f" (new since the baseline: {', '.join(change.new_codes)})"
-    return xml_text(message)
+def _checks_message(checks: list[str]) -> str:
+    """Every check in full, on one line (an attribute: many readers show it unwrapped)."""
+    return xml_text("; ".join(checks))
 
 
-def _testcase(
-    result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool, name: str | None = None
-) -> ET.Element:
-    element = ET.Element(
-        "testcase",
-        {"classname": case_classname(result, suite_name), "name": xml_text(name or result.caseId), "time": _seconds(result.durationMs)},
-    )
+@dataclass(frozen=True)
+class _Case:
+    """What a <testcase> says of a case beyond its result: where it is, and what the baseline said."""
+
+    suite_name: str
+    file: str | None
+    line: int | None
+    known: bool  # failed in the baseline too
+    broken: bool  # passed in the baseline
+    skip_known: bool
+
+    def attributes(self, result: CaseResult, name: str | None) -> dict[str, str]:
+        """The <testcase> attributes of `result` (a trial of the case when `name` is given)."""
+        attributes = {"classname": case_classname(result, self.suite_name), "name": xml_text(name or result.caseId)}
+        if self.file is not None:
+            attributes["file"] = xml_text(self.file)
+            if self.line is not None:
+                attributes["line"] = str(self.line)
+        attributes["time"] = _seconds(result.durationMs)
+        return attributes
+
+
+def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.Element:
+    element = ET.Element("testcase", case.attributes(result, name))
     body = xml_text("\n".join(result.failedChecks))
-    regressed = change is not None and change.change == REGRESSED
-    if result.status == "not_run" and not regressed:
-        ET.SubElement(element, "skipped", {"message": body or "not run"})
+    if result.status == "not_run" and not case.broken:
+        ET.SubElement(element, "skipped", {"message": _checks_message(result.failedChecks) or "not run"})
     elif result.passed:
         return element
-    elif change is not None and change.change == STILL_FAILING and skip_known:
+    elif case.known and case.skip_known:
         # The baseline failed too: red here would only repeat what the pull request did not break.
-        ET.SubElement(element, "skipped", {"message": _known_failure_message(result, change)}).text = body
+        message = f"{KNOWN_FAILURE}: {_checks_message(result.failedChecks)}" if result.failedChecks else KNOWN_FAILURE
+        ET.SubElement(element, "skipped", {"message": message}).text = body
     elif result.failedChecks:
-        codes = result.failed_codes
-        failure = ET.SubElement(element, "failure", {"message": xml_text(", ".join(codes)), "type": xml_text(codes[0])})
+        failure = ET.SubElement(
+            element, "failure", {"message": _checks_message(result.failedChecks), "type": xml_text(result.failed_codes[0])}
+        )
         failure.text = body
     else:
         # A report read from elsewhere may mark a case failed without naming a check.
@@ -82,14 +103,14 @@ def _trial_as_result(result: CaseResult, trial: TrialResult) -> CaseResult:
     )  # fmt: skip
 
 
-def _testcases(result: CaseResult, suite_name: str, change: CaseChange | None, skip_known: bool) -> list[ET.Element]:
+def _testcases(result: CaseResult, case: _Case) -> list[ET.Element]:
     """A case's <testcase>, or one per trial when it has several (named `<case id> [<trial file>]`)."""
     if result.trialResults is None or len(result.trialResults) < 2:
-        return [_testcase(result, suite_name, change, skip_known)]
+        return [_testcase(result, case)]
     elements = []
     for trial in result.trialResults:
         name = f"{result.caseId} [{trial.fixture.rsplit('/', 1)[-1]}]"
-        element = _testcase(_trial_as_result(result, trial), suite_name, change, skip_known, name)
+        element = _testcase(_trial_as_result(result, trial), case, name)
         if result.passed and element.find("failure") is not None:
             # The case passes by its trial policy: a failed trial is shown, but is not what breaks the build.
             element.remove(element.find("failure"))  # type: ignore[arg-type]
@@ -102,23 +123,33 @@ def _testcases(result: CaseResult, suite_name: str, change: CaseChange | None, s
 def junit_xml(
     report: Report,
     suite_name: str,
-    changes: Iterable[CaseChange] | None = None,
-    known_failures: str = KNOWN_FAILURES_SKIP,
+    *,
+    case_file: str | None = None,
+    case_lines: Mapping[str, int] | None = None,
+    known_failures: Collection[str] = (),
+    broken: Collection[str] = (),
+    known_failure_mode: str = KNOWN_FAILURES_SKIP,
 ) -> str:
     """One <testsuite> inside <testsuites>, a <testcase> per case (per trial when it has several): failures carry
     every failed check.
 
-    `changes`: the diff's caseChanges when there is a baseline; a case that failed there too is then a
-    known failure, reported as <skipped> (or as a failure with `known_failures="fail"`).
+    `case_file` (the path as given) and `case_lines` (case id → line of its object) become each testcase's `file`
+    and `line`. With a baseline: `known_failures` are the ids of cases that failed there too, reported as
+    <skipped> (or as failures with `known_failure_mode="fail"`); `broken` those that passed there, so a case
+    of theirs that did not run now is a failure, not a skip.
     """
-    if known_failures not in KNOWN_FAILURE_MODES:
-        raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failures!r}")
-    by_case = {change.caseId: change for change in changes or ()}
-    skip_known = known_failures == KNOWN_FAILURES_SKIP
+    if known_failure_mode not in KNOWN_FAILURE_MODES:
+        raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failure_mode!r}")
+    known, gone = set(known_failures), set(broken)
+    lines = case_lines or {}
+    skip_known = known_failure_mode == KNOWN_FAILURES_SKIP
     cases = [
         element
         for result in report.results
-        for element in _testcases(result, suite_name, by_case.get(result.caseId), skip_known)
+        for element in _testcases(
+            result,
+            _Case(suite_name, case_file, lines.get(result.caseId), result.caseId in known, result.caseId in gone, skip_known),
+        )
     ]
     skipped = sum(1 for case in cases if case.find("skipped") is not None)
     failures = sum(1 for case in cases if case.find("failure") is not None)

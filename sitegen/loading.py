@@ -242,6 +242,42 @@ def load_cases(path: Path, text: str | None = None) -> list[Case]:
     return cases
 
 
+def case_lines(path: Path) -> dict[str, int]:
+    """Case id → the line on which the case's object starts in the case file (1-based), for tools that point at it.
+
+    The file was read and validated moments before (every command reads the cases first); it is read again only
+    when a line is wanted (JUnit), and the positions are the JSON parser's own: each item of the top-level array
+    is decoded in turn from where the previous one ended. An item without a string id is left out.
+    """
+    text = read_input(path, "case file").text
+    decoder = json.JSONDecoder(parse_int=_parse_int)
+    lines: dict[str, int] = {}
+    offset, line, start = _skip_json_space(text, 0), 1, 0
+    if text[offset : offset + 1] != "[":
+        return lines
+    offset = _skip_json_space(text, offset + 1)
+    while offset < len(text) and text[offset] != "]":
+        line += text.count("\n", start, offset)
+        start = offset
+        try:
+            item, offset = decoder.raw_decode(text, offset)
+        except (ValueError, RecursionError):  # changed since it was validated: the cases before keep their lines
+            break
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            lines.setdefault(item["id"], line)
+        offset = _skip_json_space(text, offset)
+        if text[offset : offset + 1] == ",":
+            offset = _skip_json_space(text, offset + 1)
+    return lines
+
+
+def _skip_json_space(text: str, offset: int) -> int:
+    """The offset of the first character at or after `offset` that is not JSON whitespace."""
+    while offset < len(text) and text[offset] in " \t\n\r":
+        offset += 1
+    return offset
+
+
 def _case_problem(errors: Sequence[Any]) -> tuple[str, str]:
     """The field and the message for a case that failed validation: an unknown field first (most likely a typo)."""
     first = min(errors, key=lambda error: error["type"] != "extra_forbidden")

@@ -1,19 +1,23 @@
-"""JUnit XML: one testcase per case, failures with every failed check, not-run cases and known failures skipped."""
+"""JUnit XML: one testcase per case pointing at its line of the case file, failures with every failed check in
+full, not-run cases and known failures skipped; read with junitparser and as the workflow's test-report action reads it."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from junitparser import Failure, JUnitXml, Skipped
+from junitparser import Attr, Failure, IntAttr, JUnitXml, Skipped, TestCase
 from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
+from sitegen.compare.changes import REGRESSED, STILL_FAILING
 from sitegen.compare.diff import compare_reports
 from sitegen.errors import UsageError
 from sitegen.junit import case_classname, junit_xml, xml_text
+from sitegen.loading import case_lines
 from sitegen.report import CaseResult, build_report
 
 
@@ -61,7 +65,7 @@ def test_one_testcase_per_case_with_counts(tmp_path: Path) -> None:
     assert cases["ok"].is_passed and cases["ok"].time == pytest.approx(1.5)
     (failure,) = cases["bad"].result
     assert isinstance(failure, Failure)
-    assert failure.message == "verdict_not_allowed, keyword_coverage"
+    assert failure.message == "verdict_not_allowed: verdict 'REJECT' is not allowed; keyword_coverage: 0/2"
     assert failure.type == "verdict_not_allowed"
     assert failure.text.splitlines() == [
         "verdict_not_allowed: verdict 'REJECT' is not allowed",
@@ -159,7 +163,12 @@ def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, ob
         _result("new-bad", "failed", ["verdict_missing: no verdict"]),
     ])
     changes = compare_reports(baseline, current).caseChanges
-    xml = _parse(junit_xml(current, "s", changes, known_failures), tmp_path)
+    text = junit_xml(
+        current, "s", known_failure_mode=known_failures,
+        known_failures=[change.caseId for change in changes if change.change == STILL_FAILING],
+        broken=[change.caseId for change in changes if change.change == REGRESSED],
+    )
+    xml = _parse(text, tmp_path)
     suite = list(xml)[0]
     return {"suite": suite, **{case.name: case for case in suite}}
 
@@ -170,12 +179,11 @@ def test_known_failures_are_skipped_with_the_reason(tmp_path: Path) -> None:
     assert (suite.tests, suite.failures, suite.skipped) == (7, 3, 3)
     (skipped,) = cases["still-bad"].result
     assert isinstance(skipped, Skipped)
-    assert skipped.message == "known failure since the baseline: keyword_coverage"
+    assert skipped.message == "known failure since the baseline: keyword_coverage: 0/2"
     assert skipped.text == "keyword_coverage: 0/2"
     (worse,) = cases["worse"].result
     assert isinstance(worse, Skipped)
-    assert worse.message == ("known failure since the baseline: keyword_coverage, verdict_missing "
-                             "(new since the baseline: verdict_missing)")
+    assert worse.message == "known failure since the baseline: keyword_coverage: 0/2; verdict_missing: no verdict"
     # What the change broke stays red: a case that passed (now failing or not run) and a new failing case.
     for name, kind in (("breaks", "verdict_not_allowed"), ("vanishes", "fixture_missing"), ("new-bad", "verdict_missing")):
         (failure,) = cases[name].result
@@ -200,4 +208,112 @@ def test_without_a_baseline_every_failed_case_fails() -> None:
 
 def test_unknown_known_failures_mode_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="--junit-known-failures"):
-        junit_xml(build_report([]), "s", [], "ignore")
+        junit_xml(build_report([]), "s", known_failure_mode="ignore")
+
+
+# --- where a case is: file and line, as a pull-request annotation reads them ---------------------------------------
+
+
+class LocatedTestCase(TestCase):
+    """A testcase with the position attributes GitHub's and GitLab's readers take (junitparser's documented way)."""
+
+    file = Attr()
+    line = IntAttr()
+
+
+def _tricky_case_file(root: Path) -> tuple[Path, dict[str, int]]:
+    """A case file laid out as people write them (a BOM, CRLF, two cases on a line, an id named in another
+    case's text before the case itself), and the line each case's object starts on."""
+    def case(case_id: str, **fields: object) -> str:
+        return json.dumps(make_case(id=case_id, traceFixture=f"{case_id}.json", **fields), ensure_ascii=False)
+
+    lines = [
+        "\ufeff[",
+        case("first", title='mentions {"id": "second"} and\na brace {'),  # line 2
+        "  , " + case("second") + "," + case("third"),  # line 3, both
+        "",
+        "  ,{",  # line 5: the object starts here, its id two lines down
+        '    "traceFixture": "fourth.json",',
+        '    "id": "fourth"',
+        "  }",
+        "]",
+    ]
+    path = root / "suite" / "cases.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes("\r\n".join(lines).encode("utf-8"))
+    fixtures = root / "suite" / "fixtures"
+    fixtures.mkdir()
+    for name in ("first", "third", "fourth"):
+        (fixtures / f"{name}.json").write_text(json.dumps(make_trace(verdict="REJECT")), encoding="utf-8")
+    return path, {"first": 2, "second": 3, "third": 3, "fourth": 5}
+
+
+def test_each_testcase_names_the_case_file_and_the_line_of_its_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, expected = _tricky_case_file(tmp_path)
+    assert case_lines(path) == expected
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["evaluate", "--cases", "suite/cases.json", "--fixtures", "suite/fixtures", "--junit", "j.xml"])
+    assert result.exit_code == 0, result.output
+    suite = list(JUnitXml.fromfile("j.xml"))[0]
+    located = [LocatedTestCase.fromelem(case) for case in suite]
+    assert {case.name: (case.file, case.line) for case in located} == {
+        name: ("suite/cases.json", line) for name, line in expected.items()
+    }
+
+
+def _as_the_report_action_reads(path: Path, workspace: Path) -> list[dict[str, object]]:
+    """The annotation mikepenz/action-junit-report (v5.6.2, the workflow's) makes of each failed testcase, as its
+    src/testParser.ts does: the position from the testcase's (else the failure's, else the suite's) `file` and
+    `line`, falling back to the last dotted part of the classname and line 1; the message from the failure's
+    `message`, else the first two lines of its text, else the test's name; the title `<file>.<name>`."""
+    annotations = []
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        for case in suite.iter("testcase"):
+            failure = case.find("failure") if case.find("failure") is not None else case.find("error")
+            if failure is None or case.find("skipped") is not None:
+                continue
+            trace = "\n".join((failure.text or "").strip().split("\n")[:2])
+            message = (failure.get("message") or trace or case.get("name")).strip()
+            file = case.get("file") or failure.get("file") or suite.get("file")
+            line = case.get("line") or failure.get("line") or suite.get("line")
+            classname = case.get("classname") or case.get("name")
+            file_name = file or classname.split(".")[-1]
+            position = int(line) if line and line.isdigit() else 1
+            annotations.append({
+                "path": file_name, "exists": (workspace / file_name).is_file(), "start_line": position,
+                "title": f"{file_name}.{case.get('name')}" if file_name != case.get("name") else case.get("name"),
+                "message": message,
+            })
+    return annotations
+
+
+def test_a_failed_case_is_annotated_at_its_case_with_every_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path, expected = _tricky_case_file(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["evaluate", "--cases", "suite/cases.json", "--fixtures", "suite/fixtures", "--junit", "j.xml"])
+    assert result.exit_code == 0, result.output
+    annotations = _as_the_report_action_reads(tmp_path / "j.xml", tmp_path)
+    assert [(item["title"], item["start_line"], item["exists"]) for item in annotations] == [
+        ("suite/cases.json.first", 2, True), ("suite/cases.json.third", 3, True), ("suite/cases.json.fourth", 5, True),
+    ]
+    report = {item["caseId"]: item for item in json.loads(
+        CliRunner().invoke(app, ["evaluate", "--cases", "suite/cases.json", "--fixtures", "suite/fixtures", "--json", "-"]).stdout
+    )["results"]}
+    for item in annotations:
+        checks = report[str(item["title"]).rsplit(".", 1)[1]]["failedChecks"]
+        assert item["message"] == "; ".join(checks) and all(": " in check for check in checks)
+
+
+def test_without_a_case_file_there_is_no_position() -> None:
+    root = ET.fromstring(junit_xml(build_report([_result("bad", "failed", ["verdict_missing: no verdict"])]), "s"))
+    (case,) = root.iter("testcase")
+    assert case.get("file") is None and case.get("line") is None
+
+
+def test_case_lines_of_a_file_changed_since_it_was_read(tmp_path: Path) -> None:
+    """The file is read again for the lines: one edited meanwhile gives the lines it still has, never an error."""
+    path = tmp_path / "cases.json"
+    path.write_text('[\n  {"id": "a"},\n  {"id": "b", "x": [', encoding="utf-8")
+    assert case_lines(path) == {"a": 2}
+    path.write_text('{"id": "a"}', encoding="utf-8")
+    assert case_lines(path) == {}

@@ -179,6 +179,8 @@ written_results = st.builds(
 
 _not_str = st.none() | st.booleans() | st.integers() | st.lists(text, max_size=1)
 _not_int = st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False) | text
+# Not a bool, for evidenceCoverage's values (to_json writes tool → bool there, so a bool would be no wrong value).
+_not_bool = st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text
 # Per field, values CaseResult.to_json never writes there: the wrong type, or the right type holding the wrong things.
 _WRONG_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "caseId": _not_str | st.just(""),
@@ -189,7 +191,7 @@ _WRONG_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "verdict": st.just("") | st.booleans() | st.integers() | st.lists(text, max_size=1),
     "matchedKeywordCount": _not_int,
     "requiredKeywordCount": _not_int,
-    "evidenceCoverage": st.none() | text | st.lists(st.booleans(), max_size=2) | st.dictionaries(text, _not_int, min_size=1),
+    "evidenceCoverage": st.none() | text | st.lists(st.booleans(), max_size=2) | st.dictionaries(text, _not_bool, min_size=1),
     "toolCallCount": _not_int,
     "durationMs": st.booleans() | text | st.lists(st.integers(), max_size=1),
     "tags": st.none() | text | st.lists(_not_str, min_size=1).flatmap(lambda bad: st.permutations([*bad, "tag"])),
@@ -239,6 +241,16 @@ def test_results_laid_out_otherwise_take_the_tolerant_way(data: dict[str, Any]) 
     from sitegen.report import _sitegen_result
 
     assert _sitegen_result(data) is None, data  # only what to_json writes takes the quick way
+
+
+def test_a_coverage_of_booleans_is_no_wrong_layout() -> None:
+    """The example the random search once drew as "laid out otherwise": its coverage {'': False} maps a tool name to
+    a bool, as to_json writes it, so the quick way takes it and agrees with the tolerant reader."""
+    from sitegen.report import CaseResult, _any_result, _sitegen_result
+
+    data = CaseResult("0", "0", "passed", False, [], None, 0, 0, {"": False}, 0, None, []).to_json()
+    assert data["evidenceCoverage"] == {"": False}
+    assert _sitegen_result(data) is not None and _sitegen_result(data) == _any_result(data)
 
 
 def test_sitegen_results_take_the_quick_way() -> None:

@@ -1,4 +1,5 @@
-"""The GitHub Actions workflow: valid against the workflow schema, and its shell steps run for real.
+"""The GitHub Actions workflow: valid against the workflow schema, hardened as zizmor and shellcheck read it, and its
+shell steps run for real.
 
 The history-branch steps run against a bare git repository in a temporary folder standing in for GitHub: the
 workflow's own `run:` scripts are executed in order (the `uses:` steps are GitHub's own actions), in shallow
@@ -15,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,10 @@ from helpers import ROOT, make_case, make_trace
 from sitegen.cli import app
 
 WORKFLOW = ROOT / ".github" / "workflows" / "eval-site.yml"
+DEPENDABOT = ROOT / ".github" / "dependabot.yml"
 SCRIPTS = ROOT / ".github" / "scripts"
+# Every shell script of the project: CI's own and the workflow's (the workflow's inline `run:` blocks separately).
+SHELL_SCRIPTS = sorted([*SCRIPTS.glob("*.sh"), *(ROOT / ".ci").iterdir(), *ROOT.glob("tests/**/*.sh")])
 HISTORY_BRANCH = SCRIPTS / "history-branch.sh"
 TIMEOUT = 300
 BRANCH = "sitegen-history"
@@ -66,6 +71,98 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
     broken.write_text(text, encoding="utf-8")
     result = _validate(broken)
     assert result.returncode != 0, result.stdout
+
+
+# --- hardening: pinned actions, no stray credentials, zizmor and shellcheck --------------------------------
+
+_PINNED = re.compile(r"^\s*(?:- )?uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v\d+\.\d+\.\d+)$")
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_version() -> None:
+    lines = [line for line in WORKFLOW.read_text(encoding="utf-8").splitlines() if re.match(r"^\s*(- )?uses:", line)]
+    assert len(lines) == 10
+    for line in lines:
+        # A tag can be moved to other code; a commit cannot. The comment is the version Dependabot reads and updates.
+        assert _PINNED.match(line), f"not pinned to a full commit SHA with `# vX.Y.Z`: {line.strip()}"
+
+
+def test_dependabot_keeps_the_actions_and_the_python_dependencies_current() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.dependabot", str(DEPENDABOT)],
+        capture_output=True, text=True, timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    updates = _load(DEPENDABOT.read_text(encoding="utf-8"))["updates"]
+    assert {update["package-ecosystem"]: update["directory"] for update in updates} == {"github-actions": "/", "pip": "/"}
+
+
+def test_only_the_job_that_pushes_keeps_the_checkout_token(workflow: dict[str, Any]) -> None:
+    for name, job in workflow["jobs"].items():
+        (checkout,) = _uses(job, "actions/checkout")
+        pushes = any("history-branch.sh record" in str(step.get("run", "")) for step in _steps(job))
+        assert checkout["with"]["persist-credentials"] is pushes, name
+    # No `${{ … }}` inside a script: values reach the shell through `env:`, never pasted into its code.
+    assert not [step for job in workflow["jobs"].values() for step in _steps(job) if "${{" in str(step.get("run", ""))]
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name, path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    if found is None:
+        pytest.skip(f"{name} is not installed (.ci/run installs it)")
+    return found
+
+
+def _zizmor(folder: Path) -> subprocess.CompletedProcess[str]:
+    # Offline: no GitHub API (the machine may have no network); the pedantic persona also wants every
+    # permission explained. Its one finding the auditor persona adds is the pushing job's token, kept on purpose.
+    return subprocess.run([_tool("zizmor"), "--offline", "--persona", "pedantic", "--no-progress", str(folder)],
+                          capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def test_zizmor_finds_nothing() -> None:
+    done = _zizmor(ROOT / ".github")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "eval-site.yml" in done.stderr and "dependabot.yml" in done.stderr  # both were audited
+
+
+def test_zizmor_finds_an_unpinned_action_and_an_unexplained_permission(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / ".github", tmp_path / ".github")
+    copy = tmp_path / ".github" / "workflows" / "eval-site.yml"
+    text = copy.read_text(encoding="utf-8")
+    text = re.sub(r"actions/upload-artifact@[0-9a-f]{40} # v[\d.]+", "actions/upload-artifact@v4", text, count=1)
+    text = text.replace("pages: write # deploys the site to GitHub Pages", "pages: write")
+    copy.write_text(text, encoding="utf-8")
+    done = _zizmor(tmp_path / ".github")
+    assert done.returncode != 0
+    assert "unpinned-uses" in done.stdout and "undocumented-permissions" in done.stdout
+
+
+def _shellcheck(paths: list[Path]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([_tool("shellcheck"), "--norc", "--external-sources", *map(str, paths)], capture_output=True,
+                          text=True, timeout=TIMEOUT, cwd=ROOT)
+
+
+def test_shellcheck_finds_nothing_in_the_scripts(workflow: dict[str, Any], tmp_path: Path) -> None:
+    assert {path.name for path in SHELL_SCRIPTS} >= {"history-branch.sh", "bad-input-summary.sh", "run", "smoke"}
+    # The workflow's `run:` blocks as the runner runs them (bash -e), as actionlint hands them to shellcheck.
+    inline = []
+    for name, job in workflow["jobs"].items():
+        for number, step in enumerate(_steps(job)):
+            if "run" in step:
+                script = tmp_path / f"{name}-{number}.sh"
+                script.write_text("#!/usr/bin/env bash\nset -e\n" + step["run"], encoding="utf-8")
+                inline.append(script)
+    assert len(inline) >= 6
+    done = _shellcheck([*SHELL_SCRIPTS, *inline])
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_shellcheck_finds_the_and_or_pitfall(tmp_path: Path) -> None:
+    script = tmp_path / "pitfall.sh"
+    # history-branch.sh's argument check as it was.
+    script.write_text('#!/usr/bin/env bash\nusage() { exit 2; }\n[ $# -ge 4 ] && [ "$3" = "--" ] || usage\n', encoding="utf-8")
+    done = _shellcheck([script])
+    assert done.returncode != 0 and "SC2015" in done.stdout
 
 
 # --- the workflow's shape --------------------------------------------------------------------------------
@@ -359,6 +456,10 @@ def test_a_pull_request_run_reads_but_never_writes(workflow: dict[str, Any], for
     assert f"Read the run history from branch {BRANCH}" in log
     assert [(run["runId"], run["label"]) for run in _site_runs(work)] == [(f"main-{main}", main[:10]), ("pr-7", "PR #7")]
     assert (work / "junit.xml").is_file() and not (work / "site" / "junit.xml").exists()
+    # Each case annotated where it is: the case file, as the checkout has it (the suite's cases are on line 1).
+    cases = list(ET.parse(work / "junit.xml").getroot().iter("testcase"))
+    assert {(case.get("file"), case.get("line")) for case in cases} == {("eval/cases/diagnosis-cases.json", "1")}
+    assert (work / "eval" / "cases" / "diagnosis-cases.json").is_file()
 
 
 def test_a_pull_request_before_any_main_run_starts_from_nothing(workflow: dict[str, Any], forge: Forge) -> None:

@@ -119,7 +119,9 @@ case "$command" in
         extract "$1" "$tip"
         ;;
     record)
-        [ $# -ge 4 ] && [ "$3" = "--" ] || usage
+        if [ $# -lt 4 ] || [ "$3" != "--" ]; then
+            usage
+        fi
         dir=$1 site_history=$2
         shift 3
         for ((attempt = 1; attempt <= attempts; attempt++)); do
