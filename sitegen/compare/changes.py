@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitegen.checks import check_codes
+from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
 from sitegen.report import CaseResult
 
 REGRESSED = "regressed"
@@ -39,6 +40,7 @@ class CaseChange:
     currentStatus: str | None
     newFailedChecks: tuple[str, ...] = ()
     resolvedChecks: tuple[str, ...] = ()
+    behaviour: Behaviour = UNKNOWN  # what the agent did differently (compare/behaviour.py)
 
     @property
     def new_codes(self) -> list[str]:
@@ -54,7 +56,7 @@ class CaseChange:
             "currentStatus": self.currentStatus,
             "newFailedChecks": list(self.newFailedChecks),
             "resolvedChecks": list(self.resolvedChecks),
-        }
+        } | self.behaviour.to_json()
 
 
 def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
@@ -71,8 +73,9 @@ def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange:
-    """The change of one case; `base` or `cur` is None when the case is missing from that report."""
+def classify_case(base: CaseResult | None, cur: CaseResult | None, behaviour: Behaviour | None = None) -> CaseChange:
+    """The change of one case; `base` or `cur` is None when the case is missing from that report. `behaviour`:
+    compare_behaviour(base, cur) when already at hand."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, REMOVED, base.status, None)
@@ -88,7 +91,8 @@ def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange
         change = STILL_FAILING
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
-    return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved)
+    behaviour = compare_behaviour(base, cur) if behaviour is None else behaviour
+    return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved, behaviour)
 
 
 def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
