@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sitegen.config import SuiteConfig
+from sitegen.evidence import UNREAD, trace_evidence
 from sitegen.loading import FIXTURE_MISSING, FixtureProblem, LoadedTrace, TrialTraces, load_trace
 from sitegen.models import Case
 from sitegen.report import CaseResult, Report, build_report
@@ -43,6 +44,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
             tags=list(case.tags),
             caseDigest=case.digest(),
             traceLoaded=False,
+            evidence=UNREAD,
         )
     trace = outcome.trace
     failures = run_rules(case, trace, config)
@@ -61,6 +63,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         tags=list(case.tags),
         caseDigest=case.digest(),
         traceLoaded=True,
+        evidence=trace_evidence(trace, outcome.digest),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from sitegen.errors import BadInput
+from sitegen.evidence import file_digest
 from sitegen.models import Case, Trace
 
 FIXTURE_MISSING = "fixture_missing"
@@ -300,6 +301,7 @@ class LoadedTrace:
     raw: Any
     size: int
     text: str | None = None  # the file's text as read (None when the trace did not come from a file)
+    digest: str | None = None  # evidence.file_digest of the file's bytes (None when it did not come from a file)
 
 
 def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Path | FixtureProblem:
@@ -448,11 +450,17 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTr
     raw = parse_json_text(text, number_texts=number_texts)
     if isinstance(raw, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
-    return validate_trace(raw, shown, target, len(data), text, number_texts)
+    return validate_trace(raw, shown, target, len(data), text, number_texts, file_digest(data))
 
 
 def validate_trace(
-    raw: Any, shown: str, path: Path, size: int, text: str | None = None, number_texts: dict[int, str] | None = None
+    raw: Any,
+    shown: str,
+    path: Path,
+    size: int,
+    text: str | None = None,
+    number_texts: dict[int, str] | None = None,
+    digest: str | None = None,
 ) -> LoadedTrace | FixtureProblem:
     """Check a parsed trace has the trace shape; name the first field that does not."""
     if not isinstance(raw, dict):
@@ -467,7 +475,7 @@ def validate_trace(
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")
     except RecursionError:
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
-    return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text)
+    return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text, digest=digest)
 
 
 def fixture_files(fixtures_dir: Path) -> list[Path]:
