@@ -12,6 +12,7 @@ from sitegen.site.textdiff import (
     ADDED,
     LINES,
     MAX_WORD_TOKENS,
+    SENTENCES,
     REMOVED,
     REWRITTEN,
     SAME,
@@ -97,10 +98,18 @@ def test_a_rewritten_answer_is_not_diffed_word_by_word() -> None:
     assert diff.runs == (Run(REMOVED, before), Run(ADDED, after))
 
 
-def test_long_texts_fall_back_to_lines_then_to_no_marks() -> None:
-    lines = [f"line {i} says something about pool {i}\n" for i in range(MAX_WORD_TOKENS)]
-    before = "".join(lines[: MAX_WORD_TOKENS // 4])
-    after = "".join(line if i % 7 else f"changed {i}\n" for i, line in enumerate(lines[: MAX_WORD_TOKENS // 4]))
+def test_long_texts_fall_back_to_sentences_then_lines_then_to_no_marks() -> None:
+    sentences = [f"Sentence {i} says something about pool {i}. " for i in range(MAX_WORD_TOKENS // 4)]
+    before = "".join(sentences)
+    after = "".join(s if i % 7 else f"Changed {i}. " for i, s in enumerate(sentences))
+    by_sentences = diff_text(before, after)
+    assert by_sentences.mode == SENTENCES
+    assert sides(by_sentences.runs) == (before, after)
+    # Whole sentences (their shared spaces kept), but for the last: the texts' common end is cut at a word.
+    assert set(changed(by_sentences.runs, REMOVED)[:-1]) <= {s.rstrip() for s in sentences}
+    lines = [f"line {i} says. something. about pool {i}\n" for i in range(MAX_WORD_TOKENS)]
+    before = "".join(lines[: MAX_WORD_TOKENS // 2])
+    after = "".join(line if i % 7 else f"changed {i}\n" for i, line in enumerate(lines[: MAX_WORD_TOKENS // 2]))
     by_lines = diff_text(before, after)
     assert by_lines.mode == LINES
     whole_lines = set(before.split("\n"))

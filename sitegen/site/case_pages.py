@@ -205,7 +205,7 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     result = evaluate_case(case, outcome, context.config)
     items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
     change = classify_case(job.baseline, result) if context.baseline is not None else None
-    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change)
+    page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change, job.baseline)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again

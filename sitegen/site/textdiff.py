@@ -9,8 +9,8 @@ clean-up, and a hand-written diff would be one more thing to keep right.
 Deterministic and bounded: diff-match-patch's time-based `Diff_Timeout` is off (0), so the same two texts
 always give the same runs; instead the work is bounded by size. Myers' diff costs about D² steps for D
 differing tokens (D at most the tokens of both texts), so texts with more than MAX_WORD_TOKENS tokens left
-after their common start and end are diffed by lines instead, and with more than MAX_WORD_TOKENS lines not
-marked at all; texts with too little in common to be worth it are not diffed either (REWRITTEN).
+after their common start and end are diffed by sentences instead, then by lines, and with more than
+MAX_WORD_TOKENS lines not marked at all; texts with too little in common to be worth it are not diffed either (REWRITTEN).
 docs/comparison.md says what the page shows in each case.
 """
 
@@ -23,7 +23,7 @@ from typing import NamedTuple
 from diff_match_patch import diff_match_patch
 
 REMOVED, SAME, ADDED = -1, 0, 1  # diff-match-patch's operation codes
-WORDS, LINES, REWRITTEN, UNMARKED = "words", "lines", "rewritten", "unmarked"
+WORDS, SENTENCES, LINES, REWRITTEN, UNMARKED = "words", "sentences", "lines", "rewritten", "unmarked"
 # About 2,000² steps: about two seconds of pure Python in the worst case (two texts with nothing in common,
 # benchmarks/RESULTS.md); an edited answer of any length costs far less, as only its edits count.
 MAX_WORD_TOKENS = 2000
@@ -38,6 +38,7 @@ _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining marks stay on their letter
 _TOKEN = re.compile(rf"(?:[^\W{_CJK}]|[{_MARKS}])+\s*|[{_CJK}][{_MARKS}]*\s*|\s+|[^\w\s{_CJK}]\s*")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_SENTENCE = re.compile(r"[^\n.!?。！？]*(?:[.!?。！？]+\s*|\n)|[^\n.!?。！？]+")
 # Tokens are coded from the private-use planes on: room for 2 × 65,534 (more than 2 × MAX_WORD_TOKENS), and no
 # code is a letter, space or line break that the clean-up's scoring of boundaries would read meaning into.
 _FIRST_CODE = 0xF0000
@@ -75,9 +76,13 @@ def diff_text(before: str, after: str) -> TextDiff:
     head, tail = before[:start], before[len(before) - end :] if end else ""
     old, new = before[start : len(before) - end], after[start : len(after) - end]
     middle, mode = [(REMOVED, old), (ADDED, new)], UNMARKED
-    for unit_mode, split in ((WORDS, tokens), (LINES, _LINE.findall)):
-        old_units, new_units = split(old), split(new)
-        if len(old_units) + len(new_units) <= MAX_WORD_TOKENS:
+    # Every finer unit splits lines further, so with too many lines no unit is tried (counted in C, at once).
+    if old.count("\n") + new.count("\n") < MAX_WORD_TOKENS:
+        for unit_mode, pattern in ((WORDS, _TOKEN), (SENTENCES, _SENTENCE), (LINES, _LINE)):
+            old_units = _split(pattern, old, MAX_WORD_TOKENS)
+            new_units = _split(pattern, new, MAX_WORD_TOKENS - len(old_units)) if old_units is not None else None
+            if old_units is None or new_units is None:
+                continue
             small = len(old_units) + len(new_units) <= SMALL_DIFF
             if not small and _common_share(old_units, new_units) < MIN_COMMON_SHARE:
                 mode = REWRITTEN
@@ -85,6 +90,17 @@ def diff_text(before: str, after: str) -> TextDiff:
                 middle, mode = _diff_units(old_units, new_units), unit_mode
             break
     return TextDiff(_spaces_kept(_joined([(SAME, head), *middle, (SAME, tail)])), mode)
+
+
+def _split(pattern: re.Pattern[str], text: str, most: int) -> list[str] | None:
+    """`text` cut into the pattern's units; None as soon as there are more than `most` (no long text is cut
+    into units it will not be diffed in)."""
+    units = []
+    for match in pattern.finditer(text):
+        if len(units) == most:
+            return None
+        units.append(match.group())
+    return units
 
 
 def _joined(runs: list[tuple[int, str]]) -> tuple[Run, ...]:
