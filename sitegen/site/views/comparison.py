@@ -120,12 +120,12 @@ def comparison_view(
     if baseline.evidence is None:
         return _line(NO_EVIDENCE, NO_EVIDENCE_TEXT)._replace(command=REGENERATE)
     assert result.evidence is not None, "a report made now records the evidence"
+    if result.evidence.answer is None and result.evidence.traceDigest is None:
+        return _line(UNREADABLE, "The trace could not be read now, so there is no answer to compare.")
     if not trace_changed(baseline.evidence, result.evidence):
         if baseline.status != result.status or (change is not None and change.change in (REGRESSED, FIXED)):
             return _line(UNCHANGED, "The trace is unchanged since the baseline: the case or the rules changed.")
         return _line(UNCHANGED, "The trace is unchanged since the baseline.")
-    if result.evidence.answer is None and result.evidence.traceDigest is None:
-        return _line(UNREADABLE, "The trace could not be read now, so there is no answer to compare.")
     regressed = change is not None and change.change == REGRESSED
     (b_number, b_trial), (c_number, c_trial) = _shown(baseline, passed=regressed), _shown(result, passed=not regressed)
     b_evidence = b_trial.evidence if b_trial is not None and b_trial.evidence is not None else baseline.evidence
