@@ -10,10 +10,11 @@ summary and the site's banner say the same thing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
 from sitegen.report import CaseResult, Report
 
 REGRESSED = "regressed"
@@ -38,6 +39,7 @@ class CaseChange:
     currentStatus: str | None
     newFailedChecks: tuple[str, ...] = ()
     resolvedChecks: tuple[str, ...] = ()
+    behaviour: Behaviour = UNKNOWN  # what the agent did differently (compare/behaviour.py)
 
     @property
     def new_codes(self) -> list[str]:
@@ -53,7 +55,7 @@ class CaseChange:
             "currentStatus": self.currentStatus,
             "newFailedChecks": list(self.newFailedChecks),
             "resolvedChecks": list(self.resolvedChecks),
-        }
+        } | self.behaviour.to_json()
 
 
 def check_codes(checks: Iterable[Any]) -> list[str]:
@@ -73,8 +75,9 @@ def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange:
-    """The change of one case; `base` or `cur` is None when the case is missing from that report."""
+def classify_case(base: CaseResult | None, cur: CaseResult | None, behaviour: Behaviour | None = None) -> CaseChange:
+    """The change of one case; `base` or `cur` is None when the case is missing from that report. `behaviour`:
+    compare_behaviour(base, cur) when already at hand."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, REMOVED, base.status, None)
@@ -90,14 +93,17 @@ def classify_case(base: CaseResult | None, cur: CaseResult | None) -> CaseChange
         change = STILL_FAILING
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
-    return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved)
+    behaviour = compare_behaviour(base, cur) if behaviour is None else behaviour
+    return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved, behaviour)
 
 
-def case_changes(baseline: Report, current: Report) -> list[CaseChange]:
-    """Every case of either report: the current report's order, then the removed cases in baseline order."""
+def case_changes(baseline: Report, current: Report, behaviours: Mapping[str, Behaviour] | None = None) -> list[CaseChange]:
+    """Every case of either report: the current report's order, then the removed cases in baseline order.
+    `behaviours`: compare_behaviour of some cases by id, when already at hand."""
     before = {result.caseId: result for result in baseline.results}
     now = {result.caseId for result in current.results}
-    changes = [classify_case(before.get(result.caseId), result) for result in current.results]
+    known = behaviours or {}
+    changes = [classify_case(before.get(result.caseId), result, known.get(result.caseId)) for result in current.results]
     changes += [classify_case(result, None) for result in baseline.results if result.caseId not in now]
     return changes
 

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed
 from sitegen.compare.changes import (
     BREAKING,
     CaseChange,
@@ -83,6 +84,8 @@ class DiffItem:
     # `trialPassRate` items: the one-sided Fisher exact p-value of the change and the level it was judged at.
     pValue: float | None = None
     alpha: float | None = None
+    # `answer` items: how alike the two answers are (compare/textdiff.py).
+    similarity: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The item as a JSON object with the contract's field order (extra fields only where they apply)."""
@@ -105,6 +108,8 @@ class DiffItem:
         if self.pValue is not None:
             data["pValue"] = self.pValue
             data["alpha"] = self.alpha
+        if self.similarity is not None:
+            data["similarity"] = self.similarity
         return data
 
 
@@ -209,6 +214,10 @@ def describe_value(metric: str, value: Any) -> str:
         return number(value, 2)
     if metric == "failedChecks":
         return ", ".join(check_codes(value or [])) or "none"
+    if metric == "toolCalls":
+        return ", ".join(map(str, value or [])) or "none"
+    if metric == "answer" and _is_number(value):
+        return f"{number(value)} characters"
     return number(value) if _is_number(value) else str(value)
 
 
@@ -373,8 +382,8 @@ def _check_phrase(check: str) -> str:
     return f"{code.strip()} ({detail.strip()})" if detail.strip() else code.strip()
 
 
-def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult) -> None:
-    change = classify_case(base, cur)
+def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, behaviour: Behaviour) -> None:
+    change = classify_case(base, cur, behaviour)
     if cur.passed:
         kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
     else:
@@ -416,9 +425,22 @@ def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
     )
 
 
-def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
+def _behaviour_items(out: _Collector, case_id: str, behaviour: Behaviour) -> None:
+    if behaviour.answerLengths is not None and behaviour.answerSimilarity is not None:
+        before, after = behaviour.answerLengths
+        item = out.add(CHANGED, case_id, "answer", before, after, f"Case {case_id} answer changed",
+                       similarity=behaviour.answerSimilarity)  # fmt: skip
+        changed = percent_changed(behaviour.answerSimilarity)
+        item.message = f"Case {case_id} answer changed ({changed} % changed): {number(before)} → {number(after)} characters."
+    if behaviour.callsChanged is not None:
+        then, now = behaviour.callsChanged
+        item = out.add(CHANGED, case_id, "toolCalls", list(then), list(now), f"Case {case_id} tool calls changed")
+        item.message = f"Case {case_id} tool calls changed: {', '.join(then) or 'none'} → {', '.join(now) or 'none'}."
+
+
+def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float, behaviour: Behaviour) -> None:
     if base.passed != cur.passed:
-        _passed_item(out, case_id, base, cur)
+        _passed_item(out, case_id, base, cur, behaviour)
     _trial_item(out, case_id, base, cur, alpha)
     for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
@@ -446,6 +468,7 @@ def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
     if base.toolCallCount != cur.toolCallCount:
         before, after = base.toolCallCount, cur.toolCallCount
         out.add(CHANGED, case_id, "toolCallCount", before, after, f"Case {case_id} tool call count changed")
+    _behaviour_items(out, case_id, behaviour)
     if not _same(base.durationMs, cur.durationMs):
         out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs, f"Case {case_id} duration changed")
     if definition_changed(base, cur):
@@ -457,29 +480,41 @@ def _by_id(report: Report) -> dict[str, CaseResult]:
     return {result.caseId: result for result in report.results}
 
 
-def _all_case_items(out: _Collector, baseline: Report, current: Report, alpha: float) -> Iterator[str]:
-    """Add every case's items in case-id order; yield the ids whose definition changed."""
+def _all_case_items(out: _Collector, baseline: Report, current: Report, alpha: float, behaviours: dict[str, Behaviour]) -> Iterator[str]:
+    """Add every case's items in case-id order, keeping in `behaviours` those compared; yield the ids whose
+    definition changed."""
     before, after = _by_id(baseline), _by_id(current)
     for case_id in sorted(set(before) | set(after)):
         if case_id not in after:
             out.add(REGRESSION, case_id, "present", True, False, f"Case {case_id} is missing from the current report")
             continue
-        _current_case_items(out, case_id, before.get(case_id), after[case_id], alpha)
+        behaviour = _current_case_items(out, case_id, before.get(case_id), after[case_id], alpha, None)
+        if behaviour is not None:
+            behaviours[case_id] = behaviour
         if case_id in before and definition_changed(before[case_id], after[case_id]):
             yield case_id
 
 
-def _current_case_items(out: _Collector, case_id: str, base: CaseResult | None, cur: CaseResult, alpha: float) -> None:
+def _current_case_items(
+    out: _Collector, case_id: str, base: CaseResult | None, cur: CaseResult, alpha: float, behaviour: Behaviour | None
+) -> Behaviour | None:
+    """Add the case's items; return its behaviour change when it had to be compared."""
     if base is None:
         out.add(CHANGED, case_id, "present", False, True, f"Case {case_id} is new (not in the baseline)")
     elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
-        _case_items(out, case_id, base, cur, alpha)
+        behaviour = compare_behaviour(base, cur) if behaviour is None else behaviour
+        _case_items(out, case_id, base, cur, alpha, behaviour)
+        return behaviour
+    return None
 
 
-def case_items(case_id: str, base: CaseResult | None, cur: CaseResult, *, alpha: float = DEFAULT_ALPHA) -> list[DiffItem]:
-    """The diff items of one current case against its baseline entry (None: not in the baseline), as in the full diff."""
+def case_items(
+    case_id: str, base: CaseResult | None, cur: CaseResult, *, alpha: float = DEFAULT_ALPHA, behaviour: Behaviour | None = None
+) -> list[DiffItem]:
+    """The diff items of one current case against its baseline entry (None: not in the baseline), as in the full
+    diff. `behaviour`: compare_behaviour(base, cur) when already at hand."""
     out = _Collector()
-    _current_case_items(out, case_id, base, cur, alpha)
+    _current_case_items(out, case_id, base, cur, alpha, behaviour)
     return out.items
 
 
@@ -493,10 +528,11 @@ def compare_reports(
         raise UsageError(f"alpha must be a number between 0 and 1 (such as 0.05), got {alpha}")
     out = _Collector()
     _aggregate_items(out, baseline, current, cost_tolerance)
-    changed_definitions = list(_all_case_items(out, baseline, current, alpha))
+    behaviours: dict[str, Behaviour] = {}
+    changed_definitions = list(_all_case_items(out, baseline, current, alpha, behaviours))
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
-    changes = case_changes(baseline, current)
+    changes = case_changes(baseline, current, behaviours)
     breaking = sum(1 for change in changes if change.change in BREAKING)
     cost_regression = any(item.type == REGRESSION and item.metric in _COST_FIELDS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.casefile import CaseList
+from sitegen.compare.behaviour import compare_behaviour
 from sitegen.compare.changes import classify_case
 from sitegen.compare.diff import case_items
 from sitegen.config import SuiteConfig
@@ -203,8 +204,11 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
     else:
         outcome = read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
     result = evaluate_case(case, outcome, context.config)
-    items = case_items(case.id, job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
-    change = classify_case(job.baseline, result) if context.baseline is not None else None
+    items, change = None, None
+    if context.baseline is not None:
+        behaviour = compare_behaviour(job.baseline, result)  # once for the items and the change
+        items = case_items(case.id, job.baseline, result, alpha=context.config.alpha, behaviour=behaviour)
+        change = classify_case(job.baseline, result, behaviour)
     page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change, job.baseline)
     size = context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
+from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed
 from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
 from sitegen.config import SuiteConfig
 from sitegen.evidence import Evidence, ToolCall
@@ -103,13 +104,14 @@ class ComparisonView(NamedTuple):
     answers: tuple[AnswerSide, AnswerSide] | None  # None: the answers are the same
     diff_note: str | None
     command: str | None = None  # the command that would make the comparison possible
+    answers_title: str = "Answers"
 
 
-def trace_changed(before: Evidence, after: Evidence) -> bool:
-    """Whether the trace differs from the baseline's: by digest, or, with a digest unknown on one side, when both
-    sides record an answer (the comparison then shows what it can)."""
-    if before.traceDigest is not None and after.traceDigest is not None:
-        return before.traceDigest != after.traceDigest
+def trace_changed(behaviour: Behaviour, before: Evidence, after: Evidence) -> bool:
+    """Whether the trace differs from the baseline's: by digest (`traceChanged`), or, with a digest unknown on one
+    side, when both sides record an answer (the comparison then shows what it can)."""
+    if behaviour.traceChanged is not None:
+        return behaviour.traceChanged
     return before.answer is not None and after.answer is not None
 
 
@@ -122,15 +124,20 @@ def comparison_view(
     assert result.evidence is not None, "a report made now records the evidence"
     if result.evidence.answer is None and result.evidence.traceDigest is None:
         return _line(UNREADABLE, "The trace could not be read now, so there is no answer to compare.")
-    if not trace_changed(baseline.evidence, result.evidence):
+    behaviour = change.behaviour if change is not None else compare_behaviour(baseline, result)
+    if not trace_changed(behaviour, baseline.evidence, result.evidence):
         if baseline.status != result.status or (change is not None and change.change in (REGRESSED, FIXED)):
             return _line(UNCHANGED, "The trace is unchanged since the baseline: the case or the rules changed.")
         return _line(UNCHANGED, "The trace is unchanged since the baseline.")
-    regressed = change is not None and change.change == REGRESSED
-    (b_number, b_trial), (c_number, c_trial) = _shown(baseline, passed=regressed), _shown(result, passed=not regressed)
+    # The trials compare/behaviour.shown_evidence compares (so the answer's "% changed" is of these two): for a
+    # case with trials that passed and fails now, the baseline's first passing trial and the first failing one now.
+    regressed = bool(baseline.trialResults and result.trialResults and baseline.passed and not result.passed)
+    b_number, b_trial = _shown(baseline, passed=True if regressed else None)
+    c_number, c_trial = _shown(result, passed=False if regressed else None)
     b_evidence = b_trial.evidence if b_trial is not None and b_trial.evidence is not None else baseline.evidence
     c_evidence = c_trial.evidence if c_trial is not None and c_trial.evidence is not None else result.evidence
     answers, diff_note = _answers(case, config, b_evidence, c_evidence, b_number, c_number)
+    similarity = behaviour.answerSimilarity
     tools, tools_note = _tools(case, baseline, result)
     return ComparisonView(
         state=COMPARED,
@@ -141,6 +148,7 @@ def comparison_view(
         tools_note=tools_note,
         answers=answers,
         diff_note=diff_note,
+        answers_title="Answers" if similarity is None or answers is None else f"Answers · {percent_changed(similarity)} % changed",
     )
 
 
@@ -148,14 +156,13 @@ def _line(state: str, message: str) -> ComparisonView:
     return ComparisonView(state, message, None, (), (), "", None, None)
 
 
-def _shown(result: CaseResult, *, passed: bool) -> tuple[int | None, TrialResult | None]:
-    """The trial a side shows (number from 1, and its result): for a regression the baseline's first passing
-    trial and the first failing one now (`passed` says which is wanted), else the first; (None, None) without
-    trials."""
+def _shown(result: CaseResult, *, passed: bool | None) -> tuple[int | None, TrialResult | None]:
+    """The trial a side shows (number from 1, and its result): the first that passed or failed as `passed` says
+    (None: the first trial); (None, None) without trials."""
     trials = result.trialResults
     if not trials:
         return None, None
-    wanted = [number for number, trial in enumerate(trials, 1) if trial.passed == passed]
+    wanted = [number for number, trial in enumerate(trials, 1) if passed is None or trial.passed == passed]
     number = wanted[0] if wanted else 1
     return number, trials[number - 1]
 
