@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed
+from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed, records_evidence
 from sitegen.compare.changes import (
     BREAKING,
     CaseChange,
@@ -134,6 +134,8 @@ class DiffReport:
     caseChangeCounts: dict[str, int] = field(default_factory=dict)
     costTolerance: float = DEFAULT_COST_TOLERANCE
     alpha: float = DEFAULT_ALPHA
+    # Whether the baseline records what the agent did (an older sitegen's or the Java harness's does not).
+    baselineEvidence: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The diff as a JSON object (eval/README.md's diff.json: the Java shape plus the case changes)."""
@@ -554,6 +556,7 @@ def compare_reports(
         caseChangeCounts=change_counts(changes),
         costTolerance=cost_tolerance,
         alpha=alpha,
+        baselineEvidence=not baseline.results or records_evidence(baseline.results),
     )
 
 
