@@ -191,29 +191,34 @@ def _states(
 # --- the tool table ------------------------------------------------------------------------------------
 
 
-def _tool_state(calls: Sequence[ToolCall], tool: str) -> str:
-    """What one trace did with `tool`: "called" (some call did not fail), "failed" (every call failed), "none"."""
-    mine = [call for call in calls if call.toolName == tool]
-    if not mine:
-        return "none"
-    return "failed" if all(call.success is False for call in mine) else "called"
+def _tool_states(calls: Sequence[ToolCall]) -> dict[str, str]:
+    """What one trace did with each tool it called: "called" (some call did not fail) or "failed" (every call
+    failed); a tool not in it was not called."""
+    states: dict[str, str] = {}
+    for call in calls:
+        if states.get(call.toolName) != "called":
+            states[call.toolName] = "failed" if call.success is False else "called"
+    return states
 
 
-def _side_calls(result: CaseResult) -> list[tuple[ToolCall, ...]]:
-    """Each trial's calls (one entry for a single trace); empty when the report records none."""
+def _side_calls(result: CaseResult) -> list[dict[str, str]]:
+    """Each trial's tool states (one entry for a single trace); empty when the report records none."""
     if result.trialResults:
-        return [trial.evidence.toolCalls for trial in result.trialResults if trial.evidence is not None]
-    return [result.evidence.toolCalls] if result.evidence is not None else []
+        return [_tool_states(trial.evidence.toolCalls) for trial in result.trialResults if trial.evidence is not None]
+    return [_tool_states(result.evidence.toolCalls)] if result.evidence is not None else []
 
 
-def _tool_badges(traces: list[tuple[ToolCall, ...]], tool: str) -> tuple[Badge, ...]:
-    states = [_tool_state(calls, tool) for calls in traces]
+_SINGLE = {
+    "called": (mark_yes("called"),),
+    "failed": (mark_no("failed", "every call of it failed"),),
+    "none": (mark_na("not called"),),
+}
+
+
+def _tool_badges(traces: list[dict[str, str]], tool: str) -> tuple[Badge, ...]:
+    states = [trace.get(tool, "none") for trace in traces]
     if len(traces) == 1:
-        return {
-            "called": (mark_yes("called"),),
-            "failed": (mark_no("failed", "every call of it failed"),),
-            "none": (mark_na("not called"),),
-        }[states[0]]
+        return _SINGLE[states[0]]
     called, failed = states.count("called"), states.count("failed")
     badges = []
     if called:
@@ -227,7 +232,7 @@ def _tools(case: Case, baseline: CaseResult, result: CaseResult) -> tuple[tuple[
     before, after = _side_calls(baseline), _side_calls(result)
     names = list(dict.fromkeys(case.requiredEvidenceTools))
     for traces in (before, after):
-        names.extend(call.toolName for calls in traces for call in calls if call.toolName not in names)
+        names.extend(name for states in traces for name in states)
     names = list(dict.fromkeys(names))
     required = set(case.requiredEvidenceTools)
     rows = []
