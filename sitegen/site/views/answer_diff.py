@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 
 from sitegen import formatting as fmt
 from sitegen.site.highlight import Highlight, needles, segments
-from sitegen.site.textdiff import ADDED, REMOVED, SAME, Run
+from sitegen.site.textdiff import REMOVED, SAME, Run
 
 FOLD_AT = 600  # characters: an unchanged stretch longer than this is folded …
 CONTEXT = 160  # … but for this many characters next to each change
