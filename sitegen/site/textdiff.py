@@ -37,6 +37,12 @@ SMALL_DIFF = 64  # tokens: fewer cost next to nothing, so they are always diffed
 _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff"
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining marks stay on their letter
 _TOKEN = re.compile(rf"(?:[^\W{_CJK}]|[{_MARKS}])+\s*|[{_CJK}][{_MARKS}]*\s*|\s+|[^\w\s{_CJK}]\s*")
+# Where a cut would fall inside a word: a word character (not CJK) on both sides of it.
+_WORD_CHAR = rf"(?:[^\W{_CJK}]|[{_MARKS}])"
+_WORD_END = re.compile(rf"{_WORD_CHAR}{{2}}")
+_WORD_TAIL = re.compile(rf"{_WORD_CHAR}+\Z")
+_WORD_HEAD = re.compile(rf"{_WORD_CHAR}+")
+_WORD_REACH = 64
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _SENTENCE = re.compile(r"[^\n.!?。！？]*(?:[.!?。！？]+\s*|\n)|[^\n.!?。！？]+")
 # Tokens are coded from the private-use planes on: room for 2 × 65,534 (more than 2 × MAX_WORD_TOKENS), and no
@@ -179,23 +185,19 @@ def _common_ends(before: str, after: str) -> tuple[int, int]:
 
 
 def _token_start(text: str, position: int) -> int:
-    """`position` moved back to the start of the token it falls in."""
-    if position == 0 or position >= len(text):
+    """`position` moved back to the start of the word it falls in (only words longer than _WORD_REACH are cut)."""
+    if position == 0 or position >= len(text) or not _WORD_END.search(text, max(0, position - 1), position + 1):
         return position
-    for match in _TOKEN.finditer(text, max(0, position - 256)):
-        if match.end() > position:
-            return match.start() if match.start() <= position else position
-    return position
+    found = _WORD_TAIL.search(text, max(0, position - _WORD_REACH), position)
+    return found.start() if found else position
 
 
 def _token_end(text: str, position: int) -> int:
-    """`position` moved on to the end of the token it falls in (the suffix then starts on a token)."""
-    if position <= 0 or position >= len(text):
+    """`position` moved on to the end of the word it falls in (the common end then starts on a word)."""
+    if position <= 0 or position >= len(text) or not _WORD_END.search(text, max(0, position - 1), position + 1):
         return position
-    for match in _TOKEN.finditer(text, max(0, position - 256)):
-        if match.end() >= position:
-            return match.end() if match.start() < position else position
-    return position
+    found = _WORD_HEAD.match(text, position, position + _WORD_REACH)
+    return found.end() if found else position
 
 
 def _common_share(old: list[str], new: list[str]) -> float:

@@ -80,7 +80,7 @@ def side_chunks(text: str, spans: Sequence[SideSpan], side: int, highlights: Seq
         if any(pending):
             chunks.append(Chunk(Markup("".join(pending))))
         summary = f"{fmt.count(fold_end - fold_start)} unchanged characters"
-        chunks.append(Chunk(marks.html(fold_start, fold_end), summary))
+        chunks.append(Chunk(Markup(marks.html(fold_start, fold_end)), summary))
         pending = [marks.html(fold_end, span.end)]
     if any(pending):
         chunks.append(Chunk(Markup("".join(pending))))
@@ -112,10 +112,11 @@ class _Marks:
                 self.starts.append(at)
             at += len(piece)
 
-    def html(self, start: int, end: int) -> Markup:
-        """The escaped text of [start, end) with the marked phrases in it in `<mark class=…>`."""
+    def html(self, start: int, end: int) -> str:
+        """The escaped text of [start, end) with the marked phrases in it in `<mark class=…>` (HTML, as a str:
+        the chunks it goes into are made Markup once)."""
         if start >= end:
-            return Markup("")
+            return ""
         out, at = [], start
         first = max(0, bisect_right(self.starts, start) - 1)
         for mark_start, mark_end, css in self.pieces[first:]:
@@ -130,4 +131,4 @@ class _Marks:
             at = hi
         if at < end:
             out.append(str(escape(self.text[at:end])))
-        return Markup("".join(out))
+        return "".join(out)
