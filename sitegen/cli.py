@@ -419,7 +419,11 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = config.DEFAULT_PORT,
     watch: Annotated[
         bool,
-        typer.Option("--watch", help="Build the site, then rebuild it whenever cases, fixtures, config or templates change."),
+        typer.Option(
+            "--watch",
+            help="Build the site, then rebuild it whenever cases, fixtures, config or templates change: one result "
+            "line per rebuild, and the page open in the browser reloads.",
+        ),
     ] = False,
     cases: CasesOpt = DEFAULT_CASES,
     fixtures: FixturesOpt = DEFAULT_FIXTURES,

@@ -6,19 +6,23 @@ import json
 import queue
 import shutil
 import subprocess
+import signal
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
+from sitegen.site.livereload import POLL_PATH, POLL_SECONDS, SCRIPT_PATH, BuildCounter
 from sitegen.site.serve import LOOPBACK, SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
 
 TIMEOUT = 10
@@ -184,13 +188,21 @@ def test_watch_without_watchfiles_says_how_to_install(monkeypatch: pytest.Monkey
 # --- the command, end to end, in a process of its own ------------------------------------------------------
 
 
+# `python -m sitegen ARGS` as a terminal starts it: Ctrl+C (SIGINT) interrupts it even when this test process
+# was started with SIGINT ignored (as a shell's background job is), which the child would inherit.
+_AS_FROM_A_TERMINAL = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'sitegen'; runpy.run_module('sitegen', run_name='__main__', alter_sys=True)"
+)
+
+
 class _Process:
     """A `sitegen serve` child process whose output lines are collected as they come."""
 
     def __init__(self, args: list[str], cwd: Path) -> None:
         self.lines: queue.Queue[str] = queue.Queue()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sitegen", *args],
+            [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args],
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -221,7 +233,8 @@ class _Process:
         raise AssertionError(f"no line with {needle!r}; output so far: {seen}")
 
     def stop(self) -> None:
-        self.proc.terminate()
+        if self.proc.poll() is None:
+            self.proc.terminate()
         self.proc.wait(TIMEOUT)
 
 
@@ -321,3 +334,181 @@ def test_watch_ignores_editor_temporary_files(tmp_path: Path) -> None:
         watcher.join(TIMEOUT)
     assert not watcher.is_alive()
     assert messages and all(message == "rebuilt after changes to cases.json" for message in messages), messages
+
+
+# --- live reload under --watch ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def live(site: Path) -> Iterator[tuple[SiteServer, BuildCounter]]:
+    builds = BuildCounter()
+    server = make_server(site, port=0, builds=builds)
+    thread = threading.Thread(target=serve, args=(server,), daemon=True)
+    thread.start()
+    try:
+        yield server, builds
+    finally:
+        server.shutdown()
+        thread.join(TIMEOUT)
+        assert not thread.is_alive()
+
+
+def _poll_in_thread(server: SiteServer, seen: str) -> tuple[threading.Thread, list[str]]:
+    answers: list[str] = []
+
+    def poll() -> None:
+        answers.append(_get(server, f"{POLL_PATH}?build={seen}")[2].decode("ascii"))
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    return thread, answers
+
+
+def test_preview_pages_load_the_reload_script_and_may_poll(live: tuple[SiteServer, BuildCounter], site: Path) -> None:
+    server, builds = live
+    (site / "page.html").write_text(
+        "<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src &#39;none&#39;; "
+        "script-src &#39;self&#39;\"><body><p>证据</p></body>",
+        encoding="utf-8",
+    )
+    for path in ("/page.html", "/"):
+        status, ctype, body = _get(server, path)
+        assert (status, ctype) == (200, "text/html; charset=utf-8")
+        assert body.decode("utf-8").count(f'<script src="{SCRIPT_PATH}" data-build="{builds.value}"></script>') == 1
+    page = BeautifulSoup(_get(server, "/page.html")[2], "html.parser")
+    csp = page.find("meta", attrs={"http-equiv": "Content-Security-Policy"})["content"]
+    assert csp == "default-src 'none'; script-src 'self'; connect-src 'self'"
+    assert page.body.contents[-1]["src"] == SCRIPT_PATH, "the script comes last in the body"
+    status, ctype, script = _get(server, SCRIPT_PATH)
+    assert (status, ctype) == (200, "application/javascript; charset=utf-8")
+    assert POLL_PATH.encode() in script
+    # Files other than pages are served as they are.
+    assert _get(server, "/assets/app.js")[2] == (site / "assets" / "app.js").read_bytes()
+
+
+def test_a_poll_answers_when_the_build_moves_on(live: tuple[SiteServer, BuildCounter]) -> None:
+    server, builds = live
+    before = builds.value
+    assert _get(server, f"{POLL_PATH}?build=another")[2].decode() == before, "a page of another build is told at once"
+    thread, answers = _poll_in_thread(server, before)
+    builds.advance()
+    thread.join(TIMEOUT)
+    assert answers and answers[0] != before
+
+
+def test_a_poll_waits_a_bounded_time() -> None:
+    builds = BuildCounter()
+    assert builds.wait_past(builds.value, timeout=0.05) == builds.value
+
+
+def test_closing_the_server_answers_open_polls(site: Path) -> None:
+    builds = BuildCounter()
+    server = make_server(site, port=0, builds=builds)
+    serving = threading.Thread(target=serve, args=(server,), daemon=True)
+    serving.start()
+    assert _get(server, "/")[0] == 200  # serving
+    poll, answers = _poll_in_thread(server, builds.value)
+    deadline = time.monotonic() + TIMEOUT
+    while builds.polls == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert builds.polls == 1, "the poll never reached the server"
+    server.shutdown()
+    server.server_close()
+    poll.join(TIMEOUT)
+    serving.join(TIMEOUT)
+    assert not poll.is_alive() and not serving.is_alive()
+    assert answers == [builds.value]
+
+
+def test_without_watch_pages_are_served_as_built(running: SiteServer, site: Path) -> None:
+    assert _get(running, "/index.html")[2] == (site / "index.html").read_bytes()
+    assert _get(running, SCRIPT_PATH)[0] == 404
+    assert _get(running, POLL_PATH)[0] == 404
+
+
+def _suite_with_baseline(tmp_path: Path) -> tuple[Path, Path, Path]:
+    case = make_case(id="watched", traceFixture="watched.json", title="Before the edit")
+    cases, fixtures = write_suite(tmp_path / "eval", [case], {"watched.json": make_trace(verdict="PASS")})
+    baseline = tmp_path / "eval" / "baseline.json"
+    evaluated = CliRunner().invoke(app, ["evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(baseline)])
+    assert evaluated.exit_code == 0, evaluated.output
+    return cases, fixtures, baseline
+
+
+def test_serve_watch_prints_one_result_line_per_rebuild(tmp_path: Path) -> None:
+    cases, fixtures, baseline = _suite_with_baseline(tmp_path)
+    out = tmp_path / "site"
+    process = _Process(
+        ["serve", "--watch", "--port", "0", "--out", str(out), "--cases", str(cases), "--fixtures", str(fixtures),
+         "--baseline", str(baseline)],
+        cwd=tmp_path,
+    )
+    seen: list[str] = []
+    try:
+        assert process.wait_for("built: ", seen) == "built: pass rate 100.0% · no case regressed"
+        process.wait_for("serving", seen)
+        (fixtures / "watched.json").write_text(json.dumps(make_trace(verdict="FAIL")), encoding="utf-8")
+        line = process.wait_for("rebuilt after changes to", seen)
+        assert line == "rebuilt after changes to watched.json: pass rate 0.0% · 1 case regressed: watched (verdict_not_allowed)"
+        cases.write_text("[not json", encoding="utf-8")
+        line = process.wait_for("error: ", seen)
+        assert str(cases) in line
+    finally:
+        process.stop()
+    rebuilds = [line for line in seen if line.startswith(("rebuilt", "error"))]
+    assert len(rebuilds) == 2, seen
+
+
+def test_the_built_site_has_no_reload_script(tmp_path: Path) -> None:
+    cases, fixtures, baseline = _suite_with_baseline(tmp_path)
+    out = tmp_path / "site"
+    process = _Process(
+        ["serve", "--watch", "--port", "0", "--out", str(out), "--cases", str(cases), "--fixtures", str(fixtures),
+         "--baseline", str(baseline)],
+        cwd=tmp_path,
+    )
+    seen: list[str] = []
+    try:
+        url = _url(process.wait_for("serving", seen))
+        assert SCRIPT_PATH in _fetch(url + "index.html")[2], "served with the script"
+    finally:
+        process.stop()
+    pages = list(out.rglob("*.html"))
+    assert pages
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert b"__sitegen_reload" not in path.read_bytes(), path
+    for path in pages:
+        csp = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").find("meta", attrs={"http-equiv": "Content-Security-Policy"})
+        assert "connect-src" not in csp["content"], path
+
+
+def test_ctrl_c_stops_serve_watch_with_a_poll_open(tmp_path: Path) -> None:
+    cases, fixtures, _baseline = _suite_with_baseline(tmp_path)
+    process = _Process(
+        ["serve", "--watch", "--port", "0", "--out", str(tmp_path / "site"), "--cases", str(cases), "--fixtures", str(fixtures)],
+        cwd=tmp_path,
+    )
+    seen: list[str] = []
+    try:
+        url = _url(process.wait_for("serving", seen))
+        build = _fetch(f"{url}{POLL_PATH.lstrip('/')}?build=none")[2]
+        outcome: list[object] = []
+
+        def poll() -> None:
+            try:
+                outcome.append(_fetch(f"{url}{POLL_PATH.lstrip('/')}?build={build}")[2])
+            except OSError as exc:  # the server may drop a connection it had not taken yet
+                outcome.append(exc)
+
+        polling = threading.Thread(target=poll, daemon=True)
+        polling.start()
+        polling.join(1)
+        assert polling.is_alive(), f"the poll answered without a new build: {outcome}"
+        process.proc.send_signal(signal.SIGINT)
+        # Well before the poll would answer by itself (POLL_SECONDS): the server answers it on the way out.
+        polling.join(POLL_SECONDS / 2)
+        assert not polling.is_alive()
+        assert process.proc.wait(POLL_SECONDS / 2) == 0
+    finally:
+        process.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -10,9 +11,11 @@ from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from sitegen.config import DEFAULT_PORT
 from sitegen.errors import SitegenError, UsageError
+from sitegen.site.livereload import POLL_PATH, RELOAD_SCRIPT, SCRIPT_PATH, BuildCounter, with_reload_script
 
 LOOPBACK = "127.0.0.1"
 
@@ -45,13 +48,55 @@ class SiteHandler(SimpleHTTPRequestHandler):
         """The content type from the file's extension (never from the machine's mimetypes database)."""
         return CONTENT_TYPES.get(Path(path).suffix.lower(), FALLBACK_TYPE)
 
+    def do_GET(self) -> None:
+        """With live reload, also the reload script and the poll on the build counter; otherwise files only."""
+        builds = self.server.builds
+        route = urlsplit(self.path)
+        if builds is not None and route.path == SCRIPT_PATH:
+            self._send_body(RELOAD_SCRIPT, CONTENT_TYPES[".js"])
+        elif builds is not None and route.path == POLL_PATH:
+            seen = parse_qs(route.query).get("build", [""])[0]
+            with builds.answering():
+                self._send_body(builds.wait_past(seen).encode("ascii"), CONTENT_TYPES[".txt"])
+        else:
+            super().do_GET()
+
     def send_head(self) -> Any:
         """Refuse anything that resolves outside the served folder (a symlink, say) before serving it."""
         target = Path(self.translate_path(self.path)).resolve()
         if not target.is_relative_to(self.server.root):
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return None
+        if self.server.builds is not None:
+            page = (target / "index.html").resolve() if urlsplit(self.path).path.endswith("/") else target
+            if page.suffix == ".html" and page.is_file():
+                return self._page_with_reload(page)
         return super().send_head()
+
+    def _page_with_reload(self, page: Path) -> io.BytesIO | None:
+        if not page.is_relative_to(self.server.root):
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        # The build counter before the page's bytes: a build swapped in between makes the page reload once
+        # more, never miss a build.
+        build = self.server.builds.value if self.server.builds is not None else ""
+        try:
+            body = with_reload_script(page.read_bytes(), build)
+        except OSError:
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", CONTENT_TYPES[".html"])
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def _send_body(self, body: bytes, content_type: str) -> None:
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def list_directory(self, path: str | Path) -> None:
         """No directory listings: a folder without index.html is not found."""
@@ -70,14 +115,24 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
 
 class SiteServer(ThreadingHTTPServer):
-    """A threading HTTP server that knows the folder it serves and where its log lines go."""
+    """A threading HTTP server that knows the folder it serves, where its log lines go and, for live reload,
+    the build counter its pages poll."""
 
     daemon_threads = True
 
-    def __init__(self, root: Path, port: int, log: Callable[[str], None] | None) -> None:
+    def __init__(
+        self, root: Path, port: int, log: Callable[[str], None] | None, builds: BuildCounter | None = None
+    ) -> None:
         self.root = root.resolve()
         self.log = log
+        self.builds = builds
         super().__init__((LOOPBACK, port), partial(SiteHandler, directory=str(self.root)))
+
+    def server_close(self) -> None:
+        """Close the socket; polls waiting on the build counter answer at once, so their threads end too."""
+        if self.builds is not None:
+            self.builds.close()
+        super().server_close()
 
     @property
     def url(self) -> str:
@@ -85,12 +140,16 @@ class SiteServer(ThreadingHTTPServer):
         return f"http://{LOOPBACK}:{self.server_address[1]}/"
 
 
-def make_server(root: Path, port: int = DEFAULT_PORT, log: Callable[[str], None] | None = None) -> SiteServer:
-    """A server for `root` bound to 127.0.0.1 only (port 0 picks a free one); not yet serving."""
+def make_server(
+    root: Path, port: int = DEFAULT_PORT, log: Callable[[str], None] | None = None, builds: BuildCounter | None = None
+) -> SiteServer:
+    """A server for `root` bound to 127.0.0.1 only (port 0 picks a free one); not yet serving.
+
+    Given `builds`, its HTML pages load a script that reloads them when the counter moves on."""
     if not root.is_dir():
         raise UsageError(f"{root} is not a folder: build the site first (sitegen build --out {root})")
     try:
-        return SiteServer(root, port, log)
+        return SiteServer(root, port, log, builds)
     except OSError as exc:
         raise UsageError(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
 
@@ -133,14 +192,15 @@ def _inputs_filter(watchfiles: Any, outputs: list[Path]) -> Any:
 
 def watch_and_rebuild(
     paths: Iterable[Path],
-    rebuild: Callable[[], None],
+    rebuild: Callable[[], str | None],
     *,
     ignore: Iterable[Path] = (),
     report: Callable[[str], None] = lambda message: None,
     stop_event: threading.Event | None = None,
     ready: Callable[[], None] = lambda: None,
 ) -> None:
-    """Call `rebuild` after each batch of changes under `paths` until stopped; a failed rebuild is reported, not fatal.
+    """Call `rebuild` after each batch of changes under `paths` until stopped and report one line for each: what
+    changed and what `rebuild` returned (its result), or the error (not fatal: the last good site stays).
 
     `ready` is called once the watcher is running, so a change made after it is never missed."""
     watchfiles = require_watchfiles()
@@ -161,12 +221,12 @@ def watch_and_rebuild(
             continue
         names = ", ".join(sorted({Path(changed).name for _change, changed in changes}))
         try:
-            rebuild()
+            result = rebuild()
         except SitegenError as exc:
             # Keep serving the last good site while the input is being fixed.
             report(f"error: {exc}")
         else:
-            report(f"rebuilt after changes to {names}")
+            report(f"rebuilt after changes to {names}" + (f": {result}" if result else ""))
 
 
 def serve(server: SiteServer, watch: Callable[[], None] | None = None) -> None:
@@ -209,15 +269,29 @@ def watched_inputs(cases: Path, fixtures: Path, config: Path | None, baseline: P
     return [path for path in unique if not any(path != other and path.is_relative_to(other) for other in unique)]
 
 
-def site_rebuilder(options: Any) -> Callable[[], None]:
-    """A rebuild of the site from `options` (sitegen.site.build.BuildOptions) that re-reads changed templates."""
+def build_line(result: Any) -> str:
+    """A build's result in one line (sitegen.site.build.BuildResult): its pass rate, and against a baseline the
+    headline's cases, e.g. "pass rate 63.6% · 1 case regressed: x (code)"."""
+    from sitegen.compare.changes import format_cases
+    from sitegen.formatting import percent
+
+    line = f"pass rate {percent(result.report.passRate)}"
+    return line if result.diff is None else f"{line} · {format_cases(result.diff.headline())}"
+
+
+def site_rebuilder(options: Any, builds: BuildCounter | None = None) -> Callable[[], str]:
+    """A rebuild of the site from `options` (sitegen.site.build.BuildOptions) that re-reads changed templates,
+    moves `builds` on once the new site is in place and returns its result line."""
     from sitegen.site.build import build_site
     from sitegen.site.render import environment
 
-    def rebuild() -> None:
+    def rebuild() -> str:
         # The Jinja2 environment caches compiled templates for the life of the process.
         environment.cache_clear()
-        build_site(options)
+        result = build_site(options)
+        if builds is not None:
+            builds.advance()
+        return build_line(result)
 
     return rebuild
 
@@ -231,12 +305,15 @@ def run_preview(
     report: Callable[[str], None],
     log: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve `out` until Ctrl+C; given BuildOptions, build it first and rebuild it whenever an input changes."""
+    """Serve `out` until Ctrl+C; given BuildOptions, build it first, rebuild it whenever an input changes and
+    reload the pages open in a browser after each rebuild."""
     watcher = None
+    builds = None
     if build_options is not None:
         require_watchfiles()
-        rebuild = site_rebuilder(build_options)
-        rebuild()
+        builds = BuildCounter()
+        rebuild = site_rebuilder(build_options, builds)
+        report(f"built: {rebuild()}")
         paths = watched_inputs(build_options.cases, build_options.fixtures, build_options.config, build_options.baseline)
         report("watching " + ", ".join(str(path) for path in paths))
 
@@ -244,7 +321,7 @@ def run_preview(
             # Said once changes are watched: an edit right after this line is seen.
             watch_and_rebuild(paths, rebuild, ignore=[out], report=report, ready=lambda: announce(serving))
 
-    server = make_server(out, port, log=log)
+    server = make_server(out, port, log=log, builds=builds)
     serving = f"serving {out}/ at {server.url} (Ctrl+C to stop)"
     if watcher is None:
         announce(serving)
