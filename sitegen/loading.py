@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import errno
 import json
 import math
@@ -11,13 +12,14 @@ import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
 from sitegen.errors import BadInput
-from sitegen.evidence import file_digest
+from sitegen.evidence import TRACE_DIGEST_PREFIX
 from sitegen.models import Case, Trace
 
 FIXTURE_MISSING = "fixture_missing"
@@ -347,6 +349,11 @@ class FixtureBytes:
     path: Path
     data: bytes
 
+    @cached_property
+    def sha256(self) -> str:
+        """The SHA-256 of the bytes in hex, computed once: a build keys the page by it, the report records it."""
+        return hashlib.sha256(self.data).hexdigest()
+
 
 def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> FixtureBytes | TrialFiles | FixtureProblem:
     """Read one case's trace fixture (a file, or a folder of trials); missing, outside the folder or unreadable is a
@@ -450,7 +457,7 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTr
     raw = parse_json_text(text, number_texts=number_texts)
     if isinstance(raw, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
-    return validate_trace(raw, shown, target, len(data), text, number_texts, file_digest(data))
+    return validate_trace(raw, shown, target, len(data), text, number_texts, TRACE_DIGEST_PREFIX + read.sha256[:16])
 
 
 def validate_trace(

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import unicodedata
 
-from rapidfuzz.distance import LCSseq
-
 EXACT_CELLS = 1_000_000_000  # about 0.1 s: two unlike 31,000-character middles
 LINE_CELLS = 1_000_000_000  # about 0.4 s: two unlike middles of 31,000 lines
 
@@ -40,6 +38,9 @@ def similarity(a: str, b: str) -> float:
 
 def _matched(a: str, b: str) -> int:
     """Characters of a longest common subsequence of `a` and `b`, within the limits above."""
+    # Imported here: rapidfuzz takes 50–150 ms to import, and a build whose answers are unchanged never needs it.
+    from rapidfuzz.distance import LCSseq
+
     if len(a) * len(b) <= EXACT_CELLS:
         return int(LCSseq.similarity(a, b))
     lines_a, lines_b = a.splitlines(keepends=True), b.splitlines(keepends=True)
