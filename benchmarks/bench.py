@@ -136,6 +136,34 @@ def generate_suite(root: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
     return cases_path, fixtures
 
 
+ANSWER_CHANGES = ("same", "edited", "rewritten")
+
+
+def change_every_answer(fixtures: Path, how: str) -> None:
+    """Make every trace's answer differ from the baseline: `edited` drops its first evidence line and rewords a
+    phrase, or drops the last sentence of a one-paragraph answer (what a change to the agent does to a case); `rewritten` replaces it with another answer of about its
+    length (what a re-run of a real agent does to every answer). `same` leaves the traces alone."""
+    if how == "same":
+        return
+    for path in sorted(fixtures.glob("*.json")):
+        trace = json.loads(path.read_text(encoding="utf-8"))
+        answer = trace["session"]["answer"]
+        if how == "edited":
+            lines = answer.split("\n")
+            evidence = next((i for i, line in enumerate(lines) if line.startswith("- ")), None)
+            if evidence is not None:
+                del lines[evidence]
+                answer = "\n".join(lines).replace("临时扩大连接池上限", "适当调大连接池上限")
+            else:  # a one-paragraph answer (the REJECT template): its last sentence dropped
+                answer = answer.rstrip("。").rsplit("。", 1)[0] + "。"
+        else:
+            rng = random.Random(path.name)
+            words = ["连接", "超时", "数据库", "日志", "指标", "重试", "线程", "队列", "pool", "timeout", "retry"]
+            answer = "".join(rng.choice(words) for _ in range(max(1, len(answer) // 3)))
+        trace["session"]["answer"] = answer
+        path.write_text(json.dumps(trace, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
 def _tree_memory_kib(pid: int) -> tuple[int, int]:
     """(RSS, PSS) of a process and all its descendants (Linux /proc), in KiB; 0 where unknown.
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sitegen.checks import FIXTURE_MISSING
 from sitegen.config import SuiteConfig
+from sitegen.evidence import UNREAD, trace_evidence
 from sitegen.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
 from sitegen.models import Case
 from sitegen.report import CaseResult, Report, build_report
@@ -44,6 +45,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
             tags=list(case.tags),
             caseDigest=case.digest(),
             traceLoaded=False,
+            evidence=UNREAD,
         )
     trace = outcome.trace
     failures = run_rules(case, trace, config)
@@ -62,6 +64,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         tags=list(case.tags),
         caseDigest=case.digest(),
         traceLoaded=True,
+        evidence=trace_evidence(trace, outcome.digest),
     )
 
 

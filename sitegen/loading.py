@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import errno
 import json
 import math
@@ -12,6 +13,7 @@ import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 
 from sitegen.checks import FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
+from sitegen.evidence import TRACE_DIGEST_PREFIX
 from sitegen.models import Case, Trace
 
 _EXPECTED = {
@@ -416,6 +419,7 @@ class LoadedTrace:
     raw: Any
     size: int
     text: str | None = None  # the file's text as read (None when the trace did not come from a file)
+    digest: str | None = None  # evidence.file_digest of the file's bytes (None when it did not come from a file)
 
 
 def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Path | FixtureProblem:
@@ -460,6 +464,11 @@ class FixtureBytes:
 
     path: Path
     data: bytes
+
+    @cached_property
+    def sha256(self) -> str:
+        """The SHA-256 of the bytes in hex, computed once: a build keys the page by it, the report records it."""
+        return hashlib.sha256(self.data).hexdigest()
 
 
 def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> FixtureBytes | TrialFiles | FixtureProblem:
@@ -564,11 +573,17 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTr
     raw = parse_json_text(text, strict_keys=True, number_texts=number_texts)
     if isinstance(raw, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
-    return validate_trace(raw, shown, target, len(data), text, number_texts)
+    return validate_trace(raw, shown, target, len(data), text, number_texts, TRACE_DIGEST_PREFIX + read.sha256[:16])
 
 
 def validate_trace(
-    raw: Any, shown: str, path: Path, size: int, text: str | None = None, number_texts: dict[int, str] | None = None
+    raw: Any,
+    shown: str,
+    path: Path,
+    size: int,
+    text: str | None = None,
+    number_texts: dict[int, str] | None = None,
+    digest: str | None = None,
 ) -> LoadedTrace | FixtureProblem:
     """Check a parsed trace has the trace shape; name the first field that does not."""
     if not isinstance(raw, dict):
@@ -583,7 +598,7 @@ def validate_trace(
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")
     except RecursionError:
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
-    return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text)
+    return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text, digest=digest)
 
 
 def fixture_files(fixtures_dir: Path) -> list[Path]:

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes
 from sitegen.errors import BadInput
+from sitegen.evidence import EVIDENCE_KEYS, Evidence, evidence_from_json, written_evidence
 from sitegen.finite import RANGE_TEXT, finite_mean, in_float_range
 from sitegen.formatting import number, percent
 from sitegen.jsontext import dumps_json, indented, loads
@@ -21,6 +22,8 @@ from sitegen.stats import wilson_interval
 REPORT_FORMAT_VERSION = 1
 MISSING_VERDICT = "MISSING"
 STATUS_LABELS = {"passed": "✅ passed", "failed": "❌ failed", "not_run": "⏭️ not run"}
+
+
 
 
 @dataclass
@@ -34,6 +37,7 @@ class TrialResult:
     matchedKeywordCount: int
     toolCallCount: int
     durationMs: int | float | None
+    evidence: Evidence | None = None  # None: the report read back does not record it (an older sitegen's)
 
     @property
     def passed(self) -> bool:
@@ -50,7 +54,7 @@ class TrialResult:
             "matchedKeywordCount": self.matchedKeywordCount,
             "toolCallCount": self.toolCallCount,
             "durationMs": self.durationMs,
-        }
+        } | ({} if self.evidence is None else self.evidence.to_json())
 
 
 @dataclass
@@ -74,6 +78,9 @@ class CaseResult:
     traceLoaded: bool = True
     # A case whose traceFixture is a folder of trials: each trial's outcome, in name order (None: one file).
     trialResults: list[TrialResult] | None = None
+    # What the agent did (for a case with trials: its first trial's, with a digest over every trial's). None: the
+    # report read back does not record it (written by the Java harness or an older sitegen).
+    evidence: Evidence | None = None
 
     @property
     def trials(self) -> int:
@@ -110,6 +117,8 @@ class CaseResult:
         }
         if self.caseDigest is not None:
             data["caseDigest"] = self.caseDigest
+        if self.evidence is not None:
+            data.update(self.evidence.to_json())
         # Only a case with a folder of trials carries the trial fields, so a suite of single files reports as
         # it always did.
         if self.trialResults is not None:
@@ -330,6 +339,10 @@ _RESULT_KEYS = frozenset(
     + ("evidenceCoverage", "toolCallCount", "durationMs", "tags")
 )
 _RESULT_KEYS_WITH_DIGEST = _RESULT_KEYS | {"caseDigest"}
+# The layouts to_json writes: with or without a case digest, with or without the evidence fields.
+_RESULT_LAYOUTS = frozenset(
+    keys | evidence for keys in (_RESULT_KEYS, _RESULT_KEYS_WITH_DIGEST) for evidence in (frozenset(), frozenset(EVIDENCE_KEYS))
+)
 
 
 _ONLY_STR, _ONLY_BOOL = frozenset((str,)), frozenset((bool,))
@@ -341,8 +354,7 @@ def _sitegen_result(data: dict[str, Any]) -> CaseResult | None:
     What result_from_json would make of it, without its per-field conversions: a rebuild reads every result
     of the baseline and of the previous build this way.
     """
-    keys = data.keys()
-    if keys != _RESULT_KEYS and keys != _RESULT_KEYS_WITH_DIGEST:
+    if frozenset(data) not in _RESULT_LAYOUTS:
         return None
     case_id, title, status, passed = data["caseId"], data["title"], data["status"], data["passed"]
     checks, verdict, coverage, tags = data["failedChecks"], data["verdict"], data["evidenceCoverage"], data["tags"]
@@ -370,9 +382,12 @@ def _sitegen_result(data: dict[str, Any]) -> CaseResult | None:
         and set(map(type, coverage.values())) <= _ONLY_BOOL
     ):
         return None
+    evidence = written_evidence(data)
+    if evidence is False:
+        return None
     return CaseResult(
         case_id, title, status, passed, list(checks), verdict, matched, required, dict(coverage), calls, duration,
-        list(tags), digest, status != "not_run",
+        list(tags), digest, status != "not_run", evidence=evidence,
     )  # fmt: skip
 
 
@@ -405,6 +420,7 @@ def _any_result(data: dict[str, Any]) -> CaseResult:
         caseDigest=data.get("caseDigest") if isinstance(data.get("caseDigest"), str) else None,
         traceLoaded=status != "not_run",
         trialResults=_trials_from_json(data.get("trialResults")),
+        evidence=evidence_from_json(data),
     )
 
 
@@ -433,6 +449,7 @@ def _trials_from_json(value: Any) -> list[TrialResult] | None:
                 matchedKeywordCount=int(_as_number(item.get("matchedKeywordCount")) or 0),
                 toolCallCount=int(_as_number(item.get("toolCallCount")) or 0),
                 durationMs=_as_number(item.get("durationMs")),
+                evidence=evidence_from_json(item),
             )
         )
     return trials

@@ -4,16 +4,19 @@ What each field of the case's result takes from its trials is fixed in eval/READ
 passes by the policy (`all`: every trial passed, pass^k; `majority`: more than half; `any`: at least one,
 pass@k); `failedChecks` lists each distinct failed check once, with how many trials failed it; `verdict` is
 the most common (ties: the earliest trial's); `matchedKeywordCount` the lowest; a tool counts as evidence only
-when it did in every trial; `toolCallCount` and `durationMs` are means.
+when it did in every trial; `toolCallCount` and `durationMs` are means; the evidence (answer, tool calls, gatekeeper status, composer mode)
+is the first trial's, with a `traceDigest` over every trial's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
 from sitegen.checks import with_trial_count
 from sitegen.config import TRIAL_POLICIES
+from sitegen.evidence import UNREAD, trials_digest
 from sitegen.finite import finite_mean
 from sitegen.report import CaseResult, TrialResult
 
@@ -73,6 +76,8 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> Cas
     read = [result for result in results if result.traceLoaded]
     durations = [result.durationMs for result in read if result.durationMs is not None]
     tools = list(dict.fromkeys(tool for result in results for tool in result.evidenceCoverage))
+    evidence = [result.evidence or UNREAD for result in results]
+    digest = trials_digest([(name, trial.traceDigest) for (name, _), trial in zip(trials, evidence)])
     return CaseResult(
         caseId=first.caseId,
         title=first.title,
@@ -88,6 +93,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> Cas
         tags=list(first.tags),
         caseDigest=first.caseDigest,
         traceLoaded=bool(read),
+        evidence=dataclasses.replace(evidence[0], traceDigest=digest),
         trialResults=[
             TrialResult(
                 fixture=name,
@@ -97,6 +103,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> Cas
                 matchedKeywordCount=result.matchedKeywordCount,
                 toolCallCount=result.toolCallCount,
                 durationMs=result.durationMs,
+                evidence=result.evidence,
             )
             for name, result in trials
         ],

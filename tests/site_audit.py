@@ -26,6 +26,8 @@ MARKDOWN_TAGS = frozenset(
     "p h1 h2 h3 h4 h5 h6 em strong s code pre blockquote ul ol li a hr br table thead tbody tr th td mark".split()
 )
 MARKDOWN_ATTRS = frozenset({"href", "rel", "title", "class", "start"})
+# What the comparison's answer diff writes around escaped text (sitegen/site/views/answer_diff.py).
+DIFF_TAGS = frozenset({"del", "ins", "mark"})
 # Never acceptable in a page, whoever wrote it: each can run script, load something, navigate or restyle.
 FORBIDDEN_TAGS = frozenset(
     "style iframe frame frameset object embed applet base img image picture source video audio track form "
@@ -63,7 +65,7 @@ def _template_vocabulary() -> tuple[frozenset[str], frozenset[str]]:
 
 
 TEMPLATE_TAGS, TEMPLATE_ATTRS = _template_vocabulary()
-ALLOWED_TAGS = (TEMPLATE_TAGS | MARKDOWN_TAGS) - FORBIDDEN_TAGS
+ALLOWED_TAGS = (TEMPLATE_TAGS | MARKDOWN_TAGS | DIFF_TAGS) - FORBIDDEN_TAGS
 ALLOWED_ATTRS = TEMPLATE_ATTRS | MARKDOWN_ATTRS
 
 

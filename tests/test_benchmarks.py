@@ -60,3 +60,18 @@ def test_floor_writes_one_escaped_page_per_case(synthetic: tuple[Path, Path], tm
 def test_scripts_answer_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True, check=True)
     assert "usage:" in done.stdout
+
+
+@pytest.mark.parametrize("how", ["edited", "rewritten"])
+def test_changing_every_answer_makes_every_case_differ_from_its_baseline(synthetic: tuple[Path, Path], tmp_path: Path, how: str) -> None:
+    from sitegen.compare.diff import compare_reports
+    from sitegen.report import read_report
+
+    cases, fixtures = synthetic
+    runner = CliRunner()
+    assert runner.invoke(app, ["evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(tmp_path / "b.json")]).exit_code == 0
+    bench.change_every_answer(fixtures, how)
+    assert runner.invoke(app, ["evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(tmp_path / "c.json")]).exit_code == 0
+    diff = compare_reports(read_report(tmp_path / "b.json"), read_report(tmp_path / "c.json"))
+    answered = {item.caseId for item in diff.items if item.metric == "answer"}
+    assert len(answered) == 12 and all(change.behaviour.traceChanged for change in diff.caseChanges)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.build import BuildOptions, build_site
-from helpers import ROOT, Watched, case_page_file, new_context, settle, shipped_history, wait_until_ready
+from helpers import MEASURE, ROOT, Watched, case_page_file, new_context, settle, shipped_history, wait_until_ready
 
 pytestmark = pytest.mark.browser
 
@@ -67,38 +67,6 @@ def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[
         expect(page.locator(".js-plotly-plot").first).to_be_attached()
     assert settle(page) == [] and errors == [], errors
     return context, page
-
-
-# Every element's box against the screen and its cell: what sticks out, what is clipped.
-MEASURE = """() => {
-  for (const details of document.querySelectorAll('details')) details.open = true;  // closed ones hide what may not fit
-  const width = document.documentElement.clientWidth;
-  const scroller = (node) => {
-    for (let p = node.parentElement; p; p = p.parentElement) {
-      const o = getComputedStyle(p).overflowX;
-      if (o === 'auto' || o === 'scroll' || o === 'hidden') return p;
-    }
-    return null;
-  };
-  const name = (n) => n.tagName.toLowerCase() + (n.id ? '#' + n.id : '') + (n.className && n.className.baseVal === undefined ? '.' + String(n.className).trim().split(/\\s+/).join('.') : '');
-  const wide = [];
-  for (const node of document.body.querySelectorAll('*')) {
-    const box = node.getBoundingClientRect();
-    if (!box.width || !node.checkVisibility({visibilityProperty: true}) || node.id === 'js-plotly-tester') continue;  // plotly's measuring box
-    if ((box.right > width + 0.5 || box.left < -0.5) && !scroller(node) && !node.closest('.skip-link')) wide.push(name(node) + ' ' + Math.round(box.left) + '..' + Math.round(box.right));
-  }
-  const clipped = [];
-  for (const badge of document.querySelectorAll('td .status, td .verdict, td .mark, dd .status, dd .verdict, dd .mark, .badges .status, .badges .verdict, .call-head .mark, .stat-value, th')) {
-    const box = badge.getBoundingClientRect();
-    if (!box.width) continue;
-    const cell = badge.closest('td, th, dd, .badges, .call-head, .stat') || badge.parentElement;
-    const c = cell.getBoundingClientRect();
-    const over = badge.scrollWidth > badge.clientWidth + 1;
-    const outside = box.left < c.left - 0.5 || box.right > c.right + 0.5;
-    if (over || outside) clipped.push(name(badge) + ' "' + badge.textContent.trim().slice(0, 30) + '"');
-  }
-  return {pageWidth: document.documentElement.scrollWidth, width, wide, clipped};
-}"""
 
 
 @pytest.mark.parametrize(("width", "scheme"), [(390, "light"), (768, "light"), (1280, "light"), (390, "dark"), (1280, "dark")])

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from sitegen.config import SuiteConfig
 from sitegen.errors import BadInput
+from sitegen.evidence import Evidence, ToolCall
 from sitegen.evaluation import evaluate_case
 from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, parse_json_text, validate_trace
 from sitegen.models import Case
@@ -164,6 +165,15 @@ written_results = st.builds(
     st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False),
     st.lists(text, max_size=3),
     st.none() | text,
+    evidence=st.none()
+    | st.builds(
+        Evidence,
+        st.none() | text,
+        st.lists(st.builds(ToolCall, text, st.none() | st.booleans()), max_size=3).map(tuple),
+        st.none() | text,
+        st.none() | text,
+        st.none() | text,
+    ),
 ).map(lambda result: json.loads(json.dumps(result.to_json())))
 
 
@@ -186,7 +196,20 @@ _WRONG_VALUES: dict[str, st.SearchStrategy[Any]] = {
     "durationMs": st.booleans() | text | st.lists(st.integers(), max_size=1),
     "tags": st.none() | text | st.lists(_not_str, min_size=1).flatmap(lambda bad: st.permutations([*bad, "tag"])),
     "caseDigest": st.booleans() | st.integers() | st.lists(text, max_size=1),
+    "answer": st.booleans() | st.integers() | st.lists(text, max_size=1),
+    "toolCalls": st.none()
+    | text
+    | st.lists(
+        st.sampled_from([{}, {"toolName": 1, "success": True}, {"toolName": "t", "success": 1}, {"toolName": "t"}])
+        | st.just({"toolName": "t", "success": None, "x": 1})
+        | text,
+        min_size=1,
+    ),
+    "gatekeeperStatus": st.booleans() | st.integers() | st.lists(text, max_size=1),
+    "composerMode": st.booleans() | st.integers() | st.lists(text, max_size=1),
+    "traceDigest": st.booleans() | st.integers() | st.lists(text, max_size=1),
 }
+_OPTIONAL_KEYS = {"caseDigest", "answer", "toolCalls", "gatekeeperStatus", "composerMode", "traceDigest"}
 
 
 def _laid_out_otherwise(data: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
@@ -194,6 +217,10 @@ def _laid_out_otherwise(data: dict[str, Any]) -> st.SearchStrategy[dict[str, Any
     return st.one_of(
         st.sampled_from(sorted(_WRONG_VALUES)).flatmap(lambda key: _WRONG_VALUES[key].map(lambda bad: {**data, key: bad})),
         st.sampled_from(sorted(set(data) - {"caseDigest"})).map(lambda gone: {k: v for k, v in data.items() if k != gone}),
+        # One evidence field without the others: the evidence is written whole or not at all.
+        st.sampled_from(sorted(_OPTIONAL_KEYS - {"caseDigest"} - set(data))).map(lambda key: {**data, key: None})
+        if "answer" not in data
+        else st.nothing(),
         st.tuples(text.filter(lambda k: k not in _WRONG_VALUES), json_values).map(lambda kv: {**data, kv[0]: kv[1]}),
     )
 

@@ -424,6 +424,12 @@ def test_result_fields() -> None:
         "durationMs": 1000,
         "tags": ["matrix:positive-evidence"],
         "caseDigest": Case.model_validate(case).digest(),
+        # What the agent did (sitegen/evidence.py); no traceDigest for a trace that was not read from a file.
+        "answer": "ok",
+        "toolCalls": [{"toolName": "query_logs", "success": True}, {"toolName": "query_metrics", "success": True}],
+        "gatekeeperStatus": None,
+        "composerMode": None,
+        "traceDigest": None,
     }
 
 

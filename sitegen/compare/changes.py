@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitegen.checks import check_codes, parse_check
+from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
 from sitegen.config import DEFAULT_ALPHA
 from sitegen.report import CaseResult
 from sitegen.stats import fisher_one_sided
@@ -43,6 +44,7 @@ class CaseChange:
     currentStatus: str | None
     newFailedChecks: tuple[str, ...] = ()
     resolvedChecks: tuple[str, ...] = ()
+    behaviour: Behaviour = UNKNOWN  # what the agent did differently (compare/behaviour.py)
 
     @property
     def new_codes(self) -> list[str]:
@@ -58,7 +60,7 @@ class CaseChange:
             "currentStatus": self.currentStatus,
             "newFailedChecks": list(self.newFailedChecks),
             "resolvedChecks": list(self.resolvedChecks),
-        }
+        } | self.behaviour.to_json()
 
 
 def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
@@ -102,8 +104,11 @@ def beyond_chance(base: CaseResult, cur: CaseResult, alpha: float) -> bool:
     return moved is not None and moved[0] == base.passed and moved[1] < alpha
 
 
-def classify_case(base: CaseResult | None, cur: CaseResult | None, alpha: float = DEFAULT_ALPHA) -> CaseChange:
-    """The change of one case; `base` or `cur` is None when the case is missing from that report."""
+def classify_case(
+    base: CaseResult | None, cur: CaseResult | None, alpha: float = DEFAULT_ALPHA, behaviour: Behaviour | None = None
+) -> CaseChange:
+    """The change of one case; `base` or `cur` is None when the case is missing from that report. `behaviour`:
+    compare_behaviour(base, cur) when already at hand."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, REMOVED, base.status, None)
@@ -117,7 +122,8 @@ def classify_case(base: CaseResult | None, cur: CaseResult | None, alpha: float 
         change = FIXED if cur.passed else REGRESSED
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
-    return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved)
+    behaviour = compare_behaviour(base, cur) if behaviour is None else behaviour
+    return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved, behaviour)
 
 
 def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:

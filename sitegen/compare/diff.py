@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from sitegen.compare.behaviour import Behaviour, percent_changed, records_evidence
 from sitegen.compare.changes import (
     BREAKING,
     WITHIN_NOISE,
@@ -62,7 +63,15 @@ from sitegen.compare.items import (
     direction,
     same,
 )
-from sitegen.compare.wording import item_message, noise_clause, paired_clause, passed_message, trial_clause
+from sitegen.compare.wording import (
+    answer_message,
+    item_message,
+    noise_clause,
+    paired_clause,
+    passed_message,
+    tool_calls_message,
+    trial_clause,
+)
 from sitegen.config import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.jsontext import dumps_json
@@ -92,6 +101,8 @@ class DiffReport:
     caseChangeCounts: dict[str, int] = field(default_factory=dict)
     costTolerance: float = DEFAULT_COST_TOLERANCE
     alpha: float = DEFAULT_ALPHA
+    # Whether the baseline records what the agent did (an older sitegen's or the Java harness's does not).
+    baselineEvidence: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The diff as a JSON object (eval/README.md's diff.json: the Java shape plus the case changes)."""
@@ -230,6 +241,18 @@ def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
     item.message = f"{item.message[:-1]}; {trial_clause(*counts, kind, p_value, alpha)}."
 
 
+def _behaviour_items(out: _Collector, case_id: str, behaviour: Behaviour) -> None:
+    if behaviour.answerLengths is not None and behaviour.answerSimilarity is not None:
+        before, after = behaviour.answerLengths
+        item = out.add(CHANGED, case_id, "answer", before, after, f"Case {case_id} answer changed",
+                       similarity=behaviour.answerSimilarity)  # fmt: skip
+        item.message = answer_message(case_id, percent_changed(behaviour.answerSimilarity), before, after)
+    if behaviour.callsChanged is not None:
+        then, now = behaviour.callsChanged
+        item = out.add(CHANGED, case_id, "toolCalls", list(then), list(now), f"Case {case_id} tool calls changed")
+        item.message = tool_calls_message(case_id, then, now)
+
+
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange, alpha: float) -> None:
     if base.passed != cur.passed:
         _passed_item(out, case_id, base, cur, change)
@@ -260,6 +283,7 @@ def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
     if base.toolCallCount != cur.toolCallCount:
         before, after = base.toolCallCount, cur.toolCallCount
         out.add(CHANGED, case_id, "toolCallCount", before, after, f"Case {case_id} tool call count changed")
+    _behaviour_items(out, case_id, change.behaviour)
     if not same(base.durationMs, cur.durationMs):
         out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs, f"Case {case_id} duration changed")
     if definition_changed(base, cur):
@@ -366,6 +390,7 @@ def compare_reports(
         caseChangeCounts=change_counts(changes),
         costTolerance=cost_tolerance,
         alpha=alpha,
+        baselineEvidence=not baseline.results or records_evidence(baseline.results),
     )
 
 

@@ -49,6 +49,8 @@ class DiffItem:
     # `trialPassRate` items: the one-sided Fisher exact p-value of the change and the level it was judged at.
     pValue: float | None = None
     alpha: float | None = None
+    # `answer` items: how alike the two answers are (compare/textdiff.py).
+    similarity: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The item as a JSON object with the contract's field order (extra fields only where they apply)."""
@@ -71,6 +73,8 @@ class DiffItem:
         if self.pValue is not None:
             data["pValue"] = self.pValue
             data["alpha"] = self.alpha
+        if self.similarity is not None:
+            data["similarity"] = self.similarity
         return data
 
 

@@ -20,6 +20,7 @@ from sitegen.compare.wording import (
     pass_rate_points,
     status_change,
 )
+from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
 from sitegen.config import FOLD_AFTER
 from sitegen.formatting import percent, plural
 from sitegen.mdtext import escape_cell, escape_inline, table
@@ -50,6 +51,8 @@ def _headline(diff: DiffReport) -> list[str]:
     if diff.changedDefinitions:
         names = ", ".join(f"`{escape_inline(case_id)}`" for case_id in diff.changedDefinitions)
         lines += ["", f"⚠️ {DEFINITIONS_CHANGED}: {names}"]
+    if not diff.baselineEvidence:
+        lines += ["", f"ℹ️ **What the agent did**: {NO_EVIDENCE}."]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return lines
@@ -70,23 +73,32 @@ def _codes_cell(checks: tuple[str, ...] | list[str]) -> str:
     return escape_cell(", ".join(check_codes(checks))) if checks else "—"
 
 
+def _what_changed_cell(change: CaseChange) -> str:
+    return phrase_text(what_changed(change.behaviour), escape_cell) or "—"
+
+
 def breaking_table(diff: DiffReport) -> str:
-    """The regressed and removed cases, each with the rule codes that broke and the failed checks that are new."""
+    """The regressed and removed cases, each with the rule codes that broke, what the agent did differently (when
+    the baseline records it) and the failed checks that are new."""
+    phrased = diff.baselineEvidence
     rows = []
     for change in diff.caseChanges:
         if change.change not in BREAKING:
             continue
         if change.change == REMOVED:
-            rows.append([_case_name(change, diff), "removed", "—", "missing from the current report"])
+            rows.append([_case_name(change, diff), "removed", "—", *(["—"] if phrased else []), "missing from the current report"])
         else:
             rows.append([_case_name(change, diff), status_change(change), _codes_cell(change.newFailedChecks),
-                         _checks_cell(change.newFailedChecks)])
-    return table(["Case", "Change", "Broken rules", "New failed checks"], rows)
+                         *([_what_changed_cell(change)] if phrased else []), _checks_cell(change.newFailedChecks)])
+    return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
 
 
 def _changes_table(diff: DiffReport, kind: str) -> str:
     changes = [change for change in diff.caseChanges if change.change == kind]
     if kind == FIXED:
+        if diff.baselineEvidence:
+            rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks), _what_changed_cell(c)] for c in changes]
+            return table(["Case", "Change", "Resolved checks", "What changed"], rows)
         rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks)] for c in changes]
         return table(["Case", "Change", "Resolved checks"], rows)
     if kind == NEW:

@@ -10,7 +10,7 @@ words anything itself.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
@@ -59,6 +59,10 @@ def describe_value(metric: str, value: Any) -> str:
         return number(value, 2)
     if metric == "failedChecks":
         return ", ".join(check_codes(value or [])) or "none"
+    if metric == "toolCalls":
+        return ", ".join(map(str, value or [])) or "none"
+    if metric == "answer" and is_number(value):
+        return f"{number(value)} characters"
     return number(value) if is_number(value) else str(value)
 
 
@@ -229,3 +233,13 @@ def format_pass_rate(headline: Headline) -> str:
 def format_headline(headline: Headline, escape: Callable[[str], str] = str) -> str:
     """The whole headline line: the cases, then the pass rate."""
     return f"{format_cases(headline, escape)}; {format_pass_rate(headline)}"
+
+
+def answer_message(case_id: str, changed: int, before: int, after: int) -> str:
+    """An `answer` item's message: how much of the answer changed and its two lengths."""
+    return f"Case {case_id} answer changed ({changed} % changed): {number(before)} → {number(after)} characters."
+
+
+def tool_calls_message(case_id: str, then: Sequence[str], now: Sequence[str]) -> str:
+    """A `toolCalls` item's message: the tools called then → now."""
+    return f"Case {case_id} tool calls changed: {', '.join(then) or 'none'} → {', '.join(now) or 'none'}."

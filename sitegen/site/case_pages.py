@@ -220,7 +220,8 @@ def render_case(job: CaseJob, trace: TraceInput, key: str, context: PageContext)
         context.writer.write(file.path, data)
     path, size = "", 0  # no page of its own (--case-pages): the index links its raw trace
     if wants_page(context.case_pages, result, change):
-        page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change, [f for f, _ in raw])
+        page = build_case_page(context.site, case, outcome, result, items, job.prev, job.next, change, [f for f, _ in raw],
+                               baseline_result=job.baseline)
         path, size = job.page, context.writer.write(job.page, page_bytes(render.render_template("case.html", page_context(page))))
     # The report texts are made here, in parallel, for report.json and report.md.
     search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again

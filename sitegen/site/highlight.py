@@ -51,7 +51,7 @@ def segments(text: str, found: Sequence[Needle]) -> list[Segment]:
         if whole == text or positions_are_kept(text, whole):
             return _painted(text, whole, found)
         parts = list(map(_normalise_cluster, text))
-        if all(len(part) == 1 for part in parts):
+        if set(map(len, parts)) == {1}:
             # Each character normalises to one (fullwidth punctuation, say): positions are kept after all.
             return _painted(text, "".join(parts), found)
     return segments_by_cluster(text, found)

@@ -12,7 +12,7 @@ that builds pages imports them about 25 ms sooner (a dataclass is generated code
 context keys of each template are listed in TEMPLATE_CONTEXT and checked by the tests:
 
 - index.html    layout, heading, subtitle, stats, charts, table, banner, rules
-- case.html     layout, case_id, title, status, verdict, change, notes, annotations, tags, facts, pager, toc, checks,
+- case.html     layout, case_id, title, status, verdict, change, comparison, notes, annotations, tags, facts, pager, toc, checks,
                 problem, question, answer, evidence, tools, verifier, baseline, definition, raw, trials
 - diff.html     layout, heading, subtitle, banner, stats, cases, sections, matrix, transitions, downloads
 - history.html  layout, heading, subtitle, charts, runs
@@ -30,7 +30,7 @@ from sitegen.site.views.index import build_case_list_page, build_index_page, cas
 TEMPLATE_CONTEXT: dict[str, tuple[str, ...]] = {
     "index.html": ("layout", "heading", "subtitle", "stats", "charts", "table", "banner", "rules"),
     "case.html": (
-        "layout", "case_id", "title", "status", "verdict", "change", "notes", "annotations", "tags", "facts", "pager",
+        "layout", "case_id", "title", "status", "verdict", "change", "comparison", "notes", "annotations", "tags", "facts", "pager",
         "toc", "checks", "problem", "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw",
         "trials",
     ),

@@ -27,6 +27,7 @@ from sitegen.site.render import markdown_html
 from sitegen.site.views.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
 from sitegen.site.views.changes import CaseChangeView, case_change_view
 from sitegen.site.views.common import Fact, Layout, Link, RawFile, RawLink, SiteInfo, make_layout, raw_link
+from sitegen.site.views.comparison import COMPARED, ComparisonView, comparison_view, found_phrases
 from sitegen.site.views.text import (
     CELL_LIMIT,
     MAX_TOOL_CALLS,
@@ -39,7 +40,6 @@ from sitegen.site.views.text import (
 from sitegen.site.views.tools import ToolsView, tools_view
 from sitegen.site.views.trials import TrialsView, shown_trial, trials_view
 from sitegen.site.views.verifier import VerifierView, verifier_view
-from sitegen.textmatch import found_in
 
 
 class Pager(NamedTuple):
@@ -123,6 +123,7 @@ class CasePage(NamedTuple):
     status: Badge
     verdict: Badge
     change: CaseChangeView | None  # against the baseline; None without one
+    comparison: ComparisonView | None  # what the agent did then and now; None without a baseline entry
     notes: Markup | None  # the case's notes, rendered as safe Markdown
     annotations: tuple[Fact, ...]  # the case's `_…`/`x-…` annotations
     tags: tuple[Link, ...]
@@ -162,11 +163,14 @@ CASE_SECTIONS = (
     Section("raw", "Raw trace"),
 )
 TRIALS_SECTION = Section("trials", "Trials")  # only a case with a folder of trials has it (site/views/trials.py)
+COMPARISON_SECTION = Section("comparison", "Then and now")  # a case compared with a baseline entry whose trace differs
 
 
-def _trial_toc(trials: TrialsView | None) -> tuple[Section, ...]:
-    """The table of contents, with the trials section after the result when the case has trials."""
-    return CASE_SECTIONS if trials is None else (CASE_SECTIONS[0], TRIALS_SECTION, *CASE_SECTIONS[1:])
+def _toc(trials: TrialsView | None, comparison: ComparisonView | None) -> tuple[Section, ...]:
+    """The table of contents, with the comparison and the trials section after the result when there are."""
+    extra = (COMPARISON_SECTION,) if comparison is not None and comparison.state == COMPARED else ()
+    extra += (TRIALS_SECTION,) if trials is not None else ()
+    return (CASE_SECTIONS[0], *extra, *CASE_SECTIONS[1:]) if extra else CASE_SECTIONS
 
 
 def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | None) -> tuple[Fact, ...]:
@@ -186,12 +190,9 @@ _DEPTH = 1  # case pages live in cases/
 
 
 def _answer_view(case: Case, answer: str, config: SuiteConfig) -> AnswerView:
-    forbidden = list(dict.fromkeys(case.forbiddenAnswerKeywords + case.forbiddenConfirmedClaimKeywords))
-    matched = found_in(answer, case.expectedRootCauseKeywords)
-    present_forbidden = found_in(answer, forbidden)
-    markers = found_in(answer, list(config.raw_executor_markers))
-    highlights: list[Highlight] = [(k, "hl-keyword") for k in matched]
-    highlights += [(k, "hl-forbidden") for k in present_forbidden + markers]
+    found = found_phrases(case, answer, config)
+    matched, present_forbidden, markers = found
+    highlights: list[Highlight] = found.highlights
     chips = [Chip(f"✓ {k}", "chip chip-keyword", "expected keyword, found") for k in matched]
     chips += [
         Chip(f"✗ {k}", "chip chip-missing", "expected keyword, not found")
@@ -354,9 +355,10 @@ def build_case_page(
     next_: Neighbour | None,
     change: CaseChange | None = None,
     raw: Sequence[RawFile] = (),
+    baseline_result: CaseResult | None = None,
 ) -> CasePage:
-    """One case page's view model; depends only on the case, its trace, its baseline entry (its items and
-    `change`, None without a baseline), neighbours and its `raw` trace files."""
+    """One case page's view model; depends only on the case, its trace, its baseline entry (`baseline_result`,
+    its items and `change`, None without a baseline), neighbours and its `raw` trace files."""
     config = site.config
     trials, shown, folder = None, None, None
     raw_links = {file.trial: raw_link(file, _DEPTH) for file in raw}
@@ -367,6 +369,7 @@ def build_case_page(
         raw_links[None] = raw_links.get(shown + 1)
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
     checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
+    comparison = comparison_view(case, baseline_result, result, change, config) if baseline_result is not None else None
     return CasePage(
         layout=make_layout(
             site,
@@ -381,12 +384,13 @@ def build_case_page(
         status=status_badge(result.status),
         verdict=_verdict(result, config),
         change=case_change_view(change) if change is not None else None,
+        comparison=comparison,
         notes=_notes(case),
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result) + _trial_facts(result, shown, folder),
         pager=_pager(prev, next_, site.every_case_page),
-        toc=_trial_toc(trials),
+        toc=_toc(trials, comparison),
         checks=checks,
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
         question=text_block(case.question),

@@ -16,6 +16,7 @@ from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
 from sitegen.compare.changes import BREAKING, FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange, Headline
 from sitegen.compare.diff import DiffReport
+from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
 from sitegen.config import FOLD_AFTER
 from sitegen.site import urls
 from sitegen.site.views.badges import Badge, change_badge
@@ -31,6 +32,15 @@ class Segment(NamedTuple):
     href: str | None = None
 
 
+class ChangedCase(NamedTuple):
+    """A regressed or fixed case under the headline: its name (linked), its rules, and what the agent did
+    differently (compare/whatchanged.py's parts: a tool's name shown as code)."""
+
+    case: Segment
+    rules: str
+    phrase: tuple[Part, ...]
+
+
 class Banner(NamedTuple):
     """The headline against the baseline: the cases by change, then the pass rate."""
 
@@ -42,6 +52,8 @@ class Banner(NamedTuple):
     definitions: str  # the cases edited since the baseline, as diff.md names them; else ""
     regressions: int  # cases regressed or removed
     more: Segment | None  # "See the diff" on the index; None on the diff page itself
+    changed: tuple[ChangedCase, ...] = ()  # the regressed, then the fixed cases with a phrase (HEADLINE_LISTED each)
+    evidence_note: tuple[Part, ...] = ()  # on the diff page, when the baseline does not record the agent's answers
 
 
 def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Segment, ...]:
@@ -78,7 +90,26 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         definitions=f"{wording.DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}" if diff.changedDefinitions else "",
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
+        changed=_changed_cases(diff, slugs),
+        evidence_note=() if diff.baselineEvidence or on_index else no_evidence_parts(),
     )
+
+
+def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedCase, ...]:
+    """The regressed and the fixed cases (up to HEADLINE_LISTED of each) with what the agent did differently."""
+    if not diff.baselineEvidence:
+        return ()
+    out = []
+    for kind in PHRASED:
+        listed = 0
+        for change in diff.caseChanges:
+            phrase = what_changed(change.behaviour) if change.change == kind and listed < wording.HEADLINE_LISTED else ()
+            if phrase:
+                listed += 1
+                slug = slugs.get(change.caseId)
+                case = Segment(change.caseId, urls.case_href(slug) if slug is not None else None)
+                out.append(ChangedCase(case, ", ".join(rule_codes(change)), phrase))
+    return tuple(out)
 
 
 class CheckLine(NamedTuple):
@@ -178,18 +209,25 @@ def _checks(checks: tuple[str, ...]) -> str:
     return clip("; ".join(checks), CELL_LIMIT).text if checks else fmt.UNKNOWN
 
 
-def _cells(change: CaseChange) -> tuple[str, ...]:
+def _what_changed(change: CaseChange) -> str:
+    return phrase_text(what_changed(change.behaviour)) or fmt.UNKNOWN
+
+
+def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
+    """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
     if change.change == REMOVED:
-        return ("removed", fmt.UNKNOWN, "missing from the current report")
+        return ("removed", fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
     if change.change == REGRESSED:
-        return (wording.status_change(change), _codes(change.newFailedChecks), _checks(change.newFailedChecks))
+        what = (_what_changed(change),) if phrased else ()
+        return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
     if change.change == FIXED:
-        return (wording.status_change(change), _checks(change.resolvedChecks))
+        return (wording.status_change(change), _checks(change.resolvedChecks), *((_what_changed(change),) if phrased else ()))
     if change.change == NEW:
         return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
     return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
 
 
+_WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rules and a fixed case's resolved checks
 # (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.
 _CHANGE_SECTIONS = (
     (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
@@ -208,13 +246,16 @@ _CHANGE_SECTIONS = (
 def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeSection, ...]:
     """The diff page's tables of cases: regressed and removed, known failures, fixed, new."""
     sections = []
+    phrased = diff.baselineEvidence
     for anchor, title, kinds, headers, empty in _CHANGE_SECTIONS:
+        if phrased and (kinds is BREAKING or FIXED in kinds):
+            headers = (*headers[:3], _WHAT_CHANGED, *headers[3:])
         rows = tuple(
             ChangeRow(
                 CaseRef(c.caseId, urls.case_href(slugs[c.caseId]) if c.caseId in slugs else None),
                 c.change,
                 change_badge(c.change),
-                _cells(c),
+                _cells(c, phrased),
             )
             for c in diff.caseChanges
             if c.change in kinds

@@ -1,0 +1,112 @@
+"""The "what changed" phrase after a regressed or fixed case's rules, worded once for every summary (eval/README.md,
+"What the agent did differently"): `no longer called query_db_status; answer 38 % changed`, or `trace unchanged:
+the case or the rules changed`.
+
+The phrase is data — parts, a tool's name marked as recorded text — that diff.md, the job summary and the
+terminal turn into text and the site's views into HTML, each escaping the names its own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from sitegen.compare.behaviour import Behaviour, percent_changed
+from sitegen.checks import check_codes
+from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
+
+if TYPE_CHECKING:
+    from sitegen.compare.diff import DiffReport
+
+NO_EVIDENCE = "the baseline does not record the agent's answers: regenerate it with `sitegen baseline`"
+TRACE_UNCHANGED = "trace unchanged: the case or the rules changed"
+PHRASED = (REGRESSED, FIXED)  # the changes that get a phrase
+
+
+class Part(NamedTuple):
+    """A piece of a phrase: words, or (`code`) a tool's name as recorded, which every writer escapes, or a command."""
+
+    text: str
+    code: bool = False
+
+
+def no_evidence_parts() -> tuple[Part, ...]:
+    """NO_EVIDENCE as parts, capitalised as a sentence, its command as code (for the pages)."""
+    pieces = (NO_EVIDENCE[0].upper() + NO_EVIDENCE[1:] + ".").split("`")
+    return tuple(Part(piece, code=bool(i % 2)) for i, piece in enumerate(pieces) if piece)
+
+
+def _tools(names: Iterable[str], lead: str, tail: str) -> list[Part]:
+    parts = [Part(lead)] if lead else []
+    for i, name in enumerate(names):
+        if i:
+            parts.append(Part(", "))
+        parts.append(Part(name, code=True))
+    return parts + ([Part(tail)] if tail else [])
+
+
+def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
+    """What the agent did differently, as parts of one phrase; empty when nothing is known of it."""
+    if behaviour.traceChanged is False:
+        return (Part(TRACE_UNCHANGED),)
+    if behaviour.answerSimilarity is None:
+        return ()  # a side records no evidence, or its trace could not be read (its failed check says so)
+    clauses: list[list[Part]] = []
+    if behaviour.toolsRemoved:
+        clauses.append(_tools(behaviour.toolsRemoved, "no longer called ", ""))
+    if behaviour.toolsNowFailing:
+        verb = " now fails" if len(behaviour.toolsNowFailing) == 1 else " now fail"
+        clauses.append(_tools(behaviour.toolsNowFailing, "", verb))
+    if behaviour.toolsAdded:
+        clauses.append(_tools(behaviour.toolsAdded, "now also called ", ""))
+    if not clauses and behaviour.callsChanged is not None:
+        clauses.append([Part("tool calls changed")])
+    if behaviour.answerSimilarity < 1:
+        changed = percent_changed(behaviour.answerSimilarity)
+        clauses.append([Part(f"answer {changed} % changed" if changed else "answer changed by less than 1 %")])
+    if not clauses:
+        clauses.append([Part("same answer and tool calls")])
+    parts: list[Part] = []
+    for i, clause in enumerate(clauses):
+        if i:
+            parts.append(Part("; "))
+        parts += clause
+    return tuple(parts)
+
+
+def phrase_text(parts: Iterable[Part], escape: Callable[[str], str] = str) -> str:
+    """A phrase as text, `escape` applied to every tool name (Markdown escaping for diff.md)."""
+    return "".join(escape(part.text) if part.code else part.text for part in parts)
+
+
+def rule_codes(change: CaseChange) -> list[str]:
+    """The rules a phrased case is named with: those that broke (regressed) or were resolved (fixed)."""
+    return check_codes(change.resolvedChecks if change.change == FIXED else change.newFailedChecks)
+
+
+def case_line(change: CaseChange, escape: Callable[[str], str] = str) -> str:
+    """`case (rules) — phrase`, as the terminal lists a regressed or fixed case; `escape` for every recorded text."""
+    codes = rule_codes(change)
+    line = escape(change.caseId) + (f" ({escape(', '.join(codes))})" if codes else "")
+    phrase = what_changed(change.behaviour)
+    return f"{line} — {phrase_text(phrase, escape)}" if phrase else line
+
+
+TERMINAL_LISTED = 20  # phrased cases the terminal lists; diff.md and the job summary list them all
+
+
+def printable(text: str) -> str:
+    """Text for a terminal: control and formatting characters (escapes, bidi overrides, newlines) become spaces."""
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def terminal_lines(diff: DiffReport) -> list[str]:
+    """The lines under the terminal's headline: each regressed and fixed case with its phrase, or once that the
+    baseline records no answers."""
+    if not diff.baselineEvidence:
+        return [f"  {NO_EVIDENCE}"]
+    phrased = [change for change in diff.caseChanges if change.change in PHRASED]
+    lines = [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
+    if len(phrased) > TERMINAL_LISTED:
+        lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
+    return lines

@@ -1,0 +1,108 @@
+"""What the agent did, recorded beside each result and trial: answer, tool calls, gatekeeper, composer, digest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from helpers import ROOT, make_case, make_trace, write_suite
+from sitegen.cli import app
+from sitegen.config import SuiteConfig
+from sitegen.evaluation import evaluate_suite
+from sitegen.evidence import Evidence, ToolCall
+from sitegen.loading import load_cases
+from sitegen.report import read_report, report_json, result_from_json
+
+runner = CliRunner()
+
+
+def _digest(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def test_each_result_records_what_the_agent_did(tmp_path: Path) -> None:
+    trace = make_trace("连接池耗尽。", tools=["query_logs", "query_db_status"],
+                       gatekeeper_result={"status": "pass"}, composer_output={"mode": "parsed"})  # fmt: skip
+    trace["toolInvocations"][1]["success"] = False
+    trace["toolInvocations"].append({"toolName": "query_metrics"})  # success not recorded
+    cases, fixtures = write_suite(
+        tmp_path, [make_case(), make_case(id="gone", traceFixture="gone.json"), make_case(id="bad", traceFixture="bad.json")],
+        {"c1.json": trace, "bad.json": "{"},
+    )  # fmt: skip
+    report = evaluate_suite(load_cases(cases), fixtures, SuiteConfig())
+    data = json.loads(report_json(report))
+    first = data["results"][0]
+    assert list(first)[-5:] == ["answer", "toolCalls", "gatekeeperStatus", "composerMode", "traceDigest"]
+    assert first["answer"] == "连接池耗尽。"
+    assert first["toolCalls"] == [
+        {"toolName": "query_logs", "success": True},
+        {"toolName": "query_db_status", "success": False},
+        {"toolName": "query_metrics", "success": None},
+    ]
+    assert (first["gatekeeperStatus"], first["composerMode"]) == ("pass", "parsed")
+    assert first["traceDigest"] == _digest(fixtures / "c1.json")
+    for unread in data["results"][1:]:  # missing, and not a trace: nothing recorded but the fact
+        assert {key: unread[key] for key in ("answer", "toolCalls", "gatekeeperStatus", "composerMode", "traceDigest")} == {
+            "answer": None, "toolCalls": [], "gatekeeperStatus": None, "composerMode": None, "traceDigest": None,
+        }  # fmt: skip
+
+
+def test_report_with_evidence_is_utf8_text_and_reads_back(tmp_path: Path) -> None:
+    answer = "根因：连接池 \u202eRTL\u202c <script>alert(1)</script> \ud800 end"
+    cases, fixtures = write_suite(tmp_path, [make_case()], {})
+    (fixtures / "c1.json").write_text(json.dumps(make_trace(answer)), encoding="utf-8")  # \ud800 stays escaped in the file
+    out = tmp_path / "report.json"
+    result = runner.invoke(app, ["evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_bytes().decode("utf-8")  # strict: no lone surrogate reached the file
+    assert "\\u" not in text and "根因：连接池 \u202eRTL\u202c <script>alert(1)</script> \ufffd end" in text
+    again = read_report(out)
+    assert again.results[0].evidence == Evidence(answer.replace("\ud800", "\ufffd"), (), None, None, _digest(fixtures / "c1.json"))
+    assert report_json(again) == text  # byte-identical when written again
+
+
+def test_a_case_with_trials_records_each_trial_and_a_digest_over_them(tmp_path: Path) -> None:
+    cases, fixtures = write_suite(
+        tmp_path,
+        [make_case(traceFixture="c1")],
+        {"c1/trial-001.json": make_trace("one", tools=["a"]), "c1/trial-002.json": make_trace("two", tools=["b"])},
+    )
+    report = evaluate_suite(load_cases(cases), fixtures, SuiteConfig())
+    result = report.results[0]
+    assert result.trialResults is not None
+    trials = [trial.evidence for trial in result.trialResults]
+    assert [trial.answer for trial in trials if trial] == ["one", "two"]
+    digests = [_digest(fixtures / "c1" / name) for name in ("trial-001.json", "trial-002.json")]
+    assert [trial.traceDigest for trial in trials if trial] == digests
+    lines = f"c1/trial-001.json\t{digests[0]}\nc1/trial-002.json\t{digests[1]}\n"
+    assert result.evidence == Evidence("one", (ToolCall("a", True),), None, None, "sha256:" + hashlib.sha256(lines.encode()).hexdigest()[:16])
+    data = json.loads(report_json(report))["results"][0]
+    assert data["trialResults"][1]["answer"] == "two" and data["trialResults"][1]["toolCalls"] == [{"toolName": "b", "success": True}]
+    assert read_report(tmp_path / "r.json", report_json(report)).results[0] == result
+
+
+def test_a_report_without_evidence_reads_with_none() -> None:
+    java = read_report(ROOT / "tests" / "data" / "reports" / "java-baseline.json")
+    assert all(result.evidence is None for result in java.results)
+    older = {"caseId": "c", "title": "c", "status": "passed", "passed": True, "failedChecks": [], "verdict": "PASS",
+             "matchedKeywordCount": 0, "requiredKeywordCount": 0, "evidenceCoverage": {}, "toolCallCount": 0,
+             "durationMs": 1, "tags": [], "caseDigest": "sha256:0"}  # fmt: skip
+    assert result_from_json(older).evidence is None
+    assert "answer" not in result_from_json(older).to_json()  # written back as it was read
+
+
+def test_odd_evidence_values_are_read_tolerantly() -> None:
+    data = {"caseId": "c", "answer": 5, "toolCalls": [{"toolName": "a", "success": "yes"}, {"toolName": 3}, "x"],
+            "gatekeeperStatus": ["pass"], "traceDigest": "sha256:1"}  # fmt: skip
+    assert result_from_json(data).evidence == Evidence(None, (ToolCall("a", None),), None, None, "sha256:1")
+
+
+def test_the_shipped_baseline_records_the_evidence() -> None:
+    baseline = read_report(ROOT / "eval" / "baseline" / "report.json")
+    fixtures = ROOT / "eval" / "fixtures"
+    cases = {case.id: case for case in load_cases(ROOT / "eval" / "cases" / "diagnosis-cases.json")}
+    for result in baseline.results:
+        assert result.evidence is not None and result.evidence.traceDigest == _digest(fixtures / cases[result.caseId].traceFixture)
