@@ -74,6 +74,11 @@ def parse(path: Path) -> BeautifulSoup:
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
 
+def shown(text: str) -> str:
+    """A text as a page shows it: a NUL character, which HTML cannot carry, as U+FFFD (render.page_bytes)."""
+    return text.replace("\x00", "\ufffd")
+
+
 def csp_directives(content: str) -> dict[str, list[str]]:
     """A CSP header value as directive -> sources."""
     directives: dict[str, list[str]] = {}

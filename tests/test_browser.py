@@ -87,6 +87,7 @@ def test_the_same_site_works_over_http(browser: Any, browser_site: Path) -> None
         watched = Watched(context.new_page())
         page = watched.open(server.url + "index.html")
         wait_until_ready(page)
+        page.locator("[data-chart]").nth(2).scroll_into_view_if_needed()  # plotly.js comes when a chart nears the viewport
         expect(page.locator(".js-plotly-plot").nth(2).locator("svg.main-svg").first).to_be_attached()
         page.fill("#filter-q", "reject")
         expect(case_rows(page)).to_have_text(["reject-safety"])
@@ -218,7 +219,11 @@ def test_screenshots(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     out = DOCS if os.environ.get("SITEGEN_SCREENSHOTS") == "1" and scheme == "light" else tmp_path
     for name, (path, drawn) in targets.items():
         page = watched.open(path)
+        charts = page.locator("[data-chart]")
+        for index in range(charts.count()):  # plotly.js comes when a chart nears the viewport (site.js)
+            charts.nth(index).scroll_into_view_if_needed()
         expect(page.locator(drawn)).to_be_attached()
+        page.evaluate("window.scrollTo(0, 0)")
         watched.assert_clean()  # idle, its timers run: the picture shows the page as it stays
         shot = out / f"screenshot-{name}.png"
         page.screenshot(path=str(shot), full_page=False)

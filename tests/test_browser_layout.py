@@ -63,8 +63,13 @@ def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[
     page.goto(path.as_uri())
     if path.name == "index.html":
         wait_until_ready(page)
-    if page.locator("[data-chart]").count():
-        expect(page.locator(".js-plotly-plot").first).to_be_attached()
+    charts = page.locator("[data-chart]")
+    if charts.count():
+        # plotly.js is loaded once a chart nears the viewport (site.js): bring each into view, then back to the top.
+        for index in range(charts.count()):
+            charts.nth(index).scroll_into_view_if_needed()
+        expect(page.locator(".js-plotly-plot")).to_have_count(charts.count())
+        page.evaluate("window.scrollTo(0, 0)")
     assert settle(page) == [] and errors == [], errors
     return context, page
 

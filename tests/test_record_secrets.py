@@ -11,8 +11,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from typer.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from hostile_peers import serving
 from secret_encodings import ENCODINGS, base64_cores
