@@ -11,7 +11,7 @@ Lighthouse is an npm package: `npm i -E lighthouse@12.2.3` in a folder of your o
 then pass its `node_modules/.bin/lighthouse` as --lighthouse or put it on PATH. Chromium is taken from
 CHROME_PATH (default /usr/bin/chromium).
 
-Example: python benchmarks/lighthouse.py --lighthouse /work/tools/node_modules/.bin/lighthouse --runs 3
+Example: python benchmarks/lighthouse.py --lighthouse /tmp/tools/node_modules/.bin/lighthouse --runs 3
 """
 
 from __future__ import annotations
