@@ -161,6 +161,7 @@ def test_charts_render_under_the_csp(trapped: Trapped, hostile_site: Path) -> No
         charts = trapped.page.locator("[data-chart]")
         expect(charts).not_to_have_count(0)
         for index in range(charts.count()):
+            charts.nth(index).scroll_into_view_if_needed()  # plotly.js comes when a chart nears the viewport
             expect(charts.nth(index).locator("svg.main-svg").first).to_be_attached()
         # The hostile verdicts are chart labels: shown as text, never as links or markup.
         expect(trapped.page.locator(".js-plotly-plot a")).to_have_count(0)
