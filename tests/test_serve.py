@@ -237,7 +237,8 @@ def test_serve_watch_rebuilds_when_the_case_file_changes(tmp_path: Path) -> None
 # Editors' temporary files
 
 EDITOR_TEMPORARY = [".cases.json.swp", ".cases.json.swx", "cases.json~", "4913", ".#cases.json", "#cases.json#",
-                    "cases.json___jb_tmp___", "cases.json.kate-swp", ".goutputstream-7QK2", "cases.json.crswap"]
+                    "cases.json___jb_tmp___", "cases.json.kate-swp", ".goutputstream-7QK2", "cases.json.crswap",
+                    "sedAb12Cd"]  # `sed -i` writes its result to sedXXXXXX beside the file, then renames it
 
 
 @pytest.mark.parametrize("name", EDITOR_TEMPORARY)
@@ -245,7 +246,7 @@ def test_editor_temporary_files_are_recognised(name: str) -> None:
     assert is_editor_temporary(Path("eval") / name)
 
 
-@pytest.mark.parametrize("name", ["cases.json", "a4913.json", "notes#1.json", "trace~1.json", "swap.json"])
+@pytest.mark.parametrize("name", ["cases.json", "a4913.json", "notes#1.json", "trace~1.json", "swap.json", "sedation.json", "sed12345"])
 def test_inputs_are_not_taken_for_editor_files(name: str) -> None:
     assert not is_editor_temporary(Path("eval") / name)
 

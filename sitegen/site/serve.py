@@ -166,7 +166,7 @@ def require_watchfiles() -> Any:
 # `.swx`, `~`, and `4913`, which vim writes to test a folder), emacs' lock and autosave files (`.#x`, `#x#`),
 # JetBrains' `___jb_tmp___`, Kate's `.kate-swp`, gedit's `.goutputstream-…`, Chrome's `.crswap`.
 _EDITOR_TEMPORARY = re.compile(
-    r"\.sw[a-z]$|~$|^4913$|^\.#|^#.*#$|___jb_(tmp|old|bak)___$|\.kate-swp$|^\.goutputstream-|\.crswap$"
+    r"\.sw[a-z]$|~$|^4913$|^\.#|^#.*#$|___jb_(tmp|old|bak)___$|\.kate-swp$|^\.goutputstream-|\.crswap$|^sed[A-Za-z0-9]{6}$"
 )
 
 
