@@ -279,9 +279,12 @@ def append_answer(data: object) -> object:
 
 # Builds run as commands
 
-# The environment of a build run as a command: a fixed build time, no job summary.
-BUILD_ENV = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
-BUILD_ENV.pop("GITHUB_STEP_SUMMARY", None)
+def build_env(**extra: str) -> dict[str, str]:
+    """The environment of a build run as a command: a fixed build time, no job summary, and the test session's
+    trace cache (read when called: conftest sets SITEGEN_CACHE_DIR after this module is imported)."""
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH, **extra}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    return env
 
 # What test_kill_build and test_filenames run a command under: every file opened for writing is logged.
 WRITE_SPY = r"""

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BUILD_ENV, WRITE_SPY, make_case, make_trace, write_suite
+from helpers import build_env, WRITE_SPY, make_case, make_trace, write_suite
 from hostile_corpus import HOSTILE_IDS
 from site_audit import audit_site, parse, shown as as_shown
 
@@ -36,7 +36,7 @@ def _run(args: list[str], cwd: Path, spy_log: Path | None = None) -> subprocess.
         spy.write_text(WRITE_SPY, encoding="utf-8")
         command = [sys.executable, str(spy), str(spy_log), *args]
     # The tests' own trace cache (conftest.py), set after ENV was made at import: never the user's ~/.cache.
-    env = {**BUILD_ENV, "PYTHONDONTWRITEBYTECODE": "1", "SITEGEN_CACHE_DIR": os.environ["SITEGEN_CACHE_DIR"]}
+    env = build_env(PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 

@@ -20,14 +20,21 @@ from pathlib import Path
 
 import pytest
 
-from helpers import BUILD_ENV, WRITE_SPY, make_case, make_trace, write_suite
+from helpers import build_env, WRITE_SPY, make_case, make_trace, write_suite
 from sitegen.site import faults
 from sitegen.errors import BadInput, UsageError
 from sitegen.site.build import BuildOptions, build_site
 
 CASES = 24
-for _name in (faults.KILL_AT, faults.NO_EXCHANGE):
-    BUILD_ENV.pop(_name, None)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """A build's environment without a fault point of an outer run, plus `extra`."""
+    env = build_env(**extra)
+    for name in (faults.KILL_AT, faults.NO_EXCHANGE):
+        if name not in extra:
+            env.pop(name, None)
+    return env
 
 # Where each kill leaves the site folder: the old site until the swap, the new one from then on.
 OLD_UNTIL = (faults.STAGED, faults.BEFORE_SWAP, faults.MID_SWAP)
@@ -63,8 +70,8 @@ def _command(suite: Path, out: Path, run_id: str, cases: Path | None = None) -> 
             "--out", str(out), "--run-id", run_id]
 
 
-def _run(command: list[str], cwd: Path, env: dict[str, str] = BUILD_ENV) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=cwd, env=env if env is not None else _env(), capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.fixture(scope="module", params=["every case changed", "one case changed"])
@@ -99,7 +106,7 @@ def test_a_build_killed_at_each_stage_leaves_a_whole_site_and_the_next_build_rec
 ) -> None:
     site = tmp_path / "site"
     shutil.copytree(sites["pristine"], site)
-    env = {**BUILD_ENV, faults.KILL_AT: stage, **({faults.NO_EXCHANGE: "1"} if swap == "renames" else {})}
+    env = _env(**{faults.KILL_AT: stage, **({faults.NO_EXCHANGE: "1"} if swap == "renames" else {})})
     command = _command(sites["new_suite"], site, "new")
     done = _run(command, tmp_path, env)
     assert done.returncode == -signal.SIGKILL, f"the build was not killed at {stage}: exit {done.returncode}, {done.stderr}"
@@ -196,7 +203,7 @@ def test_every_file_is_written_under_a_temporary_name(tmp_path: Path, command: l
                                   {"c1.json": make_trace("a"), "c2.json": make_trace("b")})
     spy = tmp_path / "spy.py"
     spy.write_text(WRITE_SPY, encoding="utf-8")
-    env = {**BUILD_ENV, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = _env(PYTHONDONTWRITEBYTECODE="1")
     common = ["--cases", str(cases), "--fixtures", str(fixtures)]
     for setup in (["baseline", "--dir", "baseline"], ["build", "--out", "site"]):
         subprocess.run([sys.executable, "-m", "sitegen", *setup, *common], cwd=tmp_path, env=env, check=True, capture_output=True)
