@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import traceback
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
@@ -21,7 +22,7 @@ from sitegen.config import (
     DEFAULT_OUT,
     config_for,
 )
-from sitegen.errors import SitegenError, SystemRefused
+from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
 app = typer.Typer(
     name="sitegen",
@@ -117,6 +118,16 @@ def command(function: _Command) -> _Command:
         except SitegenError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except (typer.Exit, typer.Abort, typer.BadParameter):
+            raise
+        except Exception:  # a bug: Python's own exit code (1) would read as "a case regressed" to a CI gate
+            traceback.print_exc()
+            typer.echo(
+                f"error: internal error in sitegen {__version__} (a bug, not your input; nothing was replaced): "
+                "please report it with the traceback above",
+                err=True,
+            )
+            raise typer.Exit(INTERNAL_ERROR_EXIT_CODE) from None
 
     app.command()(run)
     return function

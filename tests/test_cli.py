@@ -255,3 +255,20 @@ def test_the_default_baseline_of_another_suite_is_not_compared(tmp_path: Path, m
     assert "warning: eval/baseline/report.json: the baseline shares no case id" in result.output
     assert "built without a baseline (give --baseline to compare)" in result.output
     assert not (tmp_path / "site" / "diff.json").exists()
+
+
+def test_an_unforeseen_failure_is_exit_3_not_a_regression(suite: tuple[Path, Path], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A bug in sitegen must not exit 1, which a CI gate reads as "a case regressed", nor 2 (bad input)."""
+    import sitegen.site.build
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(sitegen.site.build, "build_site", broken)
+    cases, fixtures = suite
+    result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(tmp_path / "site"), "--fail-on-regression")
+    assert result.exit_code == 3, result.output
+    assert "Traceback" in result.output and "KeyError: 'a bug'" in result.output
+    assert "error: internal error in sitegen" in result.output and "not your input" in result.output
+    assert not (tmp_path / "site").exists()

@@ -619,6 +619,16 @@ def test_the_summary_wrapper_passes_success_and_regressions_through(forge: Forge
     assert "<pre>&lt;b&gt;&amp;&lt;/b&gt;: y</pre>" in summary.read_text(encoding="utf-8")  # escaped, not markup
 
 
+def test_an_internal_error_is_told_apart_from_a_regression_on_the_job_summary(forge: Forge, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    done = subprocess.run([str(SCRIPTS / "bad-input-summary.sh"), "bash", "-c", "echo 'Traceback' >&2; exit 3"],
+                          env={**forge.env, "GITHUB_STEP_SUMMARY": str(summary)}, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 3 and done.stderr == "Traceback\n"
+    assert done.stdout.startswith("::error::sitegen: internal error")
+    text = summary.read_text(encoding="utf-8")
+    assert "internal error (exit 3)" in text and "not a regression and not bad input" in text
+
+
 def test_recovering_and_seeding_the_history_as_docs_ci_md_says(workflow: dict[str, Any], forge: Forge, tmp_path: Path) -> None:
     """docs/ci.md, "Recovering the history": seed the branch from an old published history.json, then read
     it back from a plain clone and rebuild the site from it locally."""

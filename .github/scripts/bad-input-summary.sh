@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run a sitegen command (the arguments); when it exits 2 (bad input: sitegen wrote nothing), put its error
 # message and the input it names on the job summary, so that the author of a pull request sees what to fix
-# without opening the log. Any exit code is passed on; stderr still reaches the log as it is written.
+# without opening the log; when it exits 3 (a bug in sitegen), say that it is neither their input nor a regression. Any exit code is passed on; stderr still reaches the log as it is written.
 #
 #   bad-input-summary.sh sitegen build --fail-on-regression ...
 set -uo pipefail
@@ -33,6 +33,17 @@ if [ "$status" -eq 2 ]; then
             echo
             echo "Nothing was built or published: fix the input named above and push again (\`sitegen check\` and"
             echo "\`sitegen build\` report the same message locally)."
+        } >>"$GITHUB_STEP_SUMMARY"
+    fi
+elif [ "$status" -eq 3 ]; then
+    # A bug in sitegen (docs/cli.md, "Exit codes"): not the pull request's fault, and not a regression.
+    echo "::error::sitegen: internal error (a bug in sitegen, not the input): see the traceback in the log"
+    if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+        {
+            echo "### 💥 sitegen failed with an internal error (exit 3)"
+            echo
+            echo "This is a bug in sitegen, not a regression and not bad input: nothing was built or published."
+            echo "The traceback is in the job's log; please report it."
         } >>"$GITHUB_STEP_SUMMARY"
     fi
 fi
