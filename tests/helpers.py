@@ -407,6 +407,13 @@ def case_rows(page: Any) -> Any:
     return page.locator("#case-table tbody tr:not(.empty-row) a.case-link")
 
 
+def wake_charts(page: Any) -> None:
+    """Move the pointer, as a reader does: until then the charts are static pictures and plotly.js is not loaded
+    (site.js)."""
+    page.mouse.move(2, 2)
+    page.mouse.move(4, 4)
+
+
 def wait_until_ready(page: Any) -> None:
     """The index's script has set up its table (it marks the table when done)."""
     from playwright.sync_api import expect

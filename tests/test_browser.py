@@ -25,6 +25,7 @@ from helpers import (
     settle,
     shipped_history,
     wait_until_ready,
+    wake_charts,
     write_suite,
 )
 from sitegen.site.build import BuildOptions, build_site
@@ -66,7 +67,9 @@ def test_chart_pages_render_without_errors(watched: Watched, browser_site: Path,
     page = watched.open(browser_site / name)
     charts = page.locator("[data-chart]")
     expect(charts).to_have_count(0 if name == "diff.html" else 3)
+    wake_charts(page)
     for index in range(charts.count()):
+        charts.nth(index).scroll_into_view_if_needed()
         # Locator waits, not wait_for_function: the pages' CSP (rightly) refuses Playwright's string evaluation.
         expect(charts.nth(index).locator("svg.main-svg").first).to_be_attached()
     watched.assert_clean()
@@ -87,6 +90,7 @@ def test_the_same_site_works_over_http(browser: Any, browser_site: Path) -> None
         watched = Watched(context.new_page())
         page = watched.open(server.url + "index.html")
         wait_until_ready(page)
+        wake_charts(page)
         page.locator("[data-chart]").nth(2).scroll_into_view_if_needed()  # plotly.js comes when a chart nears the viewport
         expect(page.locator(".js-plotly-plot").nth(2).locator("svg.main-svg").first).to_be_attached()
         page.fill("#filter-q", "reject")
@@ -220,6 +224,7 @@ def test_screenshots(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     for name, (path, drawn) in targets.items():
         page = watched.open(path)
         charts = page.locator("[data-chart]")
+        wake_charts(page)
         for index in range(charts.count()):  # plotly.js comes when a chart nears the viewport (site.js)
             charts.nth(index).scroll_into_view_if_needed()
         expect(page.locator(drawn)).to_be_attached()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.build import BuildOptions, build_site
-from helpers import MEASURE, ROOT, Watched, case_page_file, new_context, settle, shipped_history, wait_until_ready
+from helpers import MEASURE, ROOT, Watched, case_page_file, new_context, settle, shipped_history, wait_until_ready, wake_charts
 
 pytestmark = pytest.mark.browser
 
@@ -65,7 +65,9 @@ def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[
         wait_until_ready(page)
     charts = page.locator("[data-chart]")
     if charts.count():
-        # plotly.js is loaded once a chart nears the viewport (site.js): bring each into view, then back to the top.
+        # plotly.js is loaded once the reader moves and a chart nears the viewport (site.js): bring each into view,
+        # then back to the top.
+        wake_charts(page)
         for index in range(charts.count()):
             charts.nth(index).scroll_into_view_if_needed()
         expect(page.locator(".js-plotly-plot")).to_have_count(charts.count())

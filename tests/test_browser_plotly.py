@@ -1,5 +1,6 @@
-"""plotly.js loaded late: the partial bundle draws every chart from file:// and over HTTP, the index works before
-plotly.js has arrived (and without it), and a page whose charts are out of sight does not load it."""
+"""plotly.js loaded late: every chart is a static picture until the reader moves, then the partial bundle draws it
+from file:// and over HTTP; the index works before plotly.js has arrived (and without it), and a page whose charts
+are out of sight does not load it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.serve import make_server
-from helpers import Watched, case_rows, new_context, wait_until_ready, whole_plotly_js
+from helpers import Watched, case_rows, new_context, wait_until_ready, wake_charts, whole_plotly_js
 
 pytestmark = pytest.mark.browser
 
@@ -35,6 +36,7 @@ def expect_charts_drawn(page: Any, count: int) -> None:
 
     charts = page.locator("[data-chart]")
     expect(charts).to_have_count(count)
+    wake_charts(page)
     for index in range(count):
         charts.nth(index).scroll_into_view_if_needed()
         expect(charts.nth(index).locator("svg.main-svg").first).to_be_attached()
@@ -84,9 +86,10 @@ def test_the_index_works_before_plotly_has_loaded(browser: Any, served: str) -> 
         page = context.new_page()
         held: list[Any] = []
         page.route(PLOTLY, lambda route: held.append(route))  # neither continued nor answered: it waits
-        with page.expect_request(PLOTLY):
-            page.goto(served + "index.html")
+        page.goto(served + "index.html")
         wait_until_ready(page)
+        with page.expect_request(PLOTLY):
+            wake_charts(page)
         expect(page.locator("#headline .headline-text")).to_be_visible()
         expect(page.locator("#summary .stat-value").first).to_be_visible()
         page.fill("#filter-q", "reject")
@@ -111,10 +114,11 @@ def test_without_plotly_the_charts_say_so_and_keep_their_data(browser: Any, serv
         page = context.new_page()
         page.route(PLOTLY, lambda route: route.abort())
         page.goto(served + "history.html")
+        wake_charts(page)
         notes = page.locator(".chart-failed")
         expect(notes).to_have_count(3)
-        expect(notes.first).to_contain_text("its data is in the table below")
-        expect(page.locator("[data-chart]").first).to_be_hidden()
+        expect(notes.first).to_contain_text("the picture above stays, and its data is in the table below")
+        expect(page.locator("[data-chart] svg.chart-picture").first).to_be_visible()
         page.locator(".chart-data summary").first.click()
         expect(page.locator(".chart-data table").first).to_be_visible()
     finally:
@@ -132,12 +136,42 @@ def test_charts_out_of_sight_do_not_load_plotly_until_scrolled_to(browser: Any, 
         watched.page.on("request", lambda request: asked.append(request.url) if "/plotly-" in request.url else None)
         page = watched.open(site / "index.html")
         wait_until_ready(page)
+        wake_charts(page)
         top = page.locator("#charts").bounding_box()
         assert top is not None and top["y"] > 120 + 200  # further down than the observer's margin
         watched.assert_clean()  # idle, its timers run: still nothing asked for
         assert asked == []
         expect(page.locator(".js-plotly-plot")).to_have_count(0)
         expect_charts_drawn(page, 3)
+        assert len(asked) == 1
+        watched.assert_clean()
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("name", ["index.html", "history.html"])
+def test_until_the_reader_moves_the_charts_are_pictures_and_plotly_is_not_loaded(browser: Any, site: Path, name: str) -> None:  # noqa: F811
+    """A facade, as Lighthouse advises for a heavy widget: the page shows each chart as its static SVG picture
+    (views/chartsvg.py) at once, with its axes and values; plotly.js comes on the reader's first move."""
+    from playwright.sync_api import expect
+
+    context = new_context(browser, viewport={"width": 390, "height": 844})
+    try:
+        watched = Watched(context.new_page())
+        asked: list[str] = []
+        watched.page.on("request", lambda request: asked.append(request.url) if "/plotly-" in request.url else None)
+        page = watched.open(site / name)
+        pictures = page.locator("[data-chart] svg.chart-picture")
+        expect(pictures).to_have_count(3)
+        expect(pictures.first).to_be_visible()
+        box = pictures.first.bounding_box()
+        assert box is not None and box["width"] > 300 and box["height"] > 150
+        expect(pictures.first.locator("text.tick").first).to_be_visible()
+        watched.assert_clean()  # idle, its timers run: still nothing asked for
+        assert asked == []
+        expect(page.locator(".js-plotly-plot")).to_have_count(0)
+        expect_charts_drawn(page, 3)
+        expect(page.locator("svg.chart-picture")).to_have_count(0)  # each picture gave way to its chart
         assert len(asked) == 1
         watched.assert_clean()
     finally:

@@ -18,7 +18,7 @@ import pytest
 
 from hostile_corpus import PAYLOADS, write_hostile_site_inputs
 from sitegen.site.build import BuildOptions, build_site
-from helpers import new_context, settle
+from helpers import new_context, settle, wake_charts
 
 pytestmark = pytest.mark.browser
 
@@ -160,6 +160,7 @@ def test_charts_render_under_the_csp(trapped: Trapped, hostile_site: Path) -> No
         assert trapped.visit((hostile_site / name).as_uri()) == []
         charts = trapped.page.locator("[data-chart]")
         expect(charts).not_to_have_count(0)
+        wake_charts(trapped.page)
         for index in range(charts.count()):
             charts.nth(index).scroll_into_view_if_needed()  # plotly.js comes when a chart nears the viewport
             expect(charts.nth(index).locator("svg.main-svg").first).to_be_attached()

@@ -59,8 +59,7 @@
   var drawing = false; // a drawNext is scheduled
 
   function chartFailed(node) {
-    node.hidden = true;
-    var note = el("p", "chart-failed muted", "The chart could not be drawn (plotly.js did not load); its data is in the table below.");
+    var note = el("p", "chart-failed muted", "The interactive chart could not be drawn (plotly.js did not load): the picture above stays, and its data is in the table below.");
     node.parentNode.insertBefore(note, node.nextSibling);
   }
 
@@ -69,6 +68,7 @@
     if (!source) return;
     var figure = JSON.parse(source.textContent);
     charts.push({ node: node, layout: figure.layout });
+    node.textContent = ""; // the static picture (views/chartsvg.py) gives way to plotly's chart
     window.Plotly.newPlot(node, figure.data, themed(figure.layout), {
       displayModeBar: false,
       responsive: true,
@@ -359,6 +359,16 @@
       th.appendChild(button);
     });
 
+    /* The page's own rows (the first rows of the case list, in its order) stand for the first rows of the data. */
+    function adoptStaticRows() {
+      if (!source) return;
+      var current = tbody.rows;
+      for (var i = 0; i < current.length && i < rows.length; i++) {
+        if (current[i].cells[0].getAttribute("data-sort") !== rows[i].id) return;
+        rows[i].tr = current[i];
+      }
+    }
+
     function ensureOption(select, value) {
       if (!value) return;
       for (var i = 0; i < select.options.length; i++) if (select.options[i].value === value) return;
@@ -453,14 +463,16 @@
       state.page = Math.min(state.page, pages);
       var start = (state.page - 1) * pageSize;
       var shown = list.slice(start, start + pageSize);
-      var fragment = document.createDocumentFragment();
-      shown.forEach(function (row) {
-        if (!row.tr) row.tr = row.build();
-        fragment.appendChild(row.tr);
-      });
-      if (!shown.length) fragment.appendChild(empty);
-      tbody.textContent = "";
-      tbody.appendChild(fragment);
+      if (!showsAlready(shown)) {
+        var fragment = document.createDocumentFragment();
+        shown.forEach(function (row) {
+          if (!row.tr) row.tr = row.build();
+          fragment.appendChild(row.tr);
+        });
+        if (!shown.length) fragment.appendChild(empty);
+        tbody.textContent = "";
+        tbody.appendChild(fragment);
+      }
       headers.forEach(function (th, col) {
         if (keys[col] && keys[col] === state.sort) th.setAttribute("aria-sort", state.dir === "asc" ? "ascending" : "descending");
         else th.removeAttribute("aria-sort");
@@ -472,7 +484,18 @@
       next.disabled = state.page >= pages;
       info.textContent = "Page " + fmt(state.page) + " of " + fmt(pages);
       if (save) writeHashState(state);
-      markScrollable();
+      scheduleMarkScrollable();
+    }
+
+    /* Whether the table already shows `shown`, in order, with at most rows after them (removed here): so the
+     * first update of an unfiltered index keeps the rows the browser has laid out, instead of building them
+     * again (a phone's slow CPU spent most of its first second on that, docs/architecture.md "the index"). */
+    function showsAlready(shown) {
+      var current = tbody.rows;
+      if (!shown.length || current.length < shown.length) return false;
+      for (var i = 0; i < shown.length; i++) if (shown[i].tr !== current[i]) return false;
+      while (tbody.rows.length > shown.length) tbody.deleteRow(-1);
+      return true;
     }
 
     controls.q.addEventListener("input", fromControls);
@@ -506,6 +529,7 @@
 
     var initial = readHashState();
     if (initial) state = initial;
+    else adoptStaticRows();
     if (state.q) loadSearchText();
     toControls();
     document.getElementById("case-filters").hidden = false;
@@ -530,9 +554,12 @@
    * keeps the first column in view), and made focusable so a keyboard can scroll it too. */
   function markScrollable() {
     var wraps = document.querySelectorAll(".table-wrap");
+    var scrolling = [];
+    for (var j = 0; j < wraps.length; j++) scrolling.push(wraps[j].scrollWidth > wraps[j].clientWidth + 1);
+    // All measured first, then all marked: a mark between two measurements would lay the page out again.
     for (var i = 0; i < wraps.length; i++) {
       var wrap = wraps[i];
-      var scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+      var scrolls = scrolling[i];
       wrap.classList.toggle("is-scrollable", scrolls);
       if (scrolls && !wrap.hasAttribute("tabindex")) {
         wrap.setAttribute("tabindex", "0");
@@ -549,12 +576,17 @@
     }
   }
 
-  var resizePending = false;
-  window.addEventListener("resize", function () {
-    if (resizePending) return;
-    resizePending = true;
-    window.requestAnimationFrame(function () { resizePending = false; markScrollable(); });
-  });
+  /* Measured after the next frame is painted, when the layout is done anyway: measuring at once would make
+   * the browser lay the page out in the middle of a script, a long task on a phone. */
+  var markPending = false;
+  function scheduleMarkScrollable() {
+    if (markPending) return;
+    markPending = true;
+    window.requestAnimationFrame(function () {
+      window.setTimeout(function () { markPending = false; markScrollable(); }, 0);
+    });
+  }
+  window.addEventListener("resize", scheduleMarkScrollable);
   /* ---- end tables wider than the screen ----------------------------------------------------------- */
 
   /* ---- per-case history strip -------------------------------------------------------------------- */
@@ -629,10 +661,18 @@
     if (position) initPosition(position);
     var strip = document.querySelector("[data-history-strip]");
     if (strip) initStrip(strip);
-    markScrollable();
+    scheduleMarkScrollable();
   });
-  // Charts only once the page has loaded and painted: plotly.js then competes with nothing the page needs.
+  /* Until the reader does something, every chart is its static picture: plotly.js (a second of a phone's CPU)
+   * is loaded on the first scroll, pointer move, touch or key — as a facade for a heavy widget does — and only
+   * then for the charts near the viewport. Nothing the reader asked for waits on it. */
+  var intent = ["scroll", "wheel", "pointerdown", "pointermove", "touchstart", "keydown", "focusin"];
+  function onIntent() {
+    intent.forEach(function (name) { window.removeEventListener(name, onIntent, true); });
+    initCharts();
+  }
   window.addEventListener("load", function () {
-    window.requestAnimationFrame(function () { window.setTimeout(initCharts, 0); });
+    if (!document.querySelector("[data-chart]")) return;
+    intent.forEach(function (name) { window.addEventListener(name, onIntent, { capture: true, passive: true }); });
   });
 })();

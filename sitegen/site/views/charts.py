@@ -1,7 +1,7 @@
 """The plotly charts of the index and history pages, each with its data as a table.
 
-A chart's figure goes into the page as escaped JSON inside `<script type="application/json">`; the site's
-script hands it to plotly. Every label from a trace or a run is escaped for plotly, which reads tags in labels.
+A chart's figure goes into the page as escaped JSON inside `<script type="application/json">`, and drawn as a
+static picture (views/chartsvg.py) that the site's script replaces with plotly's chart. Every label from a trace or a run is escaped for plotly, which reads tags in labels.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sitegen.report import Report
 from sitegen.site.history import Run
 from sitegen.site.render import json_for_script
 from sitegen.site.views.badges import ordered_verdicts, verdict_kind
+from sitegen.site.views.chartsvg import chart_svg
 
 CHART_LABEL_MAX = 24
 _OTHER_VERDICT_COLOURS = ("#4c78a8", "#8e6ac8", "#3aa6a6", "#c0648d", "#7f7f3f")
@@ -33,7 +34,8 @@ class DataTable(NamedTuple):
 
 
 class Chart(NamedTuple):
-    """A plotly chart: its figure as escaped JSON for `<script type="application/json">` plus its data table."""
+    """A plotly chart: its figure as escaped JSON for `<script type="application/json">`, the same figure as a
+    static picture shown until plotly draws it (views/chartsvg.py), and its data table."""
 
     dom_id: str
     data_id: str
@@ -41,6 +43,7 @@ class Chart(NamedTuple):
     summary: str
     figure: Markup
     table: DataTable
+    picture: Markup
 
 
 def chart_text(text: str, limit: int | None = CHART_LABEL_MAX) -> str:
@@ -65,7 +68,7 @@ def verdict_colours(verdicts: Sequence[str], config: SuiteConfig) -> dict[str, s
 
 
 def _chart(dom_id: str, title: str, summary: str, figure: dict[str, Any], table: DataTable) -> Chart:
-    return Chart(dom_id, f"{dom_id}-data", title, summary, json_for_script(figure), table)
+    return Chart(dom_id, f"{dom_id}-data", title, summary, json_for_script(figure), table, chart_svg(figure))
 
 
 def _run_axis(runs: Sequence[Run]) -> dict[str, Any]:
