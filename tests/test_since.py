@@ -1,11 +1,12 @@
 """Since when a failing case fails (eval/README.md, "History"; sitegen/site/since.py): the streak read back from the
 current run, its words, and where the site shows them (the index's Failing since column, a case page's result box
-through assets/history-data.js)."""
+through assets/history-data.js), and the run names on the pass-rate chart's axis."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from helpers import case_page_file
-from site_audit import history_data
+from site_audit import chart_figures, history_data
 from sitegen.report import CaseResult, TrialResult, build_report
 from sitegen.site.build import BuildOptions, build_site
 from sitegen.site.history import Run, new_run
@@ -223,3 +224,44 @@ def test_without_history_nothing_is_said(tmp_path: Path) -> None:
     site = _build(tmp_path, None)
     assert "since-col" not in (site / "index.html").read_text(encoding="utf-8")
     assert history_data(site)["since"] == []
+
+
+def test_the_pass_rate_chart_names_its_runs(tmp_path: Path) -> None:
+    site = _build(tmp_path, _history(tmp_path))
+    axis = chart_figures(site / "index.html")["chart-pass-rate-data"]["layout"]["xaxis"]
+    assert axis["tickvals"] == [1, 2, 3, 4, 5]
+    assert axis["ticktext"] == ["PR #1", "PR #2", "PR #3", "PR #4", "now"]
+    hover = chart_figures(site / "index.html")["chart-pass-rate-data"]["data"][0]["text"]
+    assert hover[2] == "#3 PR #3 · 3abcdef<br>2023-10-03 02:00 UTC"
+
+
+def test_a_long_history_names_every_few_runs_the_latest_among_them(tmp_path: Path) -> None:
+    runs = [_run(number, "P" * 30) for number in range(1, 31)]
+    runs[27] = runs[27].model_copy(update={"label": runs[27].commit[:10]})  # named by its commit, as CI's default is
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([run.to_json() for run in runs]), encoding="utf-8")
+    site = _build(tmp_path, history)
+    axis = chart_figures(site / "history.html")["chart-history-pass-rate-data"]["layout"]["xaxis"]
+    assert axis["tickvals"][-1] == 31 and len(axis["tickvals"]) <= 12
+    assert axis["ticktext"][-1] == "now" and axis["ticktext"][-2] == "1c1c1c1" and axis["ticktext"][-3] == "PR #25"
+
+
+def test_the_trial_band_of_a_single_run_has_a_width(tmp_path: Path) -> None:
+    shutil.copytree(DATA, tmp_path / "suite")
+    trials = tmp_path / "suite" / "fixtures" / "pay-timeout"
+    trial = (tmp_path / "suite" / "fixtures" / "pay-timeout.json").read_bytes()
+    trials.mkdir()
+    for number in (1, 2, 3):
+        (trials / f"trial-{number:03d}.json").write_bytes(trial)
+    cases = json.loads((tmp_path / "suite" / "cases.json").read_text(encoding="utf-8"))
+    for case in cases:
+        if case["id"] == "pay-timeout":
+            case["traceFixture"] = "pay-timeout"
+    (tmp_path / "suite" / "cases.json").write_text(json.dumps(cases), encoding="utf-8")
+    build_site(BuildOptions(cases=tmp_path / "suite" / "cases.json", fixtures=tmp_path / "suite" / "fixtures",
+                            baseline=None, history=None, out=tmp_path / "site", run_id="now", cwd=tmp_path))
+    traces = chart_figures(tmp_path / "site" / "index.html")["chart-pass-rate-data"]["data"]
+    high, low, rate = traces[0], traces[1], traces[2]
+    assert rate["x"] == [1] and low["fill"] == "tonexty"
+    assert high["x"] == low["x"] == [0.7, 1.3]  # a short band either side of the one run, not a band of no width
+    assert high["y"][0] > low["y"][0] and high["y"][0] == high["y"][1]
