@@ -120,6 +120,24 @@ def test_case_page_renders_with_its_history_strip(watched: Watched, browser_site
     watched.assert_clean()
 
 
+def test_a_failing_case_page_says_since_when_it_fails(watched: Watched, browser_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    # Missing Trace is a known failure: failing in the baseline and in every recorded run
+    page = watched.open(case_page_file(browser_site, "missing-trace"))
+    since = page.locator("#result #failing-since")
+    expect(since).to_have_text(
+        "Failing since nightly 1 · 0000000 · 2023-10-01 or earlier (its first recorded run), 4 runs ago."
+    )
+    expect(since).to_be_visible()
+    page = watched.open(case_page_file(browser_site, "db-pool"))  # regressed: it passed the run before
+    expect(page.locator("#failing-since")).to_have_text("Failing since this run.")
+    page = watched.open(case_page_file(browser_site, "pay-timeout"))  # passing: nothing
+    expect(page.locator("[data-case-position]")).to_have_text(re.compile("case 1 of 7"))
+    expect(page.locator("#failing-since")).to_be_hidden()
+    watched.assert_clean()
+
+
 def test_ids_that_name_object_properties(watched: Watched, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 

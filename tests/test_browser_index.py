@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from helpers import Watched, case_rows, make_case, make_trace, wait_until_ready, write_suite
+from helpers import SITE_DATA, Watched, case_rows, make_case, make_trace, wait_until_ready, write_suite
 from sitegen.site.build import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
@@ -148,6 +148,13 @@ def test_the_flaky_filter_and_combined_filters(watched: Watched, browser_site: P
 
 # Sorting
 
+# Failing since, ascending: Missing Trace failed in every recorded run (4 runs ago or earlier); broken-json, the
+# hostile case and new-case first ran now (this run or earlier); db-pool passed the run before; the passing cases last.
+SINCE_SORTED = (
+    ["Missing Trace", "broken-json", HOSTILE, "new-case", "db-pool", "pay-timeout", "reject-safety"],
+    ["pay-timeout", "reject-safety", "db-pool", "broken-json", HOSTILE, "new-case", "Missing Trace"],
+)
+
 # Each sortable column, ascending then descending; equal keys keep the file's order in both directions.
 SORTED = {
     "case": (
@@ -178,6 +185,7 @@ SORTED = {
         ["Missing Trace", "broken-json", "new-case", HOSTILE, "reject-safety", "pay-timeout", "db-pool"],
         ["db-pool", "pay-timeout", "reject-safety", HOSTILE, "new-case", "Missing Trace", "broken-json"],
     ),
+    "since": SINCE_SORTED,
 }
 
 
@@ -287,6 +295,36 @@ def test_back_after_a_tag_chip_restores_the_unfiltered_index(watched: Watched, b
     expect_hash(page, {})
     expect(page.locator("#filter-tag")).to_have_value("")
     expect_rows(page, IN_FILE_ORDER)
+
+
+@pytest.fixture(scope="module")
+def paged_history_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The browser site with a case list in static pages of three rows: the index's script reads compact data."""
+    root = tmp_path_factory.mktemp("paged-history")
+    # --history is only ever read: the suite's own file serves
+    data = {name: SITE_DATA / f"{name}.json" for name in ("cases", "baseline", "history")}
+    build_site(BuildOptions(**data, fixtures=SITE_DATA / "fixtures", out=root / "site", run_id="browser", cwd=root, index_page_rows=3))
+    return root / "site"
+
+
+def test_sorting_by_failing_since_from_the_url_and_the_compact_rows(watched: Watched, paged_history_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    page = open_index(watched, paged_history_site, "#sort=since&dir=asc")
+    header = page.locator("th[data-key='since']")
+    expect(header).to_have_attribute("aria-sort", "ascending")
+    expect_rows(page, SINCE_SORTED[0])
+    cells = page.locator("#case-table tbody td.since-col")
+    expect(cells.first).to_have_text("4 runs ago or earlier nightly 1 · 0000000 · 2023-10-01")
+    expect(cells.nth(4)).to_have_text("this run")  # db-pool passed the run before
+    expect(cells.nth(5)).to_have_text("")  # passing
+    header.locator("button").click()
+    expect(header).to_have_attribute("aria-sort", "descending")
+    expect_rows(page, SINCE_SORTED[1])
+    expect_hash(page, {"sort": "since", "dir": "desc"})
+    page.fill("#filter-q", "runs ago or earlier")  # the search looks in the cell's words too
+    expect_rows(page, ["Missing Trace"])
+    watched.assert_clean()
 
 
 # Paging

@@ -88,6 +88,7 @@ from sitegen.site.render import (
     plotly_style_guards,
     script_assignment,
 )
+from sitegen.site.since import FailingSince, failing_since_all
 from sitegen.site.staging import SiteWriter, check_out_apart, check_out_folder, recover_moved_site, staging_folder
 from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.site.views import SiteInfo, build_diff_page, build_history_page, history_data, page_context
@@ -191,6 +192,7 @@ class Gathered:
     strips: dict[str, str]
     flaky: set[str]
     by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
+    since: dict[str, FailingSince]  # each failing case's streak of failures (site/since.py)
 
 
 # Step 1: read and check every input
@@ -410,7 +412,7 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}
     by_rule = failures_by_rule(report.results, None if inputs.baseline is None else inputs.baseline.results)
-    return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky, by_rule)
+    return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky, by_rule, failing_since_all(runs, run, strips))
 
 
 # Step 4: the pages and files of the whole run
@@ -423,7 +425,7 @@ def write_text(writer: SiteWriter, relative: str, text: str) -> None:
 
 def write_history_data(writer: SiteWriter, data: Gathered) -> None:
     """assets/history-data.js: the runs and every case's pass/fail strip, which every case page reads."""
-    shared = history_data(data.runs, data.report, data.strips, data.flaky)
+    shared = history_data(data.runs, data.report, data.strips, data.flaky, data.since)
     write_text(writer, urls.HISTORY_DATA, script_assignment("SITEGEN_HISTORY", shared))
 
 
@@ -448,6 +450,7 @@ def start_list_pages(
         flaky=data.flaky,
         diff=data.diff,
         by_rule=data.by_rule,
+        since=data.since,
         settings=inputs.status.settings,
         keys={case_id: record.key for case_id, record in pages.records.items()},
         previous=inputs.previous.pages,

@@ -16,6 +16,7 @@ from sitegen.site import render, urls
 from sitegen.site.history import Run
 from sitegen.site.incremental import PageRecord, list_page_key, reuse_page
 from sitegen.site.render import page_bytes
+from sitegen.site.since import FailingSince
 from sitegen.site.staging import SiteWriter
 from sitegen.site.views import SiteInfo, build_case_list_page, build_index_page, case_list_rows, page_context
 
@@ -32,6 +33,7 @@ class ListPages:
     flaky: set[str]
     diff: DiffReport | None
     by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
+    since: dict[str, FailingSince]  # each failing case's streak of failures (the index's Failing since column)
     settings: str  # what every page depends on (BuildStatus.settings)
     keys: dict[str, str]  # each case page's key, by case id
     previous: dict[str, PageRecord]  # the previous build's case-list pages, by path
@@ -48,7 +50,7 @@ def write_list_page(number: int, pages: ListPages) -> tuple[str, PageRecord | No
     build may take as it is (every page but the index), its record."""
     if number == 1:
         page = build_index_page(
-            pages.site, pages.report, pages.slugs, pages.runs, pages.flaky, pages.diff, pages.run, pages.by_rule
+            pages.site, pages.report, pages.slugs, pages.runs, pages.flaky, pages.diff, pages.run, pages.by_rule, pages.since
         )
         pages.writer.write(urls.INDEX, page_bytes(render.render_template("index.html", page_context(page))))
         return urls.INDEX, None

@@ -217,11 +217,16 @@
   }
 
   function dataRows(data) {
+    /* Failing since: [id, sort key, runs ago, first run] of each failing case, when the index has the column
+     * (views.case_table_data); a Map, so that a case id like "__proto__" is a key like any other. */
+    var withSince = Array.isArray(data.since);
+    var since = new Map(withSince ? data.since.map(function (s) { return [s[0], s]; }) : []);
     return data.rows.map(function (r, index) {
       var status = data.statuses[r[4]] || ["?", r[4], "status status-other", 3];
       var verdict = data.verdicts[r[5]] || ["•", r[5], "verdict verdict-other"];
       var ratio = r[8] ? r[7] / r[8] : 1;
       var trials = r[14] || null; /* trials: [passed, trials] of a case with several (views.case_table_data) */
+      var streak = since.get(r[0]) || null;
       var row = {
         tr: null,
         index: index,
@@ -236,9 +241,11 @@
         words: function () {
           return [r[0], r[12] === 1 ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
             verdict[0] + " " + verdict[1], changeFilter.words(data, r[13]), r[6].join(""), r[7] + "/" + r[8], fmt(r[9]),
-            r[10], trials ? trials[0] + "/" + trials[1] : ""].join(" ");
+            r[10], trials ? trials[0] + "/" + trials[1] : "", streak ? streak[2] + " " + streak[3] : ""].join(" ");
         },
-        keys: [r[0], trialSort(status[3], trials), r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11]]
+        // a case not failing sorts after every streak (views.index.since_cell)
+        keys: [r[0], trialSort(status[3], trials), r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11],
+          streak ? streak[1] : 1]
       };
       row.build = function () {
         var tr = el("tr");
@@ -276,6 +283,16 @@
         tr.appendChild(el("td", "num", r[7] + "/" + r[8]));
         tr.appendChild(el("td", "num", fmt(r[9])));
         tr.appendChild(el("td", "num", r[10]));
+        if (withSince) {
+          var sinceCell = tr.appendChild(el("td", "since-col"));
+          if (streak) {
+            sinceCell.appendChild(el("span", "since-ago", streak[2]));
+            if (streak[3]) {
+              sinceCell.appendChild(document.createTextNode(" "));
+              sinceCell.appendChild(el("span", "since-run", streak[3]));
+            }
+          }
+        }
         return tr;
       };
       return row;
@@ -654,11 +671,29 @@
     }
   }
 
+  /* "Failing since PR #12 · a1b2c3d · 2026-11-30, 3 runs ago." in a failing case's result box, from the shared
+   * history data: it changes with every run, the page only when its case does (views.history.history_data). */
+  function initSince(node) {
+    var main = document.querySelector("main[data-case-id]");
+    var data = window.SITEGEN_HISTORY;
+    if (!main || !data || !Array.isArray(data.since)) return;
+    var id = main.getAttribute("data-case-id");
+    for (var k = 0; k < data.since.length; k++) {
+      if (data.since[k][0] === id) {
+        node.textContent = data.since[k][1];
+        node.hidden = false;
+        return;
+      }
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var table = document.getElementById("case-table");
     if (table) initCaseTable(table);
     var position = document.querySelector("[data-case-position]");
     if (position) initPosition(position);
+    var since = document.querySelector("[data-failing-since]");
+    if (since) initSince(since);
     var strip = document.querySelector("[data-history-strip]");
     if (strip) initStrip(strip);
     scheduleMarkScrollable();

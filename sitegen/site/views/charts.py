@@ -16,6 +16,7 @@ from sitegen.config import SuiteConfig
 from sitegen.report import Report
 from sitegen.site.history import Run
 from sitegen.site.render import json_for_script
+from sitegen.site.since import run_name_parts
 from sitegen.site.views.badges import ordered_verdicts, verdict_kind
 from sitegen.site.views.chartsvg import chart_svg
 
@@ -71,15 +72,21 @@ def _chart(dom_id: str, title: str, summary: str, figure: dict[str, Any], table:
     return Chart(dom_id, f"{dom_id}-data", title, summary, json_for_script(figure), table, chart_svg(figure))
 
 
+# At most this many runs are named on a chart's axis (every n-th, the latest always): more names would overlap.
+RUN_TICKS = 12
+_TICK_MAX = 12  # characters of a run's name under its tick (the hover and the data table have it whole)
+
+
 def _run_axis(runs: Sequence[Run]) -> dict[str, Any]:
-    axis: dict[str, Any] = {"title": {"text": "Run"}, "tickformat": "d"}
-    if len(runs) <= 20:  # one tick per run; with more, plotly picks whole-number ticks itself
-        axis["dtick"] = 1
-    return axis
+    """The runs' axis: a run per whole number, named by its label (`PR #12`), else its short commit (`a1b2c3d`)."""
+    step = max(1, -(-len(runs) // RUN_TICKS))
+    numbers = list(range(len(runs), 0, -step))[::-1]
+    names = [chart_text(run_name_parts(runs[number - 1])[0], _TICK_MAX) for number in numbers]
+    return {"title": {"text": "Run"}, "tickmode": "array", "tickvals": numbers, "ticktext": names}
 
 
 def _run_hover(runs: Sequence[Run]) -> list[str]:
-    return [f"#{i} {chart_text(run.label or run.runId, 40)}<br>{fmt.timestamp(run.createdAt)}" for i, run in enumerate(runs, 1)]
+    return [f"#{i} {chart_text(' · '.join(run_name_parts(run)), 48)}<br>{fmt.timestamp(run.createdAt)}" for i, run in enumerate(runs, 1)]
 
 
 def line_chart(
@@ -158,6 +165,7 @@ def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate") -> Cha
 # The trial pass rate of each run with its Wilson 95 % interval, drawn as a band (eval/README.md, "Trials").
 _BAND_COLOUR = "rgba(142, 106, 200, 0.18)"
 _TRIAL_COLOUR = "#8e6ac8"
+_SHORT_BAND = 0.3  # half the width of the band drawn when only one run has one, in runs
 
 
 def _trial_interval(run: Run) -> tuple[float, float, float] | None:
@@ -179,11 +187,14 @@ def _trial_band(runs: Sequence[Run]) -> tuple[list[dict[str, Any]], list[str], s
     rates = [round(rate * 100, 2) for _, (rate, _, _) in points]
     lows = [round(low * 100, 2) for _, (_, low, _) in points]
     highs = [round(high * 100, 2) for _, (_, _, high) in points]
+    band_xs, band_lows, band_highs = xs, lows, highs
+    if len(points) == 1:  # a band over one point has no width: a short one, centred on the run
+        band_xs, band_lows, band_highs = [xs[0] - _SHORT_BAND, xs[0] + _SHORT_BAND], lows * 2, highs * 2
     line = {"width": 0}
     traces = [
-        {"type": "scatter", "mode": "lines", "x": xs, "y": highs, "line": line, "hoverinfo": "skip", "showlegend": False,
-         "name": "95% interval (high)"},
-        {"type": "scatter", "mode": "lines", "x": xs, "y": lows, "line": line, "fill": "tonexty",
+        {"type": "scatter", "mode": "lines", "x": band_xs, "y": band_highs, "line": line, "hoverinfo": "skip",
+         "showlegend": False, "name": "95% interval (high)"},
+        {"type": "scatter", "mode": "lines", "x": band_xs, "y": band_lows, "line": line, "fill": "tonexty",
          "fillcolor": _BAND_COLOUR, "hoverinfo": "skip", "name": "Trial pass rate, 95% interval"},
         {"type": "scatter", "mode": "lines+markers", "x": xs, "y": rates, "name": "Trials passed",
          "customdata": [[low, high] for low, high in zip(lows, highs)],

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sitegen import formatting as fmt
 from sitegen.report import Report
 from sitegen.site.history import Run
+from sitegen.site.since import FailingSince, since_sentence
 from sitegen.site.views.charts import Chart, line_chart, pass_rate_chart
 from sitegen.site.views.common import Layout, SiteInfo, make_layout
 
@@ -96,8 +97,11 @@ def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str,
     )
 
 
-def history_data(runs: Sequence[Run], report: Report, strips: dict[str, str], flaky: set[str]) -> dict[str, Any]:
-    """What every case page's history strip reads: the runs and one `P`/`F`/`-` string per current case."""
+def history_data(
+    runs: Sequence[Run], report: Report, strips: dict[str, str], flaky: set[str], since: Mapping[str, FailingSince]
+) -> dict[str, Any]:
+    """What every case page's history strip reads: the runs and one `P`/`F`/`-` string per current case; and what
+    its result box says of a failing case's streak ("failing since …", site/since.py)."""
     return {
         "formatVersion": 1,
         "runs": [
@@ -107,4 +111,6 @@ def history_data(runs: Sequence[Run], report: Report, strips: dict[str, str], fl
         # Pairs, not an object: in a script's object literal a case id like "__proto__" would not be a key.
         "cases": [[r.caseId, strips[r.caseId]] for r in report.results],
         "flaky": sorted(flaky & {r.caseId for r in report.results}),
+        # Here, not in the case page: it changes with every run, and a page is rendered only when its case changed.
+        "since": [[r.caseId, since_sentence(since[r.caseId])] for r in report.results if r.caseId in since],
     }

@@ -24,6 +24,7 @@ from sitegen.rule_counts import RuleCount
 from sitegen.site import urls
 from sitegen.site.history import Run
 from sitegen.site.render import json_for_script
+from sitegen.site.since import FailingSince, runs_ago_text, since_run_text
 from sitegen.site.views.badges import (
     CHANGE_ORDER,
     STATUS_ORDER,
@@ -67,6 +68,26 @@ class CaseRow(NamedTuple):
     flaky: bool
     flaky_title: str
     trials: str = ""  # "passed/trials" for a case with a folder of trials, else empty
+    since: SinceCell | None = None  # the Failing since cell (the index only, when some case has a streak to tell)
+
+
+class SinceCell(NamedTuple):
+    """The index's Failing since cell: how long a failing case has failed (empty for the others)."""
+
+    ago: str  # "3 runs ago", "this run"; "" when the case is not failing
+    run: str  # the streak's first run, "PR #12 · a1b2c3d · 2026-11-30"; "" for this run
+    sort: float  # minus the runs ago, half a run more for "or earlier" (the earliest first); 1 when not failing: last
+
+
+_NOT_FAILING = SinceCell("", "", 1)
+
+
+def since_cell(streak: FailingSince | None) -> SinceCell:
+    """A case's Failing since cell (site/since.py): sorted ascending, the longest-failing case comes first."""
+    if streak is None:
+        return _NOT_FAILING
+    run = since_run_text(streak) if streak.runs_ago else ""
+    return SinceCell(runs_ago_text(streak), run, -streak.runs_ago - (0.5 if streak.first_recorded else 0))
 
 
 class PageLink(NamedTuple):
@@ -99,6 +120,7 @@ class CaseTable(NamedTuple):
     pages: PageNav | None = None  # the static pages of a long case list
     data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
     search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
+    since_column: bool = False  # the Failing since column: some case fails with a streak to tell (the index only)
 
 
 class RuleRow(NamedTuple):
@@ -159,7 +181,8 @@ def _verdict_value(result: CaseResult) -> str:
 
 
 def _case_row(
-    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: str | None, on_index: bool = True
+    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: str | None, on_index: bool = True,
+    since: SinceCell | None = None,
 ) -> CaseRow:
     ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
     duration = result.durationMs
@@ -188,6 +211,7 @@ def _case_row(
         flaky=flaky,
         flaky_title=FLAKY_TITLE if flaky else "",
         trials=_trial_count(result),
+        since=since,
     )
 
 
@@ -262,16 +286,22 @@ def _index_table(
     flaky: set[str],
     changes: Mapping[str, str] | None,
     codes: Sequence[str],
+    since: Mapping[str, FailingSince],
 ) -> CaseTable:
     """The case table of the index: the first page of rows when the list has several, and the filters."""
     config, results, rows_per_page = site.config, report.results, site.index_page_rows
     paged = urls.case_list_page_count(len(results), rows_per_page) > 1
     shown = results[:rows_per_page] if paged else results
+    cells = {r.caseId: since_cell(since.get(r.caseId)) for r in results} if since else None
     verdicts = ordered_verdicts(list({_verdict_value(r): None for r in results}), config)
     tags = sorted({tag for r in results for tag in r.tags})
     statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
     return CaseTable(
-        rows=tuple(_case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r)) for r in shown),
+        rows=tuple(
+            _case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r),
+                      since=None if cells is None else cells[r.caseId])
+            for r in shown
+        ),
         status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
         verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
         tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
@@ -281,8 +311,9 @@ def _index_table(
         page_size=TABLE_PAGE_SIZE,
         flaky_count=len(flaky & {r.caseId for r in results}),
         pages=_page_nav(1, len(results), rows_per_page) if paged else None,
-        data=json_for_script(case_table_data(results, slugs, flaky, config, changes)) if paged else None,
+        data=json_for_script(case_table_data(results, slugs, flaky, config, changes, cells)) if paged else None,
         search_text=urls.SEARCH_TEXT,
+        since_column=cells is not None,
     )
 
 
@@ -324,6 +355,7 @@ def build_index_page(
     diff: DiffReport | None,
     run: Run,
     by_rule: Sequence[RuleCount] = (),
+    since: Mapping[str, FailingSince] | None = None,
 ) -> IndexPage:
     """The dashboard's view model (with the first page of the case list when there are several)."""
     config = site.config
@@ -349,7 +381,7 @@ def build_index_page(
         subtitle=subtitle,
         stats=tuple(_index_stats(report, diff)),
         charts=(pass_rate_chart(runs), verdict_bar_chart(report, config), verdict_history_chart(runs, config)),
-        table=_index_table(site, report, slugs, flaky, changes, [c.code for c in by_rule if c.current]),
+        table=_index_table(site, report, slugs, flaky, changes, [c.code for c in by_rule if c.current], since or {}),
         banner=banner(diff, slugs, on_index=True) if diff is not None else None,
         rules=_rule_panel(by_rule),
     )
@@ -361,13 +393,15 @@ def case_table_data(
     flaky: set[str],
     config: SuiteConfig,
     changes: Mapping[str, str] | None = None,
+    since: Mapping[str, SinceCell] | None = None,
 ) -> dict[str, Any]:
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
 
     A row: [id, link (its slug; for a case without a page its raw trace's file name, or "": urls.case_href),
     title ("" when it is the id), tags, status, verdict, failed check codes, matched keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
     against the baseline ("" without one)], plus [passed trials, trials] for a case with a folder of trials; the
-    badges of each status, verdict and change are given once.
+    badges of each status, verdict and change are given once. With the Failing since column, `since` holds the
+    failing cases' cells as [id, sort key, runs ago, first run] (SinceCell).
     """
     statuses: dict[str, list[Any]] = {}
     verdicts: dict[str, list[str]] = {}
@@ -392,7 +426,10 @@ def case_table_data(
                 fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change, *_trial_row_data(r),
             ]
         )
-    return {"formatVersion": 2, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
+    data = {"formatVersion": 2, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
+    if since is not None:
+        data["since"] = [[case_id, cell.sort, cell.ago, cell.run] for case_id, cell in since.items() if cell.ago]
+    return data
 
 
 def case_list_rows(results: Sequence[CaseResult], number: int, rows: int) -> Sequence[CaseResult]:
