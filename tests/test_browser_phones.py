@@ -1,0 +1,113 @@
+"""The pages read on a phone (390 px) and on a desktop (1280 px), measured in a real browser: the index's rows show
+the rules a case failed and keep the verdict clear of the duration; the diff page's rows show the reason (the new
+failed checks) without sideways scrolling; case and run ids break at hyphens into at most two lines and a commit
+stays on one; the filter box's placeholder is not cut."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitegen.site.build import BuildOptions, build_site
+from helpers import ROOT, new_context, settle, shipped_history, wait_until_ready
+
+pytestmark = pytest.mark.browser
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+RUN_ID = "github-actions-run-12345678901-attempt-3"
+# Passing in the baseline, failing now: long ids with a reason and a "what changed" phrase on the diff page.
+REGRESSED = ("known-bad-composer-mode-missing", "known-bad-claim-check-invalid", "known-bad-raw-executor-leak")
+FIXED = "matrix-no-evidence-negative-observation"  # failing in the baseline, passing now
+
+
+def _baseline(report: dict[str, Any]) -> dict[str, Any]:
+    for result in report["results"]:
+        if result["caseId"] in REGRESSED:
+            result |= {"status": "passed", "passed": True, "failedChecks": []}
+        elif result["caseId"] == FIXED:
+            result |= {"status": "failed", "passed": False, "failedChecks": ["keyword_coverage: answer matches 0 of 2 expected keywords"]}
+    passed = sum(r["passed"] for r in report["results"])
+    return report | {"passedCases": passed, "failedCases": len(report["results"]) - passed, "passRate": passed / len(report["results"])}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped suite against a baseline it partly differs from, after seven runs named as CI names them."""
+    root = tmp_path_factory.mktemp("phones")
+    shipped = json.loads((ROOT / "eval" / "baseline" / "report.json").read_text(encoding="utf-8"))
+    baseline = root / "baseline.json"
+    baseline.write_text(json.dumps(_baseline(json.loads(json.dumps(shipped)))), encoding="utf-8")
+    runs = shipped_history(shipped, runs=7)
+    for number, run in enumerate(runs, 1):
+        run |= {"runId": f"{RUN_ID}-{number}", "label": f"nightly build {number}", "commit": COMMIT}
+    history = root / "history.json"
+    history.write_text(json.dumps(runs), encoding="utf-8")
+    build_site(
+        BuildOptions(
+            cases=ROOT / "eval" / "cases" / "diagnosis-cases.json", fixtures=ROOT / "eval" / "fixtures", baseline=baseline,
+            history=history, out=root / "site", run_id=RUN_ID, run_label="PR #12", cwd=root,
+        )
+    )
+    return root / "site"
+
+
+def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[Any, Any]:
+    context = new_context(browser, viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(path.as_uri())
+    if path.name == "index.html":
+        wait_until_ready(page)
+    assert settle(page) == [] and errors == [], errors
+    return context, page
+
+
+def _shot(page: Any, name: str) -> None:
+    """A full-page screenshot under SITEGEN_SCREENSHOTS (a folder), to look at; nothing otherwise."""
+    import os
+
+    folder = os.environ.get("SITEGEN_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+# The index on a phone
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_phone_index_rows_show_the_failed_rules_and_keep_the_verdict_clear_of_the_duration(
+    browser: Any, site: Path, scheme: str
+) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, site / "index.html", 390, scheme)
+    _shot(page, f"index-390-{scheme}")
+    failed = page.locator("#case-table tbody tr[data-status=failed]")
+    expect(failed.first.locator("td.codes code").first).to_be_visible()
+    rows = page.evaluate(
+        """() => [...document.querySelectorAll('#case-table tbody tr')].map(tr => {
+            const width = document.documentElement.clientWidth;
+            const box = (node) => node.getBoundingClientRect();
+            const overlap = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+            const badges = [tr.cells[1], tr.cells[2].querySelector('.verdict')].map(box);
+            const duration = box(tr.cells[6]);
+            const codes = [...tr.cells[3].querySelectorAll('code')];
+            return {
+              id: tr.cells[0].getAttribute('data-sort'),
+              failed: tr.getAttribute('data-status') === 'failed',
+              overlaps: badges.some(b => overlap(b, duration)) || overlap(badges[0], badges[1]),
+              codes: codes.length,
+              codesSeen: codes.every(c => { const b = box(c); return b.width > 0 && b.left >= -0.5 && b.right <= width + 0.5
+                && c.scrollWidth <= c.clientWidth + 1 && parseFloat(getComputedStyle(c).fontSize) >= 12; }),
+            };
+        })"""
+    )
+    context.close()
+    assert len(rows) == 22
+    assert [row["id"] for row in rows if row["overlaps"]] == []
+    failing = [row for row in rows if row["failed"]]
+    assert len(failing) >= 8 and all(row["codes"] and row["codesSeen"] for row in failing), failing
