@@ -111,3 +111,58 @@ def test_phone_index_rows_show_the_failed_rules_and_keep_the_verdict_clear_of_th
     assert [row["id"] for row in rows if row["overlaps"]] == []
     failing = [row for row in rows if row["failed"]]
     assert len(failing) >= 8 and all(row["codes"] and row["codesSeen"] for row in failing), failing
+
+
+# The diff page on a phone
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_phone_diff_page_shows_the_reason_without_sideways_scrolling(browser: Any, site: Path, scheme: str) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, site / "diff.html", 390, scheme)
+    _shot(page, f"diff-390-{scheme}")
+    reasons = page.locator("#regressed-cases td[data-label='New failed checks']")
+    expect(reasons).to_have_count(len(REGRESSED))
+    expect(reasons.first).to_contain_text(":")  # code: message, the reason in full
+    found = page.evaluate(
+        """() => {
+          const width = document.documentElement.clientWidth;
+          const inView = (node) => { const b = node.getBoundingClientRect(); return b.width > 0 && b.left >= -0.5 && b.right <= width + 0.5; };
+          const tables = [...document.querySelectorAll('.change-table, .diff-table')];
+          return {
+            tables: tables.length,
+            scrolling: tables.map(t => t.closest('.table-wrap')).filter(w => w.scrollWidth > w.clientWidth + 1).length,
+            hidden: [...document.querySelectorAll('.change-table td, .diff-table td')].filter(td => td.textContent.trim() && !inView(td))
+              .map(td => td.getAttribute('data-label') + ': ' + td.textContent.trim().slice(0, 40)),
+            labels: [...document.querySelectorAll("#regressed-cases td[data-label='New failed checks']")]
+              .map(td => getComputedStyle(td, '::before').content),
+          };
+        }"""
+    )
+    context.close()
+    assert found["tables"] >= 4 and found["scrolling"] == 0 and found["hidden"] == [], found
+    assert set(found["labels"]) == {'"New failed checks"'}  # each reason goes with its column's name
+
+
+# Ids at 1280 px
+
+LINES = """(nodes) => nodes.map(node => [node.textContent, new Set([...node.getClientRects()].map(r => Math.round(r.top))).size])"""
+
+
+def test_case_and_run_ids_take_at_most_two_lines_at_1280(browser: Any, site: Path) -> None:
+    context, page = _open(browser, site / "diff.html", 1280)
+    _shot(page, "diff-1280")
+    cases = page.locator(".change-table tbody td:first-child a, .diff-table tbody td:first-child a").evaluate_all(LINES)
+    context.close()
+    context, page = _open(browser, site / "history.html", 1280)
+    _shot(page, "history-1280")
+    runs = page.locator(".runs-table td.run-id code").evaluate_all(LINES)
+    commits = page.locator(".runs-table td.commit code").evaluate_all(LINES)
+    fit = page.evaluate("() => { const w = document.querySelector('#runs .table-wrap'); return w.scrollWidth <= w.clientWidth; }")
+    context.close()
+    assert {text for text, _ in cases} >= {*REGRESSED, FIXED}
+    assert [case for case in cases if case[1] > 2] == []
+    assert len(runs) == 8 and [run for run in runs if run[1] > 2] == []
+    assert len(commits) == 8 and [commit for commit in commits if commit[1] != 1] == []
+    assert fit
