@@ -328,17 +328,17 @@ def build_index_page(
     """The dashboard's view model (with the first page of the case list when there are several)."""
     config = site.config
     changes = changes_by_case(diff)
-    name = run.label or run.runId
+    name = fmt.run_name(run.label, run.runId)
     # A CI run is often named by its commit: then the commit is not printed a second time.
     named_by_commit = bool(run.commit) and (name == run.commit or (len(name) >= 7 and run.commit.startswith(name)))
     commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
-    subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {name} · {fmt.timestamp(run.createdAt)}{commit}"
+    subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}"
     return IndexPage(
         layout=make_layout(
             site,
             title="Overview",
             description=(
-                f"Diagnosis eval run {name}: {report.passedCases:,} of {fmt.plural(report.totalCases, 'case')} passed "
+                f"Diagnosis eval, {fmt.run_phrase(name)}: {report.passedCases:,} of {fmt.plural(report.totalCases, 'case')} passed "
                 f"({fmt.percent(report.passRate)}); failures by rule, charts and every case."
             ),
             depth=0,
