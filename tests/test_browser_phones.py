@@ -6,13 +6,14 @@ stays on one; the filter box's placeholder is not cut."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sitegen.site.build import BuildOptions, build_site
-from helpers import ROOT, new_context, settle, shipped_history, wait_until_ready
+from helpers import ROOT, make_case, make_trace, new_context, settle, shipped_history, wait_until_ready, write_suite
 
 pytestmark = pytest.mark.browser
 
@@ -166,3 +167,72 @@ def test_case_and_run_ids_take_at_most_two_lines_at_1280(browser: Any, site: Pat
     assert len(runs) == 8 and [run for run in runs if run[1] > 2] == []
     assert len(commits) == 8 and [commit for commit in commits if commit[1] != 1] == []
     assert fit
+
+
+@pytest.mark.parametrize("width", [390, 768, 1280])
+def test_the_filter_placeholder_is_not_cut(browser: Any, site: Path, width: int) -> None:
+    context, page = _open(browser, site / "index.html", width)
+    text, needed, room = page.evaluate(
+        """() => { const box = document.querySelector('#filter-q'), style = getComputedStyle(box);
+          const measure = document.createElement('canvas').getContext('2d');
+          measure.font = style.font;
+          return [box.placeholder, measure.measureText(box.placeholder).width,
+                  box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)]; }"""
+    )
+    context.close()
+    assert text and needed <= room, (text, needed, room)
+
+
+# "Flaky only" and a run without a commit or label
+
+
+@pytest.fixture(scope="module")
+def trials_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three cases, no history, no commit, no label: one trace file; trials that agree; trials that disagree."""
+    root = tmp_path_factory.mktemp("flaky-trials")
+    keywords = {"expectedRootCauseKeywords": ["pool"], "minKeywordMatches": 1}
+    cases, fixtures = write_suite(
+        root,
+        [make_case(id="single", traceFixture="single.json", **keywords), make_case(id="agreeing", traceFixture="agreeing", **keywords),
+         make_case(id="disagreeing", traceFixture="disagreeing", **keywords)],
+        {
+            "single.json": make_trace("the pool is exhausted"),
+            "agreeing/trial-001.json": make_trace("the pool is exhausted"),
+            "agreeing/trial-002.json": make_trace("the pool again"),
+            "disagreeing/trial-001.json": make_trace("the pool is exhausted"),
+            "disagreeing/trial-002.json": make_trace("no idea"),
+        },
+    )
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=root / "site", cwd=root, baseline=None))
+    # the same as a long list: its rows come as data the index's script builds (views.case_table_data)
+    build_site(BuildOptions(cases=cases, fixtures=fixtures, out=root / "paged", cwd=root, baseline=None, index_page_rows=2))
+    return root
+
+
+@pytest.mark.parametrize(("width", "built"), [(390, "site"), (1280, "site"), (1280, "paged")])
+def test_flaky_only_is_explained_and_keeps_the_cases_whose_trials_disagree(
+    browser: Any, trials_site: Path, width: int, built: str
+) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, trials_site / built / "index.html", width)
+    hint = page.locator("#flaky-hint")
+    expect(hint).to_be_visible()
+    expect(hint).to_contain_text("trials disagree")
+    expect(page.locator("#filter-flaky")).to_have_attribute("aria-describedby", "flaky-hint")
+    expect(page.locator("#cases .section-head")).to_contain_text("3 cases · 1 flaky")
+    page.check("#filter-flaky")
+    expect(page.locator("#case-table tbody a.case-link")).to_have_text(["disagreeing"])
+    expect(page.locator("#case-table tbody .flaky")).to_have_attribute("title", "its trials disagree: 1 of 2 passed")
+    _shot(page, f"flaky-{width}-{built}")
+    box = hint.bounding_box()
+    context.close()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+
+
+def test_a_run_without_a_commit_or_label_is_named_once(browser: Any, trials_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, trials_site / "site" / "index.html", 390)
+    expect(page.locator(".page-head .subtitle")).to_have_text(re.compile(r"^3 cases · run-[0-9a-f]{12} · "))
+    context.close()

@@ -22,7 +22,7 @@ from sitegen.config import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE, SuiteConf
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.rule_counts import RuleCount
 from sitegen.site import urls
-from sitegen.site.history import Run
+from sitegen.site.history import Run, trials_disagree
 from sitegen.site.render import json_for_script
 from sitegen.site.views.badges import (
     CHANGE_ORDER,
@@ -38,7 +38,19 @@ from sitegen.site.views.charts import Chart, pass_rate_chart, verdict_bar_chart,
 from sitegen.site.views.common import Layout, Link, Option, SiteInfo, Stat, make_layout
 
 _TIMES = {1: "once", 2: "twice"}
-FLAKY_TITLE = f"pass/fail flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
+_FLIPPED = f"flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
+FLAKY_TITLE = f"pass/fail {_FLIPPED}"
+# What "Flaky only" keeps, said beside it (site/history.py's flaky_cases).
+FLAKY_HINT = f"Cases whose trials disagree in this run, or whose pass/fail {_FLIPPED}."
+
+
+def _flaky_title(result: CaseResult, flaky: bool) -> str:
+    """Why a row is marked flaky (as the index's script says it for the rows it builds)."""
+    if not flaky:
+        return ""
+    if trials_disagree(result):
+        return f"its trials disagree: {result.passedTrials} of {result.trials} passed"
+    return FLAKY_TITLE
 
 
 class CaseRow(NamedTuple):
@@ -99,6 +111,7 @@ class CaseTable(NamedTuple):
     pages: PageNav | None = None  # the static pages of a long case list
     data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
     search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
+    flaky_hint: str = ""  # what the "Flaky only" box keeps, said beside it
 
 
 class RuleRow(NamedTuple):
@@ -186,7 +199,7 @@ def _case_row(
         duration=fmt.duration(duration),
         duration_sort="-1" if duration is None else repr(float(duration)),
         flaky=flaky,
-        flaky_title=FLAKY_TITLE if flaky else "",
+        flaky_title=_flaky_title(result, flaky),
         trials=_trial_count(result),
     )
 
@@ -283,6 +296,7 @@ def _index_table(
         pages=_page_nav(1, len(results), rows_per_page) if paged else None,
         data=json_for_script(case_table_data(results, slugs, flaky, config, changes)) if paged else None,
         search_text=urls.SEARCH_TEXT,
+        flaky_hint=FLAKY_HINT,
     )
 
 
