@@ -236,3 +236,18 @@ def test_a_run_without_a_commit_or_label_is_named_once(browser: Any, trials_site
     context, page = _open(browser, trials_site / "site" / "index.html", 390)
     expect(page.locator(".page-head .subtitle")).to_have_text(re.compile(r"^3 cases · run-[0-9a-f]{12} · "))
     context.close()
+
+
+# The diff page in plain words
+
+
+def test_the_diff_page_says_differences_not_items(browser: Any, site: Path) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, site / "diff.html", 1280)
+    expect(page.locator("#items")).to_have_text("Differences, metric by metric")
+    expect(page.locator("a.stat-link[href='#items'] .stat-label")).to_have_text("Differences")
+    expect(page.locator("#regressions-heading")).to_contain_text(re.compile(r"Got worse \(\d+\)"))
+    text = page.locator("main").inner_text()
+    context.close()
+    assert not re.search(r"\bitems?\b", text, re.IGNORECASE), re.findall(r".{30}\bitems?\b.{30}", text, re.IGNORECASE)
