@@ -6,6 +6,7 @@ stays on one; the filter box's placeholder is not cut."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,6 @@ def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[
 
 def _shot(page: Any, name: str) -> None:
     """A full-page screenshot under SITEGEN_SCREENSHOTS (a folder), to look at; nothing otherwise."""
-    import os
-
     folder = os.environ.get("SITEGEN_SCREENSHOTS")
     if folder:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
