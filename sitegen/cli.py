@@ -264,11 +264,10 @@ def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001
     """The terminal's diff lines (the cases first, then the pass rate; then what the agent did differently in each
     regressed and fixed case) and the gate's reason."""
     from sitegen.compare.whatchanged import terminal_lines
-    from sitegen.compare.wording import format_headline, gate_text
+    from sitegen.compare.wording import differences_summary, format_headline, gate_text
 
-    items = f"{diff.regressionCount} regression, {diff.improvementCount} improvement, {diff.changedCount} change item(s)"
     lines = "".join(f"\n{line}" for line in terminal_lines(diff))
-    return f"{format_headline(diff.headline())} ({items}){lines}", f"regression: {gate_text(diff)} against {baseline}"
+    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", f"regression: {gate_text(diff)} against {baseline}"
 
 
 _MAX_LISTED_FAILURES = 20

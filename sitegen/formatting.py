@@ -1,11 +1,13 @@
 """Values for people, the same on every page and in every Markdown file: percentages, points, numbers, counts,
-durations, sizes, times, yes/no.
+durations, sizes, times, yes/no, a run's name.
 
 A new kind of value gets its function here, so the HTML views (sitegen/site/views/) and the Markdown writers
 (report.py, compare/markdown.py, compare/summary.py) show it alike.
 """
 
 from __future__ import annotations
+
+import re
 
 UNKNOWN = "—"  # a value a page has no figure for
 
@@ -67,3 +69,17 @@ def plural(amount: int, word: str, many: str | None = None) -> str:
 def shorten(text: str, limit: int = 200) -> str:
     """A name or label cut to `limit` characters (a trace can put megabytes anywhere)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# A name that already says it is a run: sitegen's default id `run-1a2b3c4d5e6f`, "Run 12", "run #3".
+_SAYS_RUN = re.compile(r"run\b", re.IGNORECASE)
+
+
+def run_name(label: str, run_id: str) -> str:
+    """What a page calls a run: its label, else its id (a build without a commit or --run-label is labelled by its id)."""
+    return shorten(label or run_id)
+
+
+def run_phrase(name: str) -> str:
+    """`run PR #12`, but `run-1a2b3c4d5e6f` alone: a name that already says "run" is not preceded by it again."""
+    return name if _SAYS_RUN.match(name) else f"run {name}"

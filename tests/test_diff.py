@@ -757,7 +757,7 @@ def test_markdown_leads_with_the_cases(regressed: DiffReport) -> None:
     assert "❌ **Regression**: 2 cases regressed, 1 removed (1 in cases whose definition changed" in text
     assert "6 regressions · 3 improvements · 11 changes" in text
     assert "✅" not in text
-    order = ["## Regressed and removed cases (3)", "## Fixed cases (1)", "## New cases (1)", "## Items",
+    order = ["## Regressed and removed cases (3)", "## Fixed cases (1)", "## New cases (1)", "## Differences, metric by metric",
              "### Regressions (6)", "### Improvements (3)", "### Changes (11)"]
     assert [text.index(heading) for heading in order] == sorted(text.index(heading) for heading in order)
     assert text.count("<details>") == 1  # only the 11 changes fold
@@ -806,7 +806,7 @@ def test_long_case_lists_fold_but_regressed_cases_and_regressions_do_not() -> No
     text = diff_markdown(compare_reports(before, after))
     regressed = text[text.index("## Regressed and removed") : text.index("## Known failures")]
     regressions = text[text.index("### Regressions") : text.index("### Changes")]
-    known, changes = text[text.index("## Known failures") : text.index("## Items")], text[text.index("### Changes") :]
+    known, changes = text[text.index("## Known failures") : text.index("## Differences, metric by metric")], text[text.index("### Changes") :]
     assert "<details>" not in regressed and "<details>" not in regressions and regressed.count("| case-") == 12
     assert known.count("<details>") == 1 and "<summary>Show all known failures (12)</summary>" in known
     assert changes.count("<details>") == 1 and "<summary>Show all changes (24)</summary>" in changes

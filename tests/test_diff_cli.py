@@ -76,7 +76,7 @@ def test_gate_exits_1_after_writing_both_outputs(tmp_path: Path) -> None:
     assert result.stdout == (
         "diff: 2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
         "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new; "
-        "pass rate 80.0% → 60.0% (-20.0 points) (6 regression, 3 improvement, 11 change item(s))\n"
+        "pass rate 80.0% → 60.0% (-20.0 points); 20 differences metric by metric: 6 worse, 3 better, 11 other\n"
         "  the baseline does not record the agent's answers: regenerate it with `sitegen baseline`\n"
     )
 

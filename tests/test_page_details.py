@@ -11,6 +11,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from helpers import make_case, make_trace, write_suite
+from sitegen.formatting import run_name, run_phrase
 from sitegen.site import urls
 from sitegen.site.build import BuildOptions, build_site
 
@@ -84,6 +85,29 @@ def test_a_run_named_by_its_commit_shows_it_once(tmp_path: Path) -> None:
     build_site(BuildOptions(cases=case_file, fixtures=fixtures, out=tmp_path / "site", cwd=repo, baseline=None, run_label="nightly"))
     subtitle = BeautifulSoup((tmp_path / "site" / "index.html").read_text(encoding="utf-8"), "html.parser").select_one(".subtitle")
     assert subtitle is not None and "run nightly" in subtitle.get_text() and f"commit {commit[:10]}" in subtitle.get_text()
+
+
+def test_a_run_without_a_commit_or_label_is_named_by_its_id_once(tmp_path: Path) -> None:
+    case_file, fixtures = write_suite(tmp_path / "suite", [make_case(id="a", traceFixture="a.json")], {"a.json": make_trace()})
+    build_site(BuildOptions(cases=case_file, fixtures=fixtures, out=tmp_path / "site", cwd=tmp_path, baseline=None))
+    run_id = json.loads((tmp_path / "site" / "history.json").read_text(encoding="utf-8"))[-1]["runId"]
+    assert run_id.startswith("run-")
+    index = BeautifulSoup((tmp_path / "site" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    subtitle = index.select_one(".subtitle").get_text()
+    assert subtitle.startswith(f"1 case · {run_id} · ") and "run run" not in subtitle, subtitle
+    assert "run run" not in index.find("meta", attrs={"name": "description"})["content"]
+    history = BeautifulSoup((tmp_path / "site" / "history.html").read_text(encoding="utf-8"), "html.parser")
+    row = [cell.get_text(" ", strip=True) for cell in history.select("#runs tbody tr")[0].find_all("td")]
+    assert row[1].startswith(run_id) and row[2] == "—", row  # the id in its column, not again as the label
+
+
+@pytest.mark.parametrize(
+    ("label", "run_id", "phrase"),
+    [("PR #12", "x", "run PR #12"), ("", "run-1a2b3c4d5e6f", "run-1a2b3c4d5e6f"), ("Run 7", "x", "Run 7"),
+     ("running total", "x", "run running total"), ("", "nightly-3", "run nightly-3")],
+)
+def test_run_phrase(label: str, run_id: str, phrase: str) -> None:
+    assert run_phrase(run_name(label, run_id)) == phrase
 
 
 def test_failed_calls_and_the_time_axis(tmp_path: Path) -> None:

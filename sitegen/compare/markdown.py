@@ -12,6 +12,7 @@ from sitegen.compare.diff import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
+    DIFFERENCES_HEADING,
     STATUS_WORDS,
     describe_delta,
     describe_value,
@@ -167,7 +168,7 @@ def diff_markdown(diff: DiffReport) -> str:
     """The whole diff: the case headline, the cases by change, then the metric items (regressions never folded)."""
     lines = ["# Baseline diff", "", *_headline(diff), *_case_sections(diff, "##")]
     if diff.items:
-        lines += ["", "## Items", "",
+        lines += ["", f"## {DIFFERENCES_HEADING}", "",
                   f"{plural(diff.regressionCount, 'regression')} · "
                   f"{plural(diff.improvementCount, 'improvement')} · "
                   f"{plural(diff.changedCount, 'change')}"]

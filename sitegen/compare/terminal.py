@@ -10,6 +10,8 @@ from sitegen.compare.diff import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
+    DIFFERENCE_TITLES,
+    DIFFERENCES_HEADING,
     STATUS_WORDS,
     format_cases,
     format_pass_rate,
@@ -20,8 +22,7 @@ from sitegen.compare.wording import (
 _ICONS = {BREAKING: "▼", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖"}
 _CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"),
                   (STILL_FAILING, "Known failures"))
-_ITEM_SECTIONS = ((REGRESSION, "▼", "Regression items"), (IMPROVEMENT, "▲", "Improvement items"),
-                  (CHANGED, "●", "Other changes"))
+_ITEM_SECTIONS = ((REGRESSION, "▼"), (IMPROVEMENT, "▲"), (CHANGED, "●"))
 INDENT = "  "
 # Control characters (an escape sequence in a hostile case id would drive the terminal) and the bidirectional
 # overrides that reorder what is shown: written as escapes instead.
@@ -72,10 +73,12 @@ def diff_text(diff: DiffReport) -> str:
             lines += ["", f"{title} ({len(changes)})"]
             for change in changes:
                 lines += _case_lines(change, _ICONS[kind], diff)
-    for kind, icon, title in _ITEM_SECTIONS:
+    if diff.items:
+        lines += ["", f"{DIFFERENCES_HEADING} ({len(diff.items)})"]
+    for kind, icon in _ITEM_SECTIONS:
         items = [item for item in diff.items if item.type == kind]
         if items:
-            lines += ["", f"{title} ({len(items)})", *(_item_line(item, icon) for item in items)]
+            lines += ["", f"{DIFFERENCE_TITLES[kind]} ({len(items)})", *(_item_line(item, icon) for item in items)]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return "\n".join(_safe(line) for line in lines) + "\n"

@@ -37,6 +37,10 @@ HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables li
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
 DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+# The diff's items in plain words, on the diff page, in diff.md and in the terminal: a difference is one metric
+# (of all cases or of one case) that moved.
+DIFFERENCES_HEADING = "Differences, metric by metric"
+DIFFERENCE_TITLES = {REGRESSION: "Got worse", IMPROVEMENT: "Got better", CHANGED: "Other differences"}
 _WORDS: dict[str, dict[Any, str]] = {
     "present": {True: "present", False: "absent"},
     "passed": {True: "passed", False: "failed"},
@@ -140,6 +144,14 @@ def noise_clause(before: tuple[int, int], after: tuple[int, int]) -> str:
 def status_change(change: CaseChange) -> str:
     """A case's status in the baseline and now ("passed → failed")."""
     return f"{STATUS_WORDS[change.baselineStatus]} → {STATUS_WORDS[change.currentStatus]}"
+
+
+def differences_summary(diff: DiffReport) -> str:
+    """`20 differences metric by metric: 6 worse, 3 better, 11 other`, or `no difference in any metric`."""
+    if not diff.items:
+        return "no difference in any metric"
+    return (f"{plural(len(diff.items), 'difference')} metric by metric: {diff.regressionCount:,} worse, "
+            f"{diff.improvementCount:,} better, {diff.changedCount:,} other")
 
 
 def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:

@@ -56,8 +56,8 @@ from sitegen.site.history import (
     check_history_limit,
     default_run_id,
     git_commit,
+    flaky_cases,
     history_json,
-    is_flaky,
     iso_utc,
     load_history,
     new_run,
@@ -410,7 +410,7 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
-    flaky = {case_id for case_id, strip in strips.items() if is_flaky(strip)}
+    flaky = flaky_cases(report.results, strips)
     by_rule = failures_by_rule(report.results, None if inputs.baseline is None else inputs.baseline.results)
     return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky, by_rule, failing_since_all(runs, run, strips))
 

@@ -28,7 +28,7 @@ from sitegen.download import download
 from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.jsontext import dumps_json
-from sitegen.report import Report
+from sitegen.report import CaseResult, Report
 
 HISTORY_FORMAT_VERSION = 1
 
@@ -389,5 +389,15 @@ def flips(strip: str) -> int:
 def is_flaky(strip: str) -> bool:
     """Pass/fail flipped at least FLAKY_FLIPS times in the last FLAKY_WINDOW runs."""
     return flips(strip[-FLAKY_WINDOW:]) >= FLAKY_FLIPS
+
+
+def trials_disagree(result: CaseResult) -> bool:
+    """Some of the case's trials in this run passed and some did not."""
+    return result.trialResults is not None and 0 < result.passedTrials < result.trials
+
+
+def flaky_cases(results: Sequence[CaseResult], strips: dict[str, str]) -> set[str]:
+    """The flaky cases (eval/README.md, "Flaky cases"): their trials disagree now, or they flipped across runs."""
+    return {r.caseId for r in results if trials_disagree(r) or is_flaky(strips.get(r.caseId, ""))}
 
 

@@ -259,7 +259,10 @@
         if (row.flaky) {
           cell.appendChild(document.createTextNode(" "));
           var flaky = cell.appendChild(el("span", "flaky"));
-          flaky.title = "pass/fail flipped at least twice in the last 10 runs";
+          // as views/index.py's _flaky_title: the trials' disagreement first, else the flips across runs
+          flaky.title = trials && trials[0] > 0 && trials[0] < trials[1]
+            ? "its trials disagree: " + trials[0] + " of " + trials[1] + " passed"
+            : "pass/fail flipped at least twice in the last 10 runs";
           flaky.appendChild(el("span", "icon", "↯")).setAttribute("aria-hidden", "true");
           flaky.appendChild(document.createTextNode(" flaky"));
         }

@@ -1,5 +1,5 @@
-"""diff.html: the baseline diff — the cases by change (regressed and removed first), the pass rate, the items by
-type and the verdict transition matrix. Values are worded as in diff.md (compare/wording.py)."""
+"""diff.html: the baseline diff — the cases by change (regressed and removed first), the pass rate, the differences
+metric by metric (the diff's items, by type) and the verdict transition matrix. Values are worded as in diff.md (compare/wording.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE
 from sitegen.compare.diff import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
-from sitegen.compare.wording import describe_delta, describe_value, pass_rate_points
+from sitegen.compare.wording import DIFFERENCE_TITLES, DIFFERENCES_HEADING, describe_delta, describe_value, pass_rate_points
 from sitegen.config import SuiteConfig
 from sitegen.report import MISSING_VERDICT, Report
 from sitegen.site import urls
@@ -28,9 +28,9 @@ from sitegen.site.views.common import Layout, Link, SiteInfo, Stat, make_layout
 _NEW_CASE = "(new case)"
 _REMOVED_CASE = "(removed)"
 _SECTIONS = (
-    (REGRESSION, "regressions", "Regression items", "No regression items: no figure got worse."),
-    (IMPROVEMENT, "improvements", "Improvement items", "No improvement items."),
-    (CHANGED, "changes", "Other changes", "No other changes."),
+    (REGRESSION, "regressions", "No figure got worse."),
+    (IMPROVEMENT, "improvements", "No figure got better."),
+    (CHANGED, "changes", "No other differences."),
 )
 
 
@@ -97,6 +97,7 @@ class DiffPage(NamedTuple):
     banner: Banner
     stats: tuple[Stat, ...]
     cases: tuple[ChangeSection, ...]
+    differences_heading: str  # over the sections of differences (the diff's items), metric by metric
     sections: tuple[DiffSection, ...]
     matrix: Matrix
     transitions: tuple[Transition, ...]
@@ -125,9 +126,9 @@ def _diff_row(item: DiffItem, slugs: dict[str, str]) -> DiffRow:
 def _sections(diff: DiffReport, slugs: dict[str, str]) -> tuple[DiffSection, ...]:
     """The diff items by type: regressions, improvements, other changes."""
     sections = []
-    for kind, anchor, title, empty in _SECTIONS:
+    for kind, anchor, empty in _SECTIONS:
         rows = tuple(_diff_row(item, slugs) for item in diff.items if item.type == kind)
-        sections.append(DiffSection(anchor, f"{title} ({len(rows):,})", diff_badge(kind), empty, rows))
+        sections.append(DiffSection(anchor, f"{DIFFERENCE_TITLES[kind]} ({len(rows):,})", diff_badge(kind), empty, rows))
     return tuple(sections)
 
 
@@ -163,13 +164,12 @@ def _transitions(
 
 
 def _stats(diff: DiffReport) -> tuple[Stat, ...]:
-    """The cases by change (as the headline orders them), then the pass rate, then the items."""
+    """The cases by change (as the headline orders them), then the pass rate, then the differences (the items)."""
     counts = diff.caseChangeCounts
     removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
     points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
-    items = (f"▼ {diff.regressionCount:,} regression · ▲ {diff.improvementCount:,} improvement · "
-             f"● {diff.changedCount:,} other")
+    items = f"▼ {diff.regressionCount:,} worse · ▲ {diff.improvementCount:,} better · ● {diff.changedCount:,} other"
     # Only trials can be within noise: a suite of single traces never shows the card.
     noise = counts.get(WITHIN_NOISE, 0)
     noise_stat = (Stat("Within noise", f"≈ {noise:,}", "cases", "stat", "#within-noise"),) if noise else ()
@@ -182,7 +182,7 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
         Stat("New", f"✚ {counts.get(NEW, 0):,}", "cases", "stat", "#new-cases"),
         Stat("Pass rate", fmt.percent(diff.currentPassRate), f"baseline {fmt.percent(diff.baselinePassRate)} · {points}",
              pass_rate_css(diff), None),
-        Stat("Items", f"{len(diff.items):,}", items, "stat", "#items"),
+        Stat("Differences", f"{len(diff.items):,}", items, "stat", "#items"),
     )
 
 
@@ -206,6 +206,7 @@ def build_diff_page(site: SiteInfo, diff: DiffReport, baseline: Report, current:
         banner=banner(diff, slugs, on_index=False),
         stats=_stats(diff),
         cases=change_sections(diff, slugs),
+        differences_heading=DIFFERENCES_HEADING,
         sections=_sections(diff, slugs),
         matrix=matrix,
         transitions=transitions,

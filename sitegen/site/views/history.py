@@ -48,7 +48,7 @@ def _run_row(number: int, run: Run, current: bool) -> RunRow:
     return RunRow(
         number=str(number),
         run_id=run.runId,
-        label=run.label or fmt.UNKNOWN,
+        label=run.label if run.label and run.label != run.runId else fmt.UNKNOWN,  # the run id once, in its column
         time=fmt.timestamp(run.createdAt),
         commit=run.commit[:10] if run.commit else fmt.UNKNOWN,
         commit_title=run.commit or "no commit recorded",

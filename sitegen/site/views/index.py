@@ -22,7 +22,7 @@ from sitegen.config import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE, SuiteConf
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.rule_counts import RuleCount
 from sitegen.site import urls
-from sitegen.site.history import Run
+from sitegen.site.history import Run, trials_disagree
 from sitegen.site.render import json_for_script
 from sitegen.site.since import FailingSince, runs_ago_text, since_run_text
 from sitegen.site.views.badges import (
@@ -39,7 +39,19 @@ from sitegen.site.views.charts import Chart, pass_rate_chart, verdict_bar_chart,
 from sitegen.site.views.common import Layout, Link, Option, SiteInfo, Stat, make_layout
 
 _TIMES = {1: "once", 2: "twice"}
-FLAKY_TITLE = f"pass/fail flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
+_FLIPPED = f"flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
+FLAKY_TITLE = f"pass/fail {_FLIPPED}"
+# What "Flaky only" keeps, said beside it (site/history.py's flaky_cases).
+FLAKY_HINT = f"Cases whose trials disagree in this run, or whose pass/fail {_FLIPPED}."
+
+
+def _flaky_title(result: CaseResult, flaky: bool) -> str:
+    """Why a row is marked flaky (as the index's script says it for the rows it builds)."""
+    if not flaky:
+        return ""
+    if trials_disagree(result):
+        return f"its trials disagree: {result.passedTrials} of {result.trials} passed"
+    return FLAKY_TITLE
 
 
 class CaseRow(NamedTuple):
@@ -121,6 +133,7 @@ class CaseTable(NamedTuple):
     data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
     search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
     since_column: bool = False  # the Failing since column: some case fails with a streak to tell (the index only)
+    flaky_hint: str = ""  # what the "Flaky only" box keeps, said beside it
 
 
 class RuleRow(NamedTuple):
@@ -209,7 +222,7 @@ def _case_row(
         duration=fmt.duration(duration),
         duration_sort="-1" if duration is None else repr(float(duration)),
         flaky=flaky,
-        flaky_title=FLAKY_TITLE if flaky else "",
+        flaky_title=_flaky_title(result, flaky),
         trials=_trial_count(result),
         since=since,
     )
@@ -314,6 +327,7 @@ def _index_table(
         data=json_for_script(case_table_data(results, slugs, flaky, config, changes, cells)) if paged else None,
         search_text=urls.SEARCH_TEXT,
         since_column=cells is not None,
+        flaky_hint=FLAKY_HINT,
     )
 
 
@@ -360,17 +374,17 @@ def build_index_page(
     """The dashboard's view model (with the first page of the case list when there are several)."""
     config = site.config
     changes = changes_by_case(diff)
-    name = run.label or run.runId
+    name = fmt.run_name(run.label, run.runId)
     # A CI run is often named by its commit: then the commit is not printed a second time.
     named_by_commit = bool(run.commit) and (name == run.commit or (len(name) >= 7 and run.commit.startswith(name)))
     commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
-    subtitle = f"{fmt.plural(report.totalCases, 'case')} · run {name} · {fmt.timestamp(run.createdAt)}{commit}"
+    subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}"
     return IndexPage(
         layout=make_layout(
             site,
             title="Overview",
             description=(
-                f"Diagnosis eval run {name}: {report.passedCases:,} of {fmt.plural(report.totalCases, 'case')} passed "
+                f"Diagnosis eval, {fmt.run_phrase(name)}: {report.passedCases:,} of {fmt.plural(report.totalCases, 'case')} passed "
                 f"({fmt.percent(report.passRate)}); failures by rule, charts and every case."
             ),
             depth=0,
