@@ -79,3 +79,10 @@ def test_labels_from_a_trace_are_text_and_colours_only_colours() -> None:
 def test_an_empty_figure_is_an_empty_frame() -> None:
     doc = picture({"data": [], "layout": {}})
     assert doc.find("svg") is not None and not doc.select("circle, rect, polyline")
+
+
+def test_many_runs_name_at_most_eight_and_always_the_latest() -> None:
+    runs = list(range(1, 31))
+    doc = picture({"data": [line(runs, [50.0] * 30)], "layout": {"xaxis": {"tickvals": runs, "ticktext": [f"PR #{n}" for n in runs]}}})
+    names = [t.get_text() for t in doc.select("text.tick") if t.get_text().startswith("PR")]
+    assert len(names) <= 9 and names[0] == "PR #1" and names[-1] == "PR #30"

@@ -172,8 +172,9 @@ def _x_axis(plot: _Plot, axis: dict[str, Any], every_x: list[float], categories:
                 labels.append((x, _text(text)))
     else:
         names = {place: name for name, place in categories.items()}
-        step = max(1, math.ceil(len(every_x) / 8))
-        labels = [(x, _text(names.get(int(x), _fmt(x)))) for x in every_x[::step]]
+        labels = [(x, _text(names.get(int(x), _fmt(x)))) for x in every_x]
+    step = max(1, math.ceil(len(labels) / 8))  # about 50 px a label at most: every step-th, the latest always
+    labels = [label for i, label in enumerate(labels) if i % step == 0 or i == len(labels) - 1]
     for x, text in labels:
         out.append(f'<text class="tick" x="{plot.x(x):.1f}" y="{plot.bottom + 16:.1f}" text-anchor="middle">{escape(text[:14])}</text>')
     title = ((axis.get("title") or {}).get("text")) if isinstance(axis.get("title"), dict) else None
