@@ -184,6 +184,8 @@ def _element_problems(page: Path, root: Path, doc: BeautifulSoup, where: str) ->
                 problems.append(f"{where}: external link {tag['href']!r} has rel={sorted(rel)}, needs {sorted(EXTERNAL_REL)}")
         if name == "link" and (tag.get("rel") not in (["stylesheet"], ["icon"]) or not _resolves_into(page, root, tag.get("href", ""), "assets")):
             problems.append(f"{where}: <link> other than the site's own stylesheet or icon: {str(tag)[:120]!r}")
+        if name == "i" and (set(tag.attrs) != {"aria-hidden"} or tag.get("aria-hidden") != "true" or tag.find(True) or len(tag.get_text()) > 2):
+            problems.append(f"{where}: <i> other than a badge's hidden icon (views/badges.py): {str(tag)[:120]!r}")
         if name == "meta" and tag.get("name") == "referrer" and tag.get("content") != "no-referrer":
             problems.append(f"{where}: referrer policy {tag.get('content')!r}")
     return problems

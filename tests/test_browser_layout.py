@@ -227,16 +227,17 @@ def test_a_failed_call_is_marked_by_colour_and_words(browser: Any, shipped_site:
     failed = page.locator("#tools li.call-failed")
     expect(failed).to_have_count(1)
     expect(failed.locator(".call-head .mark")).to_have_text(re.compile(r"✗\s*failed"))
+    expect(failed.locator("details").last.locator("pre")).to_be_visible()  # what a failed call returned, unfolded
     fills = page.evaluate(
-        """() => ['.call:not(.call-failed) .call-bar-fill', '.call-failed .call-bar-fill'].map(s =>
+        """() => ['.timeline > li:not(.call-failed) rect', '.call-failed rect'].map(s =>
              getComputedStyle(document.querySelector('#tools ' + s)).fill)"""
     )
-    expect(page.locator("#tools .call-axis-labels .tick")).to_have_text(["0 ms", "4.5 s", "9.0 s", "13.5 s", "18.0 s"])
+    expect(page.locator("#tools .call-axis-labels span")).to_have_text(["0 ms", "4.5 s", "9.0 s", "13.5 s", "18.0 s"])
     axis, bars = page.evaluate(
-        """() => [document.querySelector('#tools .call-axis-ticks'), document.querySelector('#tools .call-bar')]
+        """() => [document.querySelector('#tools .call-axis-labels'), document.querySelector('#tools .timeline svg')]
              .map(n => { const b = n.getBoundingClientRect(); return [Math.round(b.left), Math.round(b.right)]; })"""
     )
-    failed_bar = failed.locator(".call-bar").bounding_box()
+    failed_bar = failed.locator("svg").bounding_box()
     context.close()
     assert fills[0] != fills[1], fills
     assert axis == bars  # the axis spans the bars exactly, so its labels read against them

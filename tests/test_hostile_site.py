@@ -210,9 +210,9 @@ def test_the_audit_catches_each_kind_of_hole(hostile: tuple[Path, Path], tmp_pat
     shutil.copytree(site, root)
     page = root / "index.html"
     text = page.read_text(encoding="utf-8")
-    csp = "script-src &#39;self&#39;"
+    csp = "script-src 'self'"
     assert csp in text
-    text = text.replace(csp, "script-src * &#39;unsafe-inline&#39;", 1).replace("</main>", BAD_BODY + "</main>", 1)
+    text = text.replace(csp, "script-src * 'unsafe-inline'", 1).replace("</main>", BAD_BODY + "</main>", 1)
     page.write_text(text, encoding="utf-8")
     problems = page_problems(page, root)
     missed = [expected for expected in AUDIT_FINDS if not any(expected in problem for problem in problems)]

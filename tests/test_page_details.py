@@ -112,8 +112,10 @@ def test_run_phrase(label: str, run_id: str, phrase: str) -> None:
 
 def test_failed_calls_and_the_time_axis(tmp_path: Path) -> None:
     calls = [
-        {"invocationId": "1", "toolName": "query_logs", "success": True, "durationMs": 1000, "startedAt": "2026-01-01T00:00:00+00:00"},
-        {"invocationId": "2", "toolName": "query_metrics", "success": False, "durationMs": 3000, "startedAt": "2026-01-01T00:00:01+00:00"},
+        {"invocationId": "1", "toolName": "query_logs", "success": True, "durationMs": 1000, "startedAt": "2026-01-01T00:00:00+00:00",
+         "input": {"q": "x"}, "output": {"hits": 1}},
+        {"invocationId": "2", "toolName": "query_metrics", "success": False, "durationMs": 3000, "startedAt": "2026-01-01T00:00:01+00:00",
+         "input": {"q": "y"}, "output": {"partial": True}, "error": "timeout after 3000 ms"},
     ]
     case_file, fixtures = write_suite(
         tmp_path / "suite", [make_case(id="a", traceFixture="a.json")], {"a.json": make_trace() | {"toolInvocations": calls}}
@@ -122,12 +124,15 @@ def test_failed_calls_and_the_time_axis(tmp_path: Path) -> None:
     page = next((tmp_path / "site" / "cases").glob("a-*.html"))
     tools = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find("section", id="tools")
     assert tools is not None
-    rows = tools.select("li.call")
-    assert [row.get("class") for row in rows] == [["call"], ["call", "call-failed"]]
-    assert [row.select_one("rect:nth-of-type(2)")["class"] for row in rows] == [["call-bar-fill"], ["call-bar-fill", "call-bar-failed"]]
+    rows = tools.select(".timeline > li")
+    assert [row.get("class") for row in rows] == [None, ["call-failed"]]
+    # each bar placed in percent of the timeline's width, by recorded start time
+    assert [(row.rect["x"], row.rect["width"]) for row in rows] == [("0%", "25%"), ("25%", "75%")]
     assert "failed" in rows[1].select_one(".call-head").get_text()  # said in words, not by colour alone
-    assert [tick.get_text() for tick in tools.select(".call-axis-labels .tick")] == ["0 ms", "1.0 s", "2.0 s", "3.0 s", "4.0 s"]
-    assert [line["x1"] for line in tools.select(".call-axis-ticks line")] == ["0", "25", "50", "75", "100"]
+    # a failed call's output is open, what went in and every output of a call that worked folded
+    assert [[d.summary.get_text().split(" · ")[0] for d in row.select("details[open]")] for row in rows] == [[], ["output", "error"]]
+    assert [tick.get_text() for tick in tools.select(".call-axis-labels span")] == ["0 ms", "1.0 s", "2.0 s", "3.0 s", "4.0 s"]
+    assert [tick["class"] for tick in tools.select(".call-axis-labels span")] == [[f"tick-{n}"] for n in range(5)]
     assert "time since the first call started" in tools.select_one(".call-axis-caption").get_text()
 
 

@@ -212,7 +212,7 @@ def test_10000_tool_invocations(built: tuple[Path, dict[str, Any]]) -> None:
     assert result["toolCallCount"] == 10_000
     assert result["evidenceCoverage"] == {"t0": False, "t1": True, "t9999": False, "absent": False}
     doc = parse(_page(site, "tools-10000"))
-    assert len(doc.select("#tools .call")) == 500
+    assert len(doc.select("#tools .timeline > li")) == 500
     assert "showing the first 500 of 10,000 calls" in doc.select_one("#tools").get_text()
     assert re.match(r"10,000 calls: 6,?666 ok, 3,?334 failed", doc.select_one("#tools .legend").get_text())
     rows = {row.select_one("th").get_text(): row for row in doc.select("#evidence tbody tr")}
@@ -240,7 +240,7 @@ def test_averages_of_the_largest_numbers_stay_finite(built: tuple[Path, dict[str
     site, report = built
     assert report["averageDurationMs"] == 1e308  # the mean of 1e308, 1e308 and the other cases' none
     doc = parse(_page(site, "big-finite-numbers-again"))
-    bars = [(float(bar["x"]), float(bar["width"])) for bar in doc.select("#tools rect.call-bar-fill")]
+    bars = [(float(bar["x"].removesuffix("%")), float(bar["width"].removesuffix("%"))) for bar in doc.select("#tools .timeline rect")]
     assert bars == [(0.0, 50.0), (50.0, 50.0)], bars  # laid end to end, each half of the whole
     assert "inf" not in doc.select_one("#tools").get_text()
 

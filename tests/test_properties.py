@@ -287,3 +287,13 @@ def test_result_json_text_is_what_json_writes(result: CaseResult) -> None:
 
     expected = "    " + json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n    ")
     assert result_json_text(result) == expected
+
+
+@given(json_values)
+def test_tool_payloads_on_a_page_read_back_as_the_same_json(value: Any) -> None:
+    from sitegen.site.views.text import READABLE_WIDTH, readable
+
+    shown = readable(value)
+    assert json.loads(shown) == value
+    if len(json.dumps(value, ensure_ascii=False)) <= READABLE_WIDTH:
+        assert "\n" not in shown  # what fits on a line is written on one

@@ -118,14 +118,14 @@ def test_case_page_sections(site: Path) -> None:
     assert doc.select_one(".question").get_text() == "支付接口最近出现超时，请结合知识库、日志和指标判断可能原因，并给出修复建议。"
     evidence = [[td.get_text(" ", strip=True) for td in tr.find_all(["th", "td"])] for tr in doc.select("#evidence tbody tr")]
     assert evidence[0] == ["lookup_knowledge", "✓ 1 call", "✓ listed", "✓ 1 of 1", "✓ counts"]
-    calls = doc.select("#tools .call")
-    assert [c.select_one(".call-name").get_text() for c in calls] == ["lookup_knowledge", "query_logs", "query_metrics"]
+    calls = doc.select("#tools .timeline > li")
+    assert [c.select_one(".call-head code").get_text() for c in calls] == ["lookup_knowledge", "query_logs", "query_metrics"]
     first = calls[0]
     assert "invocationId inv-1 · startedAt" in first.select_one(".call-meta").get_text()
-    payloads = {d.summary.get_text().split(" · ")[0]: d.pre.get_text() for d in first.select("details.payload")}
+    payloads = {d.summary.get_text().split(" · ")[0]: d.pre.get_text() for d in first.select("details")}
     assert json.loads(payloads["input"]) == {"query": "支付 超时 连接池", "top_k": 3}
     # a string holding JSON is shown pretty-printed
-    assert json.loads(calls[1].select("details.payload")[1].pre.get_text()) == {"count": 1284, "top": "ConnectionPoolTimeoutException"}
+    assert json.loads(calls[1].select("details")[1].pre.get_text()) == {"count": 1284, "top": "ConnectionPoolTimeoutException"}
     assert "recorded start time" in doc.select_one("#tools .legend").get_text()
     verifier = doc.select_one("#verifier").get_text(" ", strip=True)
     assert "Gatekeeper ✓ pass" in verifier and "expected gk-2026.10" in verifier and "Composer mode ● parsed" in verifier
@@ -190,7 +190,7 @@ def test_problem_cases_explain_themselves(site: Path) -> None:
 def test_case_baseline_items_in_words(site: Path) -> None:
     diff = json.loads((site / "diff.json").read_text(encoding="utf-8"))
     doc = soup(case_page(site, "db-pool"))
-    shown = [li.select_one("span:not(.icon):not(.diff)").get_text() for li in doc.select("#baseline .diff-lines li")]
+    shown = [li.select_one("span:not(.diff)").get_text() for li in doc.select("#baseline .diff-lines li")]
     assert shown == [item["message"] for item in diff["items"] if item["caseId"] == "db-pool"]
     assert doc.select_one("#baseline .diff-regression") is not None
     assert "is new" in soup(case_page(site, "new-case")).select_one("#baseline").get_text()
@@ -406,10 +406,10 @@ def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:
     assert page.stat().st_size < 3 * 1024 * 1024  # from a trace of over 50 MiB
     doc = soup(page)
     assert doc.select_one("#answer .note").get_text() == "showing first 64 KiB of 3.0 MiB"
-    assert "showing first 64 KiB of 2.0 MiB" in doc.select_one("#tools .call .note").get_text()
-    assert len(doc.select("#tools .call")) == 500
+    assert "showing first 64 KiB of 2.0 MiB" in doc.select_one("#tools .timeline > li .note").get_text()
+    assert len(doc.select("#tools .timeline > li")) == 500
     assert "first 500 of 600 calls" in doc.select_one("#tools").get_text()
-    assert "page already shows its limit" in doc.select("#tools .call")[-1].get_text()
+    assert "page already shows its limit" in doc.select("#tools .timeline > li")[-1].get_text()
     assert (page.parent / doc.select_one("#raw a[type='application/json']")["href"]).stat().st_size > 50 * 1024 * 1024
     claims = doc.select("#verifier tbody tr")
     assert len(claims) == 500 and "first 500 are shown" in doc.select_one("#verifier").get_text()

@@ -245,8 +245,27 @@ def test_badges_escape_every_field_and_render_as_they_did_from_the_template() ->
     html = render.environment().from_string("{{ b }}").render(b=hostile)
     assert "<script>" not in html and "<b>" not in html and "<i>" not in html
     assert html == (
-        '<span class="a&#34; onclick=&#34;y" title="it&#39;s &amp; &lt;i&gt;"><span class="icon" aria-hidden="true">'
-        "&#34;&gt;&lt;script&gt;</span> &lt;b&gt;x&lt;/b&gt;</span>"
+        '<span class="a&#34; onclick=&#34;y" title="it&#39;s &amp; &lt;i&gt;"><i aria-hidden="true">'
+        "&#34;&gt;&lt;script&gt;</i> &lt;b&gt;x&lt;/b&gt;</span>"
     )
     plain = render.environment().from_string("{{ b }}").render(b=Badge("✓", "ok", "status status-pass"))
-    assert plain == '<span class="status status-pass"><span class="icon" aria-hidden="true">✓</span> ok</span>'
+    assert plain == '<span class="status status-pass"><i aria-hidden="true">✓</i> ok</span>'
+
+
+def test_tool_payloads_take_little_room_and_escape_only_what_markup_needs() -> None:
+    from sitegen.site.views.text import element_text, readable
+
+    value = {"service": "pay", "window": {"from": "13:50", "to": "14:25"}, "lines": ["x" * 90, "short"], "empty": []}
+    assert readable(value).splitlines() == [
+        "{",
+        '  "service": "pay",',
+        '  "window": {"from": "13:50", "to": "14:25"},',
+        '  "lines": [',
+        f'    "{"x" * 90}",',
+        '    "short"',
+        "  ],",
+        '  "empty": []',
+        "}",
+    ]
+    # in an element's content quotes need no entity; a tag or an entity from the trace stays text
+    assert str(element_text('"a" <b>&amp;</b>')) == '"a" &lt;b&gt;&amp;amp;&lt;/b&gt;'

@@ -205,7 +205,7 @@
    * shown, so the page holds a hundred rows however many cases there are. */
   function badge(spec) {
     var span = el("span", spec[2]);
-    span.appendChild(el("span", "icon", spec[0])).setAttribute("aria-hidden", "true");
+    span.appendChild(el("i", "", spec[0])).setAttribute("aria-hidden", "true"); // as views/badges.py writes a badge
     span.appendChild(document.createTextNode(" " + spec[1]));
     return span;
   }
@@ -263,7 +263,7 @@
           flaky.title = trials && trials[0] > 0 && trials[0] < trials[1]
             ? "its trials disagree: " + trials[0] + " of " + trials[1] + " passed"
             : "pass/fail flipped at least twice in the last 10 runs";
-          flaky.appendChild(el("span", "icon", "↯")).setAttribute("aria-hidden", "true");
+          flaky.appendChild(el("i", "", "↯")).setAttribute("aria-hidden", "true");
           flaky.appendChild(document.createTextNode(" flaky"));
         }
         if (r[2]) cell.appendChild(el("span", "case-title", r[2]));

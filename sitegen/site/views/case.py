@@ -75,7 +75,7 @@ class Chip(NamedTuple):
 
     text: str
     css: str
-    title: str
+    title: str  # what kind of phrase, when the legend above the chips does not say; else ""
 
 
 class AnswerView(NamedTuple):
@@ -193,14 +193,15 @@ def _answer_view(case: Case, answer: str, config: SuiteConfig) -> AnswerView:
     found = found_phrases(case, answer, config)
     matched, present_forbidden, markers = found
     highlights: list[Highlight] = found.highlights
-    chips = [Chip(f"✓ {k}", "chip chip-keyword", "expected keyword, found") for k in matched]
+    # The legend above the chips says they are the expected keywords; only a forbidden phrase's chip says which kind.
+    chips = [Chip(f"✓ {k}", "chip-keyword", "") for k in matched]
     chips += [
-        Chip(f"✗ {k}", "chip chip-missing", "expected keyword, not found")
+        Chip(f"✗ {k}", "chip-missing", "")
         for k in case.expectedRootCauseKeywords
         if k not in matched
     ]
-    chips += [Chip(f"⚠ {k}", "chip chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
-    chips += [Chip(f"⚠ {k}", "chip chip-forbidden", "raw Executor marker, found") for k in markers]
+    chips += [Chip(f"⚠ {k}", "chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
+    chips += [Chip(f"⚠ {k}", "chip-forbidden", "raw Executor marker, found") for k in markers]
     clipped = clip(answer, TEXT_LIMIT)
     legend = (
         f"{len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords found "
@@ -284,7 +285,9 @@ def _definition(case: Case, config: SuiteConfig, digest: str) -> tuple[Fact, ...
         Fact("Tags", _list_text(case.tags)),
         Fact("Case digest", digest),
     ]
-    return tuple(facts)
+    unset = [fact.label for fact in facts if fact.value == fmt.UNKNOWN]
+    shown = [fact for fact in facts if fact.value != fmt.UNKNOWN]
+    return tuple(shown + [Fact("Not set", ", ".join(unset))] if unset else shown)
 
 
 def _notes(case: Case) -> Markup | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from markupsafe import Markup
+
 from sitegen import __version__
 from sitegen import formatting as fmt
 from sitegen.config import SuiteConfig
@@ -122,7 +124,9 @@ def csp(charts: bool) -> str:
     the hash of the empty string allows exactly that and no inline CSS with content.
     """
     style = "'self' " + EMPTY_STYLE_HASH if charts else "'self'"
-    return (
+    # Markup: sitegen's own words, with no `"`, `<` or `&`; its quotes need no entities in a "-quoted attribute
+    # (twelve of them, 48 bytes a page).
+    return Markup(
         "default-src 'none'; script-src 'self'; "
         f"style-src {style}; img-src 'self'; "
         "base-uri 'none'; form-action 'none'"

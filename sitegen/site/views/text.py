@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+import orjson
+from markupsafe import Markup
+
 from sitegen import jsontext
 from sitegen.formatting import byte_size
 from sitegen.site.render import Bounded
@@ -17,6 +20,7 @@ PAGE_PAYLOAD_BUDGET = 1024 * 1024  # all tool inputs/outputs of one page togethe
 MAX_TOOL_CALLS = 500            # rows of the timeline (and of claim checks); the rest are counted, not shown
 CELL_LIMIT = 16 * 1024          # one table cell (a claim's detail, say)
 VERIFIER_BUDGET = 256 * 1024    # all claim checks and summary entries of one page together
+READABLE_WIDTH = 80             # the characters a line of JSON on a page holds before it is broken
 BUDGET_SPENT = "not shown: this page already shows its limit of trace data; see the raw trace"
 
 
@@ -38,19 +42,90 @@ def clip(text: str, limit: int) -> Clipped:
 
 
 def pretty(value: Any) -> str:
-    """A JSON value pretty-printed; a string that holds a JSON object or array is unpacked first."""
+    """A JSON value as `readable` writes it; a string that holds a JSON object or array is unpacked first."""
     if isinstance(value, str):
         stripped = value.strip()
         if stripped[:1] in ("{", "[") and len(stripped) < 50 * 1024 * 1024:
             try:
-                return jsontext.pretty(json.loads(stripped))
+                return readable(json.loads(stripped))
             except (ValueError, RecursionError):
                 return value
         return value
     try:
-        return jsontext.pretty(value)
+        return readable(value)
     except (ValueError, RecursionError):
         return repr(value)
+
+
+def readable(value: Any, width: int = READABLE_WIDTH) -> str:
+    """JSON for reading in little room: an object or array on one line when it fits in `width` characters,
+    else one member a line, two spaces in. A value too big to show whole (over TEXT_LIMIT) is indented as
+    jsontext.pretty writes it, which is quicker."""
+    compact = _compact(value)
+    if len(compact) > TEXT_LIMIT:
+        return jsontext.pretty(value)
+    if not isinstance(value, (dict, list)):
+        return compact
+    return "\n".join(_readable_lines(value, compact, 0, 0, width))
+
+
+def _readable_lines(value: dict[str, Any] | list[Any], compact: str, indent: int, column: int, width: int) -> list[str]:
+    """A container's lines when its first line starts at `column` and its members are `indent` + 2 spaces in:
+    the first line without its indent (it follows a key or starts a member's line), the others with theirs."""
+    # The compact form (orjson, quick) is never longer than the one-line form with its spaces: only a container
+    # that may fit is written again with them, so a payload costs a few C calls and a loop per line.
+    if column + len(compact) <= width:
+        line = json.dumps(value, ensure_ascii=False)
+        if column + len(line) <= width:
+            return [line]
+    if not value:
+        return [compact]
+    items = value.values() if isinstance(value, dict) else value
+    if not any(isinstance(item, (dict, list)) and item for item in items):
+        # Members that are all scalars: one a line is what orjson's indenting writes (JSON text holds no raw
+        # newline, so every line break is one of its own), moved to this indent.
+        try:
+            text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+        except TypeError:
+            text = json.dumps(value, ensure_ascii=False, indent=2)
+        return text.replace("\n", "\n" + " " * indent).split("\n")
+    if isinstance(value, dict):
+        members = [(_compact(key) + ": ", item) for key, item in value.items()]
+        opening, closing = "{", "}"
+    else:
+        members = [("", item) for item in value]
+        opening, closing = "[", "]"
+    inner = indent + 2
+    pad = " " * inner
+    out = [opening]
+    last = len(members) - 1
+    for number, (prefix, item) in enumerate(members):
+        comma = "," if number < last else ""
+        shown = _compact(item)
+        if not isinstance(item, (dict, list)):
+            out.append(pad + prefix + shown + comma)
+            continue
+        lines = _readable_lines(item, shown, inner, inner + len(prefix), width)
+        out.append(pad + prefix + lines[0] + (comma if len(lines) == 1 else ""))
+        if len(lines) > 1:
+            out.extend(lines[1:-1])
+            out.append(lines[-1] + comma)
+    out.append(" " * indent + closing)
+    return out
+
+
+def _compact(value: Any) -> str:
+    """Compact JSON (no spaces), as orjson writes it, else json."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except TypeError:  # an integer beyond 64 bits, a lone surrogate: json writes them
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def element_text(text: str) -> Markup:
+    """Text as an element's content (never an attribute's): only `&`, `<` and `>` escaped, quotes as they are,
+    which in JSON are a fifth of the text and five bytes each as entities."""
+    return Markup(text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 class TextBlock(NamedTuple):

@@ -9,13 +9,15 @@ from datetime import datetime
 from itertools import accumulate
 from typing import Any, NamedTuple
 
+from markupsafe import Markup
+
 from sitegen import formatting as fmt
 from sitegen.finite import FLOAT_MAX
 from sitegen.loading import FixtureProblem, LoadedTrace
 from sitegen.models import ToolInvocation
 from sitegen.site.views.badges import Badge, mark_na, mark_no, mark_yes
 from sitegen.site.views.common import Fact
-from sitegen.site.views.text import BUDGET_SPENT, MAX_TOOL_CALLS, PAGE_PAYLOAD_BUDGET, TEXT_LIMIT, Budget, pretty
+from sitegen.site.views.text import BUDGET_SPENT, MAX_TOOL_CALLS, PAGE_PAYLOAD_BUDGET, TEXT_LIMIT, Budget, element_text, pretty
 
 # A call's recorded fields shown first, in this order: what went in, then what came out; then the rest.
 _INPUT_KEYS = ("input", "inputs", "arguments", "args", "params", "parameters", "request", "query")
@@ -28,8 +30,9 @@ class Payload(NamedTuple):
 
     label: str
     summary: str
-    text: str
+    text: Markup  # escaped as an element's content (views/text.py: element_text)
     note: str | None
+    open: bool  # a failed call's output is shown unfolded: it is what a reader of a failed call looks for
 
 
 class ToolCall(NamedTuple):
@@ -41,11 +44,10 @@ class ToolCall(NamedTuple):
     status: Badge
     duration: str
     meta: tuple[Fact, ...]
-    bar_x: str
+    bar_x: str  # the bar's start and length in percent of the bar's width, as short as they can be written
     bar_width: str
     payloads: tuple[Payload, ...]
-    css: str  # "call", plus "call-failed" for a call that failed (its bar is red and hatched, its badge says so)
-    bar_css: str
+    css: str  # "call-failed" for a call that failed (its bar is red, its badge says so), else ""
 
 
 class Tick(NamedTuple):
@@ -53,7 +55,6 @@ class Tick(NamedTuple):
 
     text: str
     css: str
-    x: str  # where its tick line stands in the bars' 0–100 coordinates
 
 
 class ToolsView(NamedTuple):
@@ -66,14 +67,14 @@ class ToolsView(NamedTuple):
     axis_label: str = ""
 
 
-def _payload(budget: Budget, label: str, value: Any) -> Payload:
+def _payload(budget: Budget, label: str, value: Any, unfolded: bool) -> Payload:
     """A tool call's field as a collapsible payload, cut to what is left of the page's budget."""
     text = pretty(value)
     clipped = budget.clip(text, TEXT_LIMIT)
     summary = f"{label} · {fmt.byte_size(len(text.encode('utf-8', 'surrogatepass')))}"
     if clipped is None:
-        return Payload(label, summary, "", BUDGET_SPENT)
-    return Payload(label, summary, clipped.text, clipped.note)
+        return Payload(label, summary, element_text(""), BUDGET_SPENT, False)
+    return Payload(label, summary, element_text(clipped.text), clipped.note, unfolded)
 
 
 def _start_times(calls: Sequence[ToolInvocation]) -> list[float] | None:
@@ -118,12 +119,13 @@ def _fields(call: ToolInvocation, budget: Budget) -> tuple[tuple[Fact, ...], tup
     keys = [k for k in _INPUT_KEYS if k in recorded] + [k for k in _OUTPUT_KEYS if k in recorded]
     keys += [k for k in recorded if k not in keys]
     meta, payloads = [], []
+    failed = call.success is False
     for key in keys:
         short = _short_scalar(recorded[key]) if key not in _INPUT_KEYS + _OUTPUT_KEYS else None
         if short is not None:
             meta.append(Fact(key, short))
         else:
-            payloads.append(_payload(budget, key, recorded[key]))
+            payloads.append(_payload(budget, key, recorded[key], failed and key in _OUTPUT_KEYS))
     return tuple(meta), tuple(payloads)
 
 
@@ -154,16 +156,20 @@ def tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
                 status=_call_status(call),
                 duration=fmt.duration(call.durationMs),
                 meta=meta,
-                bar_x=f"{min(x, 99.5):.2f}",
-                bar_width=f"{max(width, 0.5):.2f}",
+                bar_x=_coordinate(min(x, 99.5)),
+                bar_width=_coordinate(max(width, 0.5)),
                 payloads=payloads,
-                css="call call-failed" if call.success is False else "call",
-                bar_css="call-bar-fill call-bar-failed" if call.success is False else "call-bar-fill",
+                css="call-failed" if call.success is False else "",
             )
         )
     whole = min(span * unit, FLOAT_MAX)
     summary = _tools_summary(calls, whole, recorded is not None)
     return ToolsView(tuple(rows), summary, _tools_note(len(calls)), *_axis(whole, recorded is not None))
+
+
+def _coordinate(value: float) -> str:
+    """A bar's coordinate to a hundredth, without trailing zeros (`6.2`, `0`): written once a call."""
+    return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def _placed(durations: Sequence[float], recorded: Sequence[float] | None) -> tuple[Sequence[float], float]:
@@ -177,7 +183,7 @@ def _axis(span: float, timed: bool) -> tuple[tuple[Tick, ...], str]:
     """The time axis under the bars: five labels from 0 to the whole span; none when nothing took time."""
     if not span:
         return (), ""
-    ticks = tuple(Tick(fmt.duration(span * (quarter / 4)), f"tick tick-{quarter}", str(quarter * 25)) for quarter in range(5))
+    ticks = tuple(Tick(fmt.duration(span * (quarter / 4)), f"tick-{quarter}") for quarter in range(5))
     label = "time since the first call started" if timed else "time, calls laid end to end"
     return ticks, label
 
