@@ -55,6 +55,18 @@ def test_the_partial_bundle_draws_every_chart(browser: Any, site: Path, served: 
         context.close()
 
 
+def settled_screenshot(locator: Any, attempts: int = 8) -> bytes:
+    """A screenshot once two in a row are the same: plotly lays a chart out again after drawing it (its responsive
+    resize), so the first picture after the chart appears may be caught in between."""
+    last = locator.screenshot(animations="disabled")
+    for _ in range(attempts):
+        shot = locator.screenshot(animations="disabled")
+        if shot == last:
+            return shot
+        last = shot
+    return last
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_partial_bundle_draws_what_the_whole_plotly_js_draws(browser: Any, site: Path, tmp_path: Path, scheme: str) -> None:  # noqa: F811
     """The same charts, pixel for pixel: the site as built, and a copy of it given plotly.py's whole plotly.js."""
@@ -71,7 +83,7 @@ def test_the_partial_bundle_draws_what_the_whole_plotly_js_draws(browser: Any, s
                 page.goto((root / name).as_uri())
                 expect_charts_drawn(page, 3)
                 page.mouse.move(0, 0)  # no hover label
-                shots.append(page.locator("#charts").screenshot(animations="disabled"))
+                shots.append(settled_screenshot(page.locator("#charts")))
             assert shots[0] == shots[1], f"{name} ({scheme}): the partial bundle draws other charts than the whole plotly.js"
     finally:
         context.close()
