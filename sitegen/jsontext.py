@@ -3,13 +3,15 @@
 orjson is several times quicker on suites of thousands of cases, but refuses what JSON allows and json
 handles: integers beyond 64 bits, lone surrogates, very deep nesting. Every "orjson, else json" choice of
 sitegen is one of the functions here. orjson writes exactly what json writes for the same options except a
-float's exponent (`1e-5`, json `1e-05`): the same number to every JSON reader.
+float below 1e-4 in size, which it may write without an exponent (`0.00001`, json `1e-05`): the same number to
+every JSON reader, but other bytes, so the indented styles give such a float to json.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -19,21 +21,44 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 def dumps_json(data: Any) -> str:
     """The one JSON style of every file sitegen writes: 2-space indent, UTF-8, trailing newline."""
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return indented(data) + "\n"
 
 
 def indented(data: Any, *, has_floats: bool = True) -> str:
-    """json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False), quicker for JSON without floats.
+    """json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False), written by orjson where that is the same.
 
-    Without floats orjson writes it byte for byte; it is many times quicker, and json's indenting encoder
-    leaves a reference cycle behind on every call (gcpause.py).
+    orjson writes it byte for byte unless a float is below 1e-4 in size or not finite (json refuses NaN and
+    infinities here); it is many times quicker, and json's indenting encoder leaves a reference cycle behind on
+    every call (gcpause.py). `has_floats=False`: the caller knows `data` holds no float, so it is not searched.
     """
-    if not has_floats:
+    if not has_floats or _floats_written_alike(data):
         try:
             return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8")
         except TypeError:  # an integer beyond 64 bits, a lone surrogate: json writes them
             pass
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def _floats_written_alike(data: Any) -> bool:
+    """Whether orjson writes `data` as json does: only JSON's own types (no subclass: json and orjson treat
+    those differently), every float 0 or finite and at least 1e-4 in size. A key that is not a str makes
+    orjson refuse the whole."""
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        kind = type(value)
+        if kind is str or kind is int or kind is bool or value is None:
+            continue
+        if kind is dict:
+            pending += value.values()
+        elif kind is list or kind is tuple:
+            pending += value
+        elif kind is not float or (value and not 1e-4 <= abs(value) <= _LARGEST):  # NaN fails every comparison
+            return False
+    return True
+
+
+_LARGEST = sys.float_info.max
 
 
 def pretty(value: Any) -> str:

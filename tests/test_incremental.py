@@ -13,6 +13,7 @@ from bs4 import BeautifulSoup
 
 import sitegen.site.incremental as incremental
 from helpers import SITE_CASES, append_answer, edit_json, fail_at, rebuild_and_compare, site_options, snapshot
+from sitegen.report import result_json_text
 from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
 from sitegen.site.build import build_site
 
@@ -107,9 +108,9 @@ def test_a_change_every_page_shows_renders_every_page(built: Path, change: str, 
         lambda text: text.replace(f'"formatVersion":{STATUS_FORMAT_VERSION}', '"formatVersion":99'),
         lambda text: text.replace('"sitegen":"', '"sitegen":"0.0.0-other'),
         lambda text: text.replace('"traceLoaded":true', '"traceLoaded":"yes"'),
-        lambda text: text.replace('"report":"', '"report":"{'),
+        lambda text: text.replace('"report":"', '"report":"0'),
     ],
-    ids=["not-json", "newer-format", "other-version", "bad-field", "bad-report-text"],
+    ids=["not-json", "newer-format", "other-version", "bad-field", "other-report-seal"],
 )
 def test_a_damaged_status_file_means_a_full_build(built: Path, damage: Callable[[str], str]) -> None:
     status = built / "site" / STATUS_FILE
@@ -124,9 +125,10 @@ def test_a_record_whose_result_is_unusable_renders_its_page_without_touching_the
     status = built / "site" / STATUS_FILE
     head = json.loads(status.read_text(encoding="utf-8"))
     record = next(item for item in head["cases"] if item["id"] == "db-pool")
-    report = json.loads(record["report"])
+    results = json.loads((built / "site" / "report.json").read_text(encoding="utf-8"))["results"]
+    report = next(result for result in results if result["caseId"] == "db-pool")
     report["failedChecks"] = 5  # not a list: result_from_json cannot read it
-    record["report"] = json.dumps(report)
+    record["report"] = json.dumps(report)  # a text kept in the status file stands for the one in report.json
     status.write_text(json.dumps(head), encoding="utf-8")
     old_page = built / "site" / record["page"]
     keep = built / "old-page.html"
@@ -149,6 +151,14 @@ def test_case_list_pages_whose_rows_did_not_change_are_taken_from_the_previous_s
         assert kept == (name != changed), name
 
 
+def test_an_edited_report_json_means_a_full_build(built: Path) -> None:
+    # The results of unchanged cases are taken from the previous report.json: only from the one written with
+    # the status file (its seal), never from one edited or replaced since.
+    report = built / "site" / "report.json"
+    report.write_text(report.read_text(encoding="utf-8").replace('"passed": true', '"passed": false', 1), encoding="utf-8")
+    assert rebuild_and_compare(built).reused_pages == 0
+
+
 def test_a_page_edited_in_the_published_site_is_rendered_again(built: Path) -> None:
     page = next((built / "site" / "cases").glob("db-pool-*.html"))
     page.write_text(page.read_text(encoding="utf-8") + "<!-- edited by hand -->", encoding="utf-8")
@@ -166,6 +176,7 @@ def test_status_file_records_every_case_and_page(built: Path) -> None:
     for record in status.cases.values():
         assert (site / record.page).stat().st_size == record.size
         assert record.result.caseId in status.cases
+        assert record.report == result_json_text(record.result)  # its text as split from report.json
 
 
 def test_a_failed_rebuild_leaves_the_previous_site_and_its_pages_intact(built: Path) -> None:
@@ -243,15 +254,20 @@ def test_the_code_fingerprint_follows_edits_within_one_process(tmp_path: Path, m
 
 
 def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) -> None:
-    # JSON strings may hold lone surrogates (a hostile trace can put one in a title); UTF-8 cannot: that line
-    # is written escaped, and reading falls back to the json module, which accepts the escape.
-    from sitegen.site.incremental import BuildStatus, CaseRecord, status_json
-    from sitegen.report import result_from_json
+    # JSON strings may hold lone surrogates (a hostile trace can put one in a title); UTF-8 cannot: report.json
+    # holds U+FFFD in its place, so the status file keeps that result's text, escaped, and reading falls back to
+    # the json module, which accepts the escape.
+    from sitegen.report import build_report, report_json, result_from_json, result_json_text
+    from sitegen.site.incremental import BuildStatus, CaseRecord, report_seal, status_json
+    from sitegen.site.render import page_bytes
 
-    report = json.dumps({"caseId": "odd", "title": "bad \ud800 title", "status": "passed", "passed": True})
-    result = result_from_json(json.loads(report))
+    result = result_from_json({"caseId": "odd", "title": "bad \ud800 title", "status": "passed", "passed": True})
+    report = result_json_text(result)
+    written = page_bytes(report_json(build_report([result]), [report]))
+    assert "\ufffd" in written.decode("utf-8")
+    (tmp_path / "report.json").write_bytes(written)
     status = BuildStatus("settings", {"odd": CaseRecord("cases/odd.html", "key", 10, report, "| odd |", result)})
-    (tmp_path / STATUS_FILE).write_text(status_json(status, ["odd"]), encoding="utf-8")
+    (tmp_path / STATUS_FILE).write_text(status_json(status, ["odd"], report_seal(written), report_exact=False), encoding="utf-8")
     read = read_status(tmp_path, "settings")
     assert read.cases["odd"].report == report
     assert read.cases["odd"].result.title == "bad \ud800 title"

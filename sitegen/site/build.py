@@ -74,6 +74,7 @@ from sitegen.site.incremental import (
     build_settings,
     case_file_seal,
     read_status,
+    report_seal,
     status_json,
 )
 from sitegen.site.list_pages import ListPages, page_numbers, write_list_page
@@ -480,16 +481,24 @@ def write_history(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
     write_text(writer, HISTORY_FILE, history_json(data.runs))
 
 
-def write_reports(writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered) -> None:
-    """report.json, report.md and .nojekyll (GitHub Pages serves the files as they are)."""
-    write_text(writer, urls.REPORT_JSON, data.report_text)
+def write_reports(writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered) -> tuple[str, bool]:
+    """report.json, report.md and .nojekyll (GitHub Pages serves the files as they are). Returns report.json's
+    seal and whether it holds every result's text as it is (no lone surrogate replaced), for the status file."""
+    try:
+        report, exact = data.report_text.encode("utf-8"), True
+    except UnicodeEncodeError:
+        report, exact = page_bytes(data.report_text), False
+    writer.write(urls.REPORT_JSON, report)
     rows = [pages.records[case_id].markdown for case_id in inputs.cases.ids]
     write_text(writer, urls.REPORT_MD, report_markdown(data.report, rows=rows))
     writer.write(".nojekyll", b"")
+    return report_seal(report), exact
 
 
-def write_status(writer: SiteWriter, inputs: Inputs, pages: CasePages, list_pages: dict[str, PageRecord]) -> None:
-    """The build status file, for the next build to reuse what did not change."""
+def write_status(
+    writer: SiteWriter, inputs: Inputs, pages: CasePages, list_pages: dict[str, PageRecord], report: tuple[str, bool]
+) -> None:
+    """The build status file, for the next build to reuse what did not change (`report`: write_reports')."""
     status = BuildStatus(
         inputs.status.settings,
         cases=pages.records,
@@ -497,7 +506,7 @@ def write_status(writer: SiteWriter, inputs: Inputs, pages: CasePages, list_page
         validated_cases=inputs.status.validated_cases,
         validated_baseline=inputs.status.validated_baseline,
     )
-    write_text(writer, STATUS_FILE, status_json(status, inputs.cases.ids))
+    write_text(writer, STATUS_FILE, status_json(status, inputs.cases.ids, *report))
 
 
 # The build
@@ -533,10 +542,10 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
                 progress.step("history")
                 write_history(writer, inputs, data)
                 progress.step("reports")
-                write_reports(writer, inputs, pages, data)
+                report = write_reports(writer, inputs, pages, data)
                 written = {name: record for name, record in list_pages if record is not None}
             progress.step("status")
-            write_status(writer, inputs, pages, written)
+            write_status(writer, inputs, pages, written, report)
             kill_point(STAGED)  # test-only fault injection (site/faults.py)
         progress.step("swapped in")
     return BuildResult(

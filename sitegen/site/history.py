@@ -8,11 +8,9 @@ or an http(s) URL and is only ever read: the extended history is written into th
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import re
 import subprocess
-import urllib.error
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -24,7 +22,6 @@ from pydantic_core import PydanticCustomError
 
 from sitegen.config import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT, MAX_RESPONSE_BYTES
 from sitegen.deadline import TooLarge, TooSlow
-from sitegen.download import download
 from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.jsontext import dumps_json
@@ -223,6 +220,13 @@ def is_url(source: str | Path) -> bool:
 def _fetch(url: str, timeout: float) -> str | None:
     """The body of `url` as text, or None when the server says it does not exist (404/410); the whole download
     within `timeout` seconds and MAX_RESPONSE_BYTES (sitegen/download.py)."""
+    # Imported here: urllib with http.client, ssl and email is a good part of a small build's start, and only
+    # a --history address needs it.
+    import http.client
+    import urllib.error
+
+    from sitegen.download import download
+
     headers = {"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"}
     try:
         answer = download(url, seconds=timeout, headers=headers)

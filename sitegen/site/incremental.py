@@ -16,7 +16,8 @@ foreign status file (another format, another sitegen) is no error: it only means
 
 The file is compact JSON, a line per case, its keys sorted::
 
-    {"formatVersion": 2,                 // STATUS_FORMAT_VERSION
+    {"formatVersion": 3,                 // STATUS_FORMAT_VERSION
+     "report": "<sha256>",               // report_seal of the report.json this build wrote beside it
      "settings": "<sha256>",             // build_settings: pages and results count only when it is the same
      "sitegen": "0.1.0",                 // the version that wrote it: another version's file is not read
      "validatedBaseline": "<sha256>",    // baseline_seal of the baseline read with every check ("" if none)
@@ -26,7 +27,7 @@ The file is compact JSON, a line per case, its keys sorted::
         "key": "<sha256>",               // case_page_key of what its page shows
         "markdown": "| db-pool | …",      // its row of report.md (report.result_markdown_row), reused as is
         "page": "cases/db-pool.html",    // its page, relative to the site ("": none, --case-pages)
-        "report": "    {\n      …",       // its result as report.json has it (report.result_json_text)
+        "report": "    {\n      …",       // only when report.json cannot hold its result's text (below)
         "search": "…",                   // its question and answer for assets/search-text.js
         "size": 31337,                   // the page's size in bytes: a page edited by hand is not taken
         "traceLoaded": true},            // whether its trace was read (a report file does not say)
@@ -35,6 +36,12 @@ The file is compact JSON, a line per case, its keys sorted::
        {"key": "<sha256>", "path": "index-2.html", "size": 120000},
        …]}
 
+Each case's result is not kept here but taken from the previous site's report.json, whose results are in the
+same order, each the text report.result_json_text wrote (split at the lines that close one and open the next),
+when that file is still the one the build wrote (its seal): the answers and tool calls are in the site once,
+and a full build writes a status file of a fifth the size. A result text with a lone surrogate (legal in a JSON
+string, not in UTF-8) is written to report.json with U+FFFD in its place, so that case alone keeps its text here.
+
 What this machine remembers of trace files between builds (to know a trace unchanged without reading it)
 is not in the site: site/tracecache.py.
 """
@@ -42,6 +49,7 @@ is not in the site: site/tracecache.py.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -54,9 +62,10 @@ from sitegen.jsontext import compact_sorted_exact, identity, loads
 from sitegen.loading import FixtureBytes, FixtureProblem, TrialFiles
 from sitegen.report import CaseResult, result_from_json
 from sitegen.site.staging import SiteWriter
+from sitegen.site.urls import REPORT_JSON
 
 STATUS_FILE = ".sitegen-status.json"
-STATUS_FORMAT_VERSION = 2
+STATUS_FORMAT_VERSION = 3
 CODE_PACKAGES = ("sitegen", "sitegen.templates")  # what code_fingerprint hashes
 
 
@@ -162,7 +171,7 @@ class CaseRecord:
     page: str
     key: str
     size: int
-    report: str  # report.result_json_text of the result: reused as is in the next report.json
+    report: str  # report.result_json_text of the result: reused as is in the next report.json (from the previous one)
     markdown: str  # report.result_markdown_row of the result: reused as is in the next report.md
     result: CaseResult = field(compare=False, repr=False)
     search: str = field(default="", compare=False, repr=False)  # views.case_search_text: for assets/search-text.js
@@ -184,13 +193,23 @@ class BuildStatus:
         return record if record is not None and record.page in (page, "") else None
 
 
-def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
-    """The status file's text (compact: it is read by machines only and has a line per case)."""
+def report_seal(data: bytes) -> str:
+    """What the status keeps of the report.json written beside it: a digest of its bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def status_json(status: BuildStatus, case_order: Iterable[str], report: str = "", report_exact: bool = True) -> str:
+    """The status file's text (compact: it is read by machines only and has a line per case).
+
+    `report`: the report_seal of the report.json written beside it. `report_exact`: that file holds every
+    result's text as it is (it had no lone surrogate to replace); else the texts that had one are kept here.
+    """
 
     line = compact_sorted_exact  # a lone surrogate (legal in a JSON string) is kept, escaped
 
     head = {
         "formatVersion": STATUS_FORMAT_VERSION,
+        "report": report,
         "sitegen": __version__,
         "settings": status.settings,
         "validatedCases": status.validated_cases,
@@ -201,8 +220,9 @@ def status_json(status: BuildStatus, case_order: Iterable[str]) -> str:
     for case_id in case_order:
         record = status.cases[case_id]
         fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
-        texts = {"report": record.report, "markdown": record.markdown, "traceLoaded": record.result.traceLoaded}
-        texts["search"] = record.search
+        texts = {"markdown": record.markdown, "traceLoaded": record.result.traceLoaded, "search": record.search}
+        if not report_exact and _LONE_SURROGATE.search(record.report):
+            texts["report"] = record.report
         entries.append(line(fields | texts))
     lines.append(",\n".join(entries))
     pages = [line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items())]
@@ -236,28 +256,40 @@ def read_status(site: Path, settings: str) -> BuildStatus:
         return BuildStatus(settings)
     if not isinstance(data, dict) or data.get("formatVersion") != STATUS_FORMAT_VERSION or data.get("sitegen") != __version__:
         return BuildStatus(settings)
-    return status_from_data(data, settings)
+    return status_from_data(data, settings, site / REPORT_JSON)
 
 
-def status_from_data(data: dict[str, Any], settings: str) -> BuildStatus:
-    """The status in a parsed status file of this sitegen; its pages and results only if made with these settings.
+def status_from_data(data: dict[str, Any], settings: str, report_path: Path) -> BuildStatus:
+    """The status in a parsed status file of this sitegen; its pages and results only if made with these settings
+    and the report.json at `report_path` is the one written beside it (each result is taken from there).
     A case whose recorded result cannot be read is left out: its page is rendered again."""
     cases_seal, baseline_seal_ = (_seal(data.get(key)) for key in ("validatedCases", "validatedBaseline"))
     empty = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
     if data.get("settings") != settings:
         return empty
+    try:
+        report = report_path.read_bytes()
+    except OSError:
+        return empty
+    if report_seal(report) != data.get("report"):
+        return empty  # edited, replaced or missing: its results are not this status's
     status = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
     try:
         items = data["cases"]
-        # Every result's report.json text parsed at once (one parse of it all is far quicker than one each).
-        parsed = loads("[" + ",".join(_text(item["report"]) for item in items) + "]")
-        if len(parsed) != len(items):
+        report_texts = _result_texts(report.decode("utf-8"))
+        # Every result parsed at once, with the whole file (one parse of it all is far quicker than one each).
+        parsed = loads(report)["results"]
+        if report_texts is None or not len(parsed) == len(report_texts) == len(items):
             return empty
-        for item, result in zip(items, parsed):
+        for index, (item, result) in enumerate(zip(items, parsed)):
+            text = report_texts[index]
+            if "report" in item:  # a text report.json could not hold as it was (a lone surrogate)
+                text = _text(item["report"])
+                result = loads(text)
             loaded = item["traceLoaded"]
             if not isinstance(loaded, bool) or not isinstance(result, dict) or result.get("caseId") != item["id"]:
                 return empty
-            texts = _text(item["report"]), _text(item["markdown"])
+            texts = text, _text(item["markdown"])
             case_result = _recorded_result(result, loaded)
             if case_result is not None:
                 record = CaseRecord(
@@ -269,6 +301,29 @@ def status_from_data(data: dict[str, Any], settings: str) -> BuildStatus:
     except (KeyError, TypeError, ValueError, RecursionError):
         return empty
     return status
+
+
+_RESULTS_START = '\n  "results": [\n'  # how report.report_json lays out its results array
+_RESULTS_END = "\n  ]\n}\n"
+_NO_RESULTS_END = '\n  "results": []\n}\n'
+# Between two result texts: the line closing one and the line opening the next. Only a result's own braces are
+# indented by four spaces (its fields by six or more, and a JSON string holds no line break), so this is exact.
+_BETWEEN = "\n    },\n    {\n"
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _result_texts(report: str) -> list[str] | None:
+    """Each result's text in a report.json that report.report_json wrote (result_json_text, in order); None
+    when the file is not laid out that way."""
+    if report.endswith(_NO_RESULTS_END):
+        return []
+    start = report.find(_RESULTS_START)
+    if start < 0 or not report.endswith(_RESULTS_END):
+        return None
+    pieces = report[start + len(_RESULTS_START) : len(report) - len(_RESULTS_END)].split(_BETWEEN)
+    if len(pieces) == 1:
+        return pieces
+    return [pieces[0] + "\n    }", *["    {\n" + piece + "\n    }" for piece in pieces[1:-1]], "    {\n" + pieces[-1]]
 
 
 def _seal(value: Any) -> str:

@@ -34,6 +34,7 @@ TEMPLATE_PACKAGE = "sitegen.templates"
 _SAFE_SCHEMES = ("http:", "https:", "mailto:")
 _EXTERNAL_REL = "noopener noreferrer nofollow"
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_REPLACEMENT = "\ufffd".encode("utf-8")
 # The most characters one `{{ value }}` may put on a page unless the view model cut it to its place's budget
 # already (Bounded): a trace, a baseline or a history can carry megabytes in any field.
 FIELD_LIMIT = 16 * 1024
@@ -127,12 +128,13 @@ def render_template(name: str, context: Mapping[str, Any]) -> str:
 def page_bytes(html: str) -> bytes:
     """A page as UTF-8; lone surrogates (legal in JSON strings, not in UTF-8) and NUL characters (legal in JSON
     strings, not in HTML) become U+FFFD."""
-    if "\x00" in html:
-        html = html.replace("\x00", "\ufffd")
     try:
-        return html.encode("utf-8")  # the common case, without scanning the page for surrogates first
+        data = html.encode("utf-8")  # the common case, without scanning the page for surrogates first
     except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("\ufffd", html).encode("utf-8")
+        data = _LONE_SURROGATE.sub("\ufffd", html).encode("utf-8")
+    # UTF-8 has a zero byte for NUL alone, and bytes are searched many times quicker than text with CJK in it
+    # (about 2 against 47 µs for a case page): the same as replacing NUL in the text first.
+    return data.replace(b"\x00", _REPLACEMENT) if b"\x00" in data else data
 
 
 def json_for_script(data: Any) -> Markup:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 from typing import NamedTuple
 
 from diff_match_patch import diff_match_patch
@@ -36,15 +37,24 @@ SMALL_DIFF = 64  # tokens: fewer cost next to nothing, so they are always diffed
 # Hangul is written with spaces, so it is compared in words like Latin script.
 _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff"
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining marks stay on their letter
-_TOKEN = re.compile(rf"(?:[^\W{_CJK}]|[{_MARKS}])+\s*|[{_CJK}][{_MARKS}]*\s*|\s+|[^\w\s{_CJK}]\s*")
+_TOKEN = rf"(?:[^\W{_CJK}]|[{_MARKS}])+\s*|[{_CJK}][{_MARKS}]*\s*|\s+|[^\w\s{_CJK}]\s*"
 # Where a cut would fall inside a word: a word character (not CJK) on both sides of it.
 _WORD_CHAR = rf"(?:[^\W{_CJK}]|[{_MARKS}])"
-_WORD_END = re.compile(rf"{_WORD_CHAR}{{2}}")
-_WORD_TAIL = re.compile(rf"{_WORD_CHAR}+\Z")
-_WORD_HEAD = re.compile(rf"{_WORD_CHAR}+")
+_WORD_END = rf"{_WORD_CHAR}{{2}}"
+_WORD_TAIL = rf"{_WORD_CHAR}+\Z"
+_WORD_HEAD = rf"{_WORD_CHAR}+"
 _WORD_REACH = 64
-_LINE = re.compile(r"[^\n]*\n|[^\n]+")
-_SENTENCE = re.compile(r"[^\n.!?。！？]*(?:[.!?。！？]+\s*|\n)|[^\n.!?。！？]+")
+_LINE = r"[^\n]*\n|[^\n]+"
+_SENTENCE = r"[^\n.!?。！？]*(?:[.!?。！？]+\s*|\n)|[^\n.!?。！？]+"
+
+
+@cache
+def _compiled(source: str) -> re.Pattern[str]:
+    """A pattern compiled when first used: the character classes above take milliseconds to compile, and most
+    builds diff no answer at all (only a case whose trace changed is diffed)."""
+    return re.compile(source)
+
+
 # Tokens are coded from the private-use planes on: room for 2 × 65,534 (more than 2 × MAX_WORD_TOKENS), and no
 # code is a letter, space or line break that the clean-up's scoring of boundaries would read meaning into.
 _FIRST_CODE = 0xF0000
@@ -71,7 +81,7 @@ class TextDiff(NamedTuple):
 
 def tokens(text: str) -> list[str]:
     """`text` cut into the units it is diffed in: words with their trailing spaces, CJK characters, signs."""
-    return _TOKEN.findall(text)
+    return _compiled(_TOKEN).findall(text)
 
 
 def diff_text(before: str, after: str) -> TextDiff:
@@ -84,7 +94,8 @@ def diff_text(before: str, after: str) -> TextDiff:
     middle, mode = [(REMOVED, old), (ADDED, new)], UNMARKED
     # Every finer unit splits lines further, so with too many lines no unit is tried (counted in C, at once).
     if old.count("\n") + new.count("\n") < MAX_WORD_TOKENS:
-        for unit_mode, pattern in ((WORDS, _TOKEN), (SENTENCES, _SENTENCE), (LINES, _LINE)):
+        for unit_mode, source in ((WORDS, _TOKEN), (SENTENCES, _SENTENCE), (LINES, _LINE)):
+            pattern = _compiled(source)
             old_units = _split(pattern, old, MAX_WORD_TOKENS)
             new_units = _split(pattern, new, MAX_WORD_TOKENS - len(old_units)) if old_units is not None else None
             if old_units is None or new_units is None:
@@ -104,7 +115,7 @@ def _sentences_then_words(old: str, new: str) -> list[tuple[int, str]]:
     """Sentences diffed first, then the words of each pair of removed and added sentences (diff-match-patch's
     line-mode speed-up, with sentences for lines): an edit costs about the square of its own sentences rather
     than of the stretch between the first and the last edit."""
-    coarse = _diff_units(_SENTENCE.findall(old), _SENTENCE.findall(new))
+    coarse = _diff_units(_compiled(_SENTENCE).findall(old), _compiled(_SENTENCE).findall(new))
     out: list[tuple[int, str]] = []
     removed: list[str] = []
     added: list[str] = []
@@ -186,17 +197,17 @@ def _common_ends(before: str, after: str) -> tuple[int, int]:
 
 def _token_start(text: str, position: int) -> int:
     """`position` moved back to the start of the word it falls in (only words longer than _WORD_REACH are cut)."""
-    if position == 0 or position >= len(text) or not _WORD_END.search(text, max(0, position - 1), position + 1):
+    if position == 0 or position >= len(text) or not _compiled(_WORD_END).search(text, max(0, position - 1), position + 1):
         return position
-    found = _WORD_TAIL.search(text, max(0, position - _WORD_REACH), position)
+    found = _compiled(_WORD_TAIL).search(text, max(0, position - _WORD_REACH), position)
     return found.start() if found else position
 
 
 def _token_end(text: str, position: int) -> int:
     """`position` moved on to the end of the word it falls in (the common end then starts on a word)."""
-    if position <= 0 or position >= len(text) or not _WORD_END.search(text, max(0, position - 1), position + 1):
+    if position <= 0 or position >= len(text) or not _compiled(_WORD_END).search(text, max(0, position - 1), position + 1):
         return position
-    found = _WORD_HEAD.match(text, position, position + _WORD_REACH)
+    found = _compiled(_WORD_HEAD).match(text, position, position + _WORD_REACH)
     return found.end() if found else position
 
 
