@@ -569,7 +569,7 @@ def test_history_of_record_end_to_end(workflow: dict[str, Any], forge: Forge) ->
     pr, _ = _pr_run(workflow, forge, change, 12)
     values, labels = _chart_points(pr / "site")
     assert values == [100.0, 50.0, 0.0]
-    assert labels[0].startswith(f"#1 {first[:10]}") and labels[1].startswith(f"#2 {second[:10]}")
+    assert labels[0].startswith(f"#1 {first[:7]}") and labels[1].startswith(f"#2 {second[:7]}")  # main runs: by short commit
     assert labels[2].startswith("#3 PR #12")
     history_page = BeautifulSoup((pr / "site" / "history.html").read_text(encoding="utf-8"), "html.parser")
     assert "PR #12" in history_page.get_text()
