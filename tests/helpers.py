@@ -414,6 +414,31 @@ def wake_charts(page: Any) -> None:
     page.mouse.move(4, 4)
 
 
+def open_settled(browser: Any, path: Path, width: int, scheme: str = "light", *, draw_charts: bool = False) -> tuple[Any, Any]:
+    """A new context and page at `width` showing `path`, once idle and without script errors (the index's table set
+    up; with `draw_charts`, every chart drawn by plotly.js and the page back at its top)."""
+    from playwright.sync_api import expect
+
+    context = new_context(browser, viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(path.as_uri())
+    if path.name == "index.html":
+        wait_until_ready(page)
+    charts = page.locator("[data-chart]")
+    if draw_charts and charts.count():
+        # plotly.js is loaded once the reader moves and a chart nears the viewport (site.js): bring each into view,
+        # then back to the top.
+        wake_charts(page)
+        for index in range(charts.count()):
+            charts.nth(index).scroll_into_view_if_needed()
+        expect(page.locator(".js-plotly-plot")).to_have_count(charts.count())
+        page.evaluate("window.scrollTo(0, 0)")
+    assert settle(page) == [] and errors == [], errors
+    return context, page
+
+
 def wait_until_ready(page: Any) -> None:
     """The index's script has set up its table (it marks the table when done)."""
     from playwright.sync_api import expect

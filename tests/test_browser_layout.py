@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.build import BuildOptions, build_site
-from helpers import MEASURE, ROOT, Watched, case_page_file, new_context, settle, shipped_history, wait_until_ready, wake_charts
+from helpers import MEASURE, ROOT, Watched, case_page_file, new_context, open_settled, shipped_history, wait_until_ready
 
 pytestmark = pytest.mark.browser
 
@@ -54,26 +54,7 @@ def _pages(site: Path) -> dict[str, Path]:
 
 
 def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[Any, Any]:
-    from playwright.sync_api import expect
-
-    context = new_context(browser, viewport={"width": width, "height": 900}, color_scheme=scheme)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(path.as_uri())
-    if path.name == "index.html":
-        wait_until_ready(page)
-    charts = page.locator("[data-chart]")
-    if charts.count():
-        # plotly.js is loaded once the reader moves and a chart nears the viewport (site.js): bring each into view,
-        # then back to the top.
-        wake_charts(page)
-        for index in range(charts.count()):
-            charts.nth(index).scroll_into_view_if_needed()
-        expect(page.locator(".js-plotly-plot")).to_have_count(charts.count())
-        page.evaluate("window.scrollTo(0, 0)")
-    assert settle(page) == [] and errors == [], errors
-    return context, page
+    return open_settled(browser, path, width, scheme, draw_charts=True)
 
 
 @pytest.mark.parametrize(("width", "scheme"), [(390, "light"), (768, "light"), (1280, "light"), (390, "dark"), (1280, "dark")])

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.build import BuildOptions, build_site
-from helpers import ROOT, make_case, make_trace, new_context, settle, shipped_history, wait_until_ready, write_suite
+from helpers import ROOT, make_case, make_trace, open_settled, shipped_history, write_suite
 
 pytestmark = pytest.mark.browser
 
@@ -57,15 +57,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[Any, Any]:
-    context = new_context(browser, viewport={"width": width, "height": 900}, color_scheme=scheme)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(path.as_uri())
-    if path.name == "index.html":
-        wait_until_ready(page)
-    assert settle(page) == [] and errors == [], errors
-    return context, page
+    return open_settled(browser, path, width, scheme)
 
 
 def _shot(page: Any, name: str) -> None:
