@@ -12,15 +12,14 @@ from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 
-from sitegen import __version__, config
-from sitegen.config import (
+from sitegen import __version__, defaults
+from sitegen.defaults import (
     DEFAULT_BASELINE_DIR,
     DEFAULT_CASES,
     DEFAULT_CONFIG_PATH,
     DEFAULT_FIXTURES,
     DEFAULT_HISTORY_LIMIT,
     DEFAULT_OUT,
-    config_for,
 )
 from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
@@ -49,8 +48,8 @@ class _KnownFailures(str, Enum):
     fail = "fail"
 
 
-# --case-pages: which cases get a page of their own (config.CASE_PAGE_MODES).
-_CasePages = Enum("_CasePages", {mode: mode for mode in config.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
+# --case-pages: which cases get a page of their own (defaults.CASE_PAGE_MODES).
+_CasePages = Enum("_CasePages", {mode: mode for mode in defaults.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
 
 
 CostToleranceOpt = Annotated[
@@ -135,6 +134,7 @@ def command(function: _Command) -> _Command:
 
 def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN202 - a Report, imported lazily
     """The report of every case of the case file, evaluated with the cycle collector paused (gcpause.py)."""
+    from sitegen.config import config_for
     from sitegen.evaluation import evaluate_suite
     from sitegen.gcpause import cycle_collection_paused
     from sitegen.loading import check_fixtures_folder, load_cases
@@ -201,6 +201,7 @@ def check(
 
     Example: sitegen check --cases eval/cases/diagnosis-cases.json --fixtures eval/fixtures
     """
+    from sitegen.config import config_for
     from sitegen.suitecheck import check_suite
 
     summary = check_suite(cases, fixtures, config_for(config))
@@ -244,7 +245,7 @@ def evaluate(
 
 
 def _junit_text(  # noqa: ANN001 - Report and DiffReport, imported lazily
-    report, cases_path: Path, diff=None, known_failures: str = config.DEFAULT_JUNIT_KNOWN_FAILURES
+    report, cases_path: Path, diff=None, known_failures: str = defaults.DEFAULT_JUNIT_KNOWN_FAILURES
 ) -> str:
     """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
     baseline too are known failures and those within noise of it are skipped alike."""
@@ -313,6 +314,7 @@ def diff(
     """
     from sitegen.compare.diff import check_comparable, compare_reports, diff_json
     from sitegen.compare.markdown import diff_markdown
+    from sitegen.config import config_for
     from sitegen.report import read_report
 
     settings = config_for(config)
@@ -396,7 +398,7 @@ def build(
             help="In --junit, cases that also failed in the baseline: 'skip' (reported as skipped, so only what "
             "the change broke is red) or 'fail'.",
         ),
-    ] = config.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
+    ] = defaults.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
     cost_tolerance: CostToleranceOpt = None,
     case_pages: Annotated[
         _CasePages,
@@ -406,7 +408,7 @@ def build(
             "'changed' (regressed, fixed, within noise or new; without a baseline, failing). The index lists every "
             "case; one without a page links its raw trace. For very big suites (docs/big-suites.md).",
         ),
-    ] = config.DEFAULT_CASE_PAGES,  # type: ignore[assignment]
+    ] = defaults.DEFAULT_CASE_PAGES,  # type: ignore[assignment]
     jobs: Annotated[
         Optional[int],
         typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
@@ -452,7 +454,7 @@ def build(
 @command
 def serve(
     out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = DEFAULT_OUT,
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = config.DEFAULT_PORT,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = defaults.DEFAULT_PORT,
     watch: Annotated[
         bool,
         typer.Option(
@@ -502,21 +504,21 @@ def record(
     cases: CasesOpt = DEFAULT_CASES,
     config: ConfigOpt = None,
     trials: Annotated[
-        int, typer.Option("--trials", min=1, max=config.MAX_TRIALS, help="Trials (requests) per case.")
-    ] = config.DEFAULT_TRIALS,
+        int, typer.Option("--trials", min=1, max=defaults.MAX_TRIALS, help="Trials (requests) per case.")
+    ] = defaults.DEFAULT_TRIALS,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, max=config.MAX_CONCURRENCY, help="Requests in flight at once.")
-    ] = config.DEFAULT_CONCURRENCY,
+        int, typer.Option("--concurrency", min=1, max=defaults.MAX_CONCURRENCY, help="Requests in flight at once.")
+    ] = defaults.DEFAULT_CONCURRENCY,
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.001, help="Seconds one request may take, answer included.")
-    ] = config.DEFAULT_TIMEOUT,
+    ] = defaults.DEFAULT_TIMEOUT,
     retries: Annotated[
         int,
         typer.Option(
-            "--retries", min=0, max=config.MAX_RETRIES,
+            "--retries", min=0, max=defaults.MAX_RETRIES,
             help="Retries of a request that timed out, could not connect, or got 5xx or 429, with exponential back-off and jitter.",
         ),
-    ] = config.DEFAULT_RETRIES,
+    ] = defaults.DEFAULT_RETRIES,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:

@@ -1,90 +1,18 @@
-"""Defaults, defined once: where the suite lives, what a build keeps, and the suite's known values (which a
-TOML file may override without code changes, see eval/README.md)."""
+"""The suite's known values (`[suite]` of eval/sitegen.toml, which may override them without code changes) and the
+diff's `[diff]` settings, read and checked (eval/README.md). Every other default is defaults.py's."""
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
 
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_CONFIG_PATH, DEFAULT_COST_TOLERANCE, DEFAULT_TRIAL_POLICY, TrialPolicy
 from sitegen.errors import BadInput
 from sitegen.loading import describe_error, format_loc
-
-# Where the commands look when no option names a file (relative to the current folder).
-DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
-DEFAULT_FIXTURES = Path("eval/fixtures")
-DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")
-DEFAULT_BASELINE_DIR = Path("eval/baseline")
-DEFAULT_BASELINE = DEFAULT_BASELINE_DIR / "report.json"
-DEFAULT_OUT = Path("site")
-
-# When a case with several trials passes (docs/trials.md, "Choosing a policy"): every trial (pass^k), more
-# than half, or at least one (pass@k); a suite that sets none takes the first.
-TrialPolicy = Literal["all", "majority", "any"]
-TRIAL_POLICIES: tuple[str, ...] = get_args(TrialPolicy)
-DEFAULT_TRIAL_POLICY = "all"
-
-# The diff (eval/README.md, "Diff"): a paired cost average that moved by more than this relative tolerance
-# is a cost regression or improvement (--cost-tolerance, [diff] costTolerance) ...
-DEFAULT_COST_TOLERANCE = 0.10
-# ... and a trial pass rate that moved with a one-sided Fisher p-value below this significance level counts
-# ([diff] alpha, docs/trials.md).
-DEFAULT_ALPHA = 0.05
-
-# Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
-# failing ones and those whose status changed against the baseline; or only those that changed (and, without a
-# baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace.
-CASE_PAGE_MODES = ("all", "failing", "changed")
-DEFAULT_CASE_PAGES = "all"
-
-# Rows per static page of the site's case list (index.html, index-2.html, …; docs/big-suites.md) ...
-INDEX_PAGE_ROWS = 500
-# ... and per page of the index's table once its script pages it.
-TABLE_PAGE_SIZE = 100
-# A list of cases or diff items longer than this starts folded, in diff.md as on the diff page.
-FOLD_AFTER = 10
-# `--junit-known-failures`: a case that failed in the baseline too is reported skipped, or as a failure.
-JUNIT_KNOWN_FAILURE_MODES = ("skip", "fail")
-DEFAULT_JUNIT_KNOWN_FAILURES = "skip"
-
-# Worker processes (`--jobs`, default one per core) start for this many case pages or more (below it, starting
-# them costs more than they save) ...
-POOL_MIN_JOBS = 300
-# ... and for this many pages of the case list or more, when they fork (spawned ones start too slowly).
-LIST_POOL_MIN_PAGES = 4
-
-# `sitegen serve` (and the stub agent) listen on the loopback interface only; the port when --port is not given.
-LOOPBACK = "127.0.0.1"
-DEFAULT_PORT = 8000
-# `--history URL`: seconds the whole download may take, connecting and every byte included (a server that drips
-# one byte at a time is cut off), at most MAX_RESPONSE_BYTES.
-HISTORY_URL_TIMEOUT = 60.0
-
-# `sitegen record` (docs/trials.md): its options' defaults and limits.
-DEFAULT_TRIALS = 1
-MAX_TRIALS = 999  # trial-NNN.json: three digits keep name order equal to trial order
-DEFAULT_CONCURRENCY = 4
-MAX_CONCURRENCY = 64
-DEFAULT_TIMEOUT = 120.0  # seconds for one request, the whole answer included
-DEFAULT_RETRIES = 3
-MAX_RETRIES = 20
-DEFAULT_BACKOFF = 0.5  # seconds: the longest wait before the first retry; doubles with each retry
-MAX_BACKOFF = 30.0
-# `[record]` of the config file: the request sent for each trial (docs/trials.md, "Recording").
-RECORD_METHODS = ("POST", "PUT", "PATCH")
-DEFAULT_RECORD_METHOD = "POST"
-DEFAULT_RECORD_BODY: dict[str, Any] = {"question": "{question}"}
-
-# Runs the site's history keeps (--history-limit).
-DEFAULT_HISTORY_LIMIT = 200
-# The most any answer over HTTP may be: an agent's answer to `sitegen record`, a history downloaded by a build.
-MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-# A case is flaky when its pass/fail flipped at least FLAKY_FLIPS times in its last FLAKY_WINDOW runs.
-FLAKY_WINDOW = 10
-FLAKY_FLIPS = 2
 
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"

@@ -5,7 +5,7 @@ A client's timeouts bound each operation (one connect, one read), so a peer that
 holds an exchange for as long as it likes, whether it drips the body or the headers. Here a timer shuts the
 exchange's sockets down when the deadline passes, whatever the exchange is waiting for: shutdown() wakes a
 thread blocked reading the socket at once, and the read fails. The body is read in chunks counted against the
-cap (config.MAX_RESPONSE_BYTES).
+cap (defaults.MAX_RESPONSE_BYTES).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from contextlib import suppress
 from types import TracebackType
 
-from sitegen.config import MAX_RESPONSE_BYTES
+from sitegen.defaults import MAX_RESPONSE_BYTES
 
 
 class TooSlow(Exception):

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.config import MAX_RESPONSE_BYTES
+from sitegen.defaults import MAX_RESPONSE_BYTES
 from sitegen.deadline import Deadline, TooLarge, TooSlow, read_capped
 
 CHUNK = 64 * 1024

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from sitegen.checks import with_trial_count
-from sitegen.config import TRIAL_POLICIES
+from sitegen.defaults import TRIAL_POLICIES
 from sitegen.evidence import UNREAD, trials_digest
 from sitegen.finite import finite_mean
 from sitegen.report import CaseResult, TrialResult

@@ -183,3 +183,15 @@ def test_no_test_module_imports_another() -> None:
         if name.split(".")[0] in test_modules
     ]
     assert problems == []
+
+
+def test_help_and_version_load_no_model_and_no_command() -> None:
+    # `sitegen --help` and `--version` read only the options' defaults (defaults.py): no pydantic model is built,
+    # no input module, no part of a command, so they answer at once (benchmarks/RESULTS.md, "Cold start").
+    script = (
+        "import sys\n"
+        "from sitegen.cli import app\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m.split('.')[0] in ('sitegen', 'pydantic', 'jinja2'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split() == ["sitegen", "sitegen.cli", "sitegen.defaults", "sitegen.errors"]

@@ -19,7 +19,7 @@ from helpers import ROOT, check_golden
 from sitegen.compare.diff import DIFF_FORMAT_VERSION, DiffReport, compare_case, compare_reports, diff_json
 from sitegen.compare.items import DiffItem
 from sitegen.compare.markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
-from sitegen.config import DEFAULT_COST_TOLERANCE
+from sitegen.defaults import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.report import Report, build_report, read_report, result_from_json
 

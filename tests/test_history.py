@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 
 from helpers import make_case, make_trace, write_suite
 from hostile_peers import dripping_body, dripping_headers, fixed, peer, serving, streaming
-from sitegen.config import MAX_RESPONSE_BYTES
+from sitegen.defaults import MAX_RESPONSE_BYTES
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
 from sitegen.site.history import (

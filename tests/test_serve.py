@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from helpers import ServeProcess, make_case, make_trace, served_url, write_suite
 from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
-from sitegen.config import LOOPBACK
+from sitegen.defaults import LOOPBACK
 from sitegen.site.livereload import POLL_PATH, POLL_SECONDS, SCRIPT_PATH, BuildCounter
 from sitegen.site.serve import SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
-from sitegen.config import DEFAULT_ALPHA
+from sitegen.defaults import DEFAULT_ALPHA
 from sitegen.report import CaseResult
 from sitegen.stats import fisher_one_sided
 

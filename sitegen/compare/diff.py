@@ -72,7 +72,7 @@ from sitegen.compare.wording import (
     tool_calls_message,
     trial_clause,
 )
-from sitegen.config import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.jsontext import dumps_json
 from sitegen.report import CaseResult, Report

@@ -22,7 +22,7 @@ from sitegen.compare.wording import (
     status_change,
 )
 from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
-from sitegen.config import FOLD_AFTER
+from sitegen.defaults import FOLD_AFTER
 from sitegen.formatting import percent, plural
 from sitegen.mdtext import escape_cell, escape_inline, table
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from sitegen.config import MAX_RESPONSE_BYTES
+from sitegen.defaults import MAX_RESPONSE_BYTES
 from sitegen.deadline import Deadline, TooLarge, TooSlow, read_capped
 
 

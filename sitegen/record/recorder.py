@@ -28,7 +28,7 @@ import httpx
 
 from sitegen.deadline import TooLarge, TooSlow
 from sitegen.record.bounded import bounded_client, send_bounded
-from sitegen.config import (
+from sitegen.defaults import (
     DEFAULT_BACKOFF,
     DEFAULT_CONCURRENCY,
     DEFAULT_RETRIES,

@@ -19,7 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sitegen.config import DEFAULT_RECORD_BODY, DEFAULT_RECORD_METHOD, RECORD_METHODS, read_toml
+from sitegen.defaults import DEFAULT_RECORD_BODY, DEFAULT_RECORD_METHOD, RECORD_METHODS
+from sitegen.config import read_toml
 from sitegen.errors import BadInput
 
 PLACEHOLDERS = ("question", "caseId", "trial")

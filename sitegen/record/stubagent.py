@@ -29,7 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from sitegen.config import DEFAULT_CASES, DEFAULT_FIXTURES, LOOPBACK, SuiteConfig
+from sitegen.defaults import DEFAULT_CASES, DEFAULT_FIXTURES, LOOPBACK
+from sitegen.config import SuiteConfig
 from sitegen.loading import is_trial_file, load_cases
 from sitegen.models import Case
 

@@ -27,7 +27,7 @@ from typing import NamedTuple
 from sitegen.casefile import CaseList, read_case_list
 from sitegen.compare.diff import CaseComparison, DiffReport, check_comparable, compare_reports, diff_json, incomparable
 from sitegen.compare.markdown import diff_markdown
-from sitegen.config import (
+from sitegen.defaults import (
     DEFAULT_BASELINE,
     DEFAULT_CASES,
     DEFAULT_FIXTURES,
@@ -37,9 +37,8 @@ from sitegen.config import (
     DEFAULT_OUT,
     INDEX_PAGE_ROWS,
     LIST_POOL_MIN_PAGES,
-    SuiteConfig,
-    config_for,
 )
+from sitegen.config import SuiteConfig, config_for
 from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
 from sitegen.errors import UsageError
 from sitegen.gcpause import cycle_collection_paused
@@ -121,7 +120,7 @@ class BuildOptions:
     start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
-    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page of their own (config.CASE_PAGE_MODES)
+    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page of their own (defaults.CASE_PAGE_MODES)
 
 
 @dataclass

@@ -23,7 +23,8 @@ from typing import NamedTuple
 from sitegen.casefile import CaseList
 from sitegen.compare.changes import FIXED, NEW, REGRESSED, CaseChange
 from sitegen.compare.diff import CaseComparison, compare_case
-from sitegen.config import DEFAULT_CASE_PAGES, SuiteConfig
+from sitegen.defaults import DEFAULT_CASE_PAGES
+from sitegen.config import SuiteConfig
 from sitegen.evaluation import evaluate_case
 from sitegen.loading import (
     FixtureBytes,
@@ -78,7 +79,7 @@ class PageContext:
     previous: BuildStatus  # the previous build's records (none: every page is rendered)
     remembered: Mapping[str, Remembered]  # trace digests this machine remembers, by traceFixture (site/tracecache.py)
     writer: SiteWriter  # writes into the staging folder, links from the previous site
-    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page (config.CASE_PAGE_MODES)
+    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page (defaults.CASE_PAGE_MODES)
 
 
 def case_job(index: int, context: PageContext) -> CaseJob:
@@ -234,7 +235,7 @@ _CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise"))
 
 
 def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool:
-    """Whether a case gets a page of its own under --case-pages `mode` (config.CASE_PAGE_MODES)."""
+    """Whether a case gets a page of its own under --case-pages `mode` (defaults.CASE_PAGE_MODES)."""
     if mode == "all":
         return True
     changed = change is not None and (change.change in _CHANGES_SHOWN or (mode == "changed" and change.change == NEW))

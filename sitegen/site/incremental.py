@@ -57,7 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.config import DEFAULT_CASE_PAGES, SuiteConfig
+from sitegen.defaults import DEFAULT_CASE_PAGES
+from sitegen.config import SuiteConfig
 from sitegen.jsontext import compact_sorted_exact, identity, loads
 from sitegen.loading import FixtureBytes, FixtureProblem, TrialFiles
 from sitegen.report import CaseResult, result_from_json

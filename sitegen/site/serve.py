@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sitegen.config import DEFAULT_PORT, LOOPBACK
+from sitegen.defaults import DEFAULT_PORT, LOOPBACK
 from sitegen.errors import SitegenError, UsageError
 from sitegen.site.livereload import POLL_PATH, RELOAD_SCRIPT, SCRIPT_PATH, BuildCounter, with_reload_script
 
@@ -252,7 +252,7 @@ def watched_inputs(cases: Path, fixtures: Path, config: Path | None, baseline: P
     """The folders whose changes call for a rebuild: cases, fixtures, config, baseline and the site's templates."""
     from importlib import resources
 
-    from sitegen.config import DEFAULT_CONFIG_PATH
+    from sitegen.defaults import DEFAULT_CONFIG_PATH
     from sitegen.site.render import TEMPLATE_PACKAGE
 
     # Folders, not files: editors save by writing a new file and renaming it over the old one.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from sitegen.config import INDEX_PAGE_ROWS
+from sitegen.defaults import INDEX_PAGE_ROWS
 
 INDEX = "index.html"
 DIFF = "diff.html"

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from sitegen.config import POOL_MIN_JOBS
+from sitegen.defaults import POOL_MIN_JOBS
 from sitegen.site.faults import POOL_STARTED, WORKER_STARTING, WORKERS_BUSY, kill_build_point, kill_point
 
 T = TypeVar("T")

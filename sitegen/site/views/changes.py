@@ -17,7 +17,7 @@ from sitegen.compare import wording
 from sitegen.compare.changes import BREAKING, FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange, Headline
 from sitegen.compare.diff import DiffReport
 from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
-from sitegen.config import FOLD_AFTER
+from sitegen.defaults import FOLD_AFTER
 from sitegen.site import urls
 from sitegen.site.views.badges import Badge, change_badge
 from sitegen.site.views.text import CELL_LIMIT, MAX_TOOL_CALLS, clip

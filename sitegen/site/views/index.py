@@ -18,7 +18,8 @@ from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW
 from sitegen.compare.diff import DiffReport
 from sitegen.compare.wording import pass_rate_points
-from sitegen.config import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE, SuiteConfig
+from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE
+from sitegen.config import SuiteConfig
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.rule_counts import RuleCount
 from sitegen.site import urls
