@@ -12,7 +12,7 @@ from pydantic_core import ErrorDetails
 
 from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_CONFIG_PATH, DEFAULT_COST_TOLERANCE, DEFAULT_TRIAL_POLICY, TrialPolicy
 from sitegen.errors import BadInput
-from sitegen.loading import describe_error, format_loc
+from sitegen.jsonread import describe_error, format_loc
 
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"

@@ -14,7 +14,8 @@ from sitegen.config import SuiteConfig
 from sitegen.errors import BadInput
 from sitegen.evidence import Evidence, ToolCall
 from sitegen.evaluation import evaluate_case
-from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, parse_json_text, validate_trace
+from sitegen.jsonread import parse_json_text
+from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, validate_trace
 from sitegen.models import Case
 from sitegen.report import CaseResult
 from sitegen.rules import ALL_CODES
@@ -132,7 +133,7 @@ def test_arbitrary_case_file_loads_or_is_bad_input(tmp_path: Path, value: Any) -
 @settings(max_examples=200)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_never_crash_the_json_reader(data: bytes) -> None:
-    from sitegen.loading import TextProblem, decode_utf8
+    from sitegen.jsonread import TextProblem, decode_utf8
 
     decoded = decode_utf8(data)
     if not isinstance(decoded, TextProblem):

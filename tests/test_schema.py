@@ -13,7 +13,8 @@ from jsonschema import Draft202012Validator
 
 from helpers import ROOT
 from sitegen.errors import BadInput
-from sitegen.loading import LoadedTrace, TextProblem, fixture_files, load_cases, parse_json_text, validate_trace
+from sitegen.jsonread import TextProblem, parse_json_text
+from sitegen.loading import LoadedTrace, fixture_files, load_cases, validate_trace
 from sitegen.schema import CASES_FILE, TRACE_FILE, schema_files
 from sitegen.textmatch import normalise
 

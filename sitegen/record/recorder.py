@@ -39,7 +39,8 @@ from sitegen.defaults import (
 )
 from sitegen.errors import BadInput, CannotWrite, UsageError
 from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
-from sitegen.loading import TextProblem, decode_utf8, load_case_file, parse_json_text
+from sitegen.jsonread import TextProblem, decode_utf8, parse_json_text
+from sitegen.loading import load_case_file
 from sitegen.models import Case
 from sitegen.progress import Progress
 from sitegen.record.redaction import Redactor

@@ -172,7 +172,7 @@ class History:
 
 
 def _run_from_json(source: str, index: int, item: Any) -> Run:
-    from sitegen.loading import describe_error, format_loc
+    from sitegen.jsonread import describe_error, format_loc
 
     try:
         return Run.model_validate(item)
@@ -187,7 +187,7 @@ def _run_from_json(source: str, index: int, item: Any) -> Run:
 
 def parse_history(source: str, text: str) -> list[Run]:
     """The runs of a history.json text, oldest first; BadInput names `source` and the place of a problem."""
-    from sitegen.loading import TextProblem, parse_json_text
+    from sitegen.jsonread import TextProblem, parse_json_text
 
     if text.lstrip("\ufeff \t\r\n").startswith("<"):
         raise BadInput(source, "got an HTML page, not a history (expected the JSON array of runs sitegen writes)")
