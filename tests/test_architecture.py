@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,7 +48,7 @@ MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 def part(module: str) -> str:
     """Which of the four parts a sitegen module belongs to (or the entry point)."""
-    if module in ("sitegen.cli", "sitegen.__main__"):
+    if module in ("sitegen.cli", "sitegen.__main__") or module.startswith("sitegen.cli."):
         return ENTRY
     for name in (COMPARE, SITE, RECORD):
         if module == f"sitegen.{name}" or module.startswith(f"sitegen.{name}."):
@@ -92,7 +93,7 @@ def imports(path: Path, top_level_only: bool = False) -> Iterator[tuple[str, int
 def test_the_parts_of_the_layout_are_what_the_rule_names() -> None:
     # Every module falls in one part; a new top-level folder would need a rule of its own.
     folders = {path.parent.relative_to(PACKAGE).parts[:1] for path in PACKAGE.rglob("*.py")}
-    assert folders == {(), ("compare",), ("site",), ("record",)}
+    assert folders == {(), ("compare",), ("site",), ("record",), ("cli",)}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -194,4 +195,11 @@ def test_help_and_version_load_no_model_and_no_command() -> None:
         "print('\\n'.join(sorted(m for m in sys.modules if m.split('.')[0] in ('sitegen', 'pydantic', 'jinja2'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert done.stdout.split() == ["sitegen", "sitegen.cli", "sitegen.defaults", "sitegen.errors"]
+    assert done.stdout.split() == ["sitegen", "sitegen.cli", "sitegen.cli.options", "sitegen.defaults", "sitegen.errors"]
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    # pyproject.toml lists the packages by name: one left out installs without its modules (`pip install .`).
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    packages = {module_name(path) for path in PACKAGE.rglob("__init__.py") if path.parent.name != "templates"}
+    assert packages - listed == set()

@@ -6,7 +6,6 @@ import functools
 import sys
 import traceback
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
 
@@ -21,6 +20,22 @@ from sitegen.defaults import (
     DEFAULT_HISTORY_LIMIT,
     DEFAULT_OUT,
 )
+from sitegen.cli.options import (
+    CONTRADICTION,
+    BaselineOpt,
+    CasePages,
+    CasesOpt,
+    ConfigOpt,
+    CostToleranceOpt,
+    FixturesOpt,
+    JunitOpt,
+    KnownFailures,
+    QUIET_HELP,
+    QuietOpt,
+    VERBOSE_HELP,
+    Verbosity,
+    VerboseOpt,
+)
 from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
 app = typer.Typer(
@@ -31,75 +46,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-CasesOpt = Annotated[Path, typer.Option("--cases", help="Case file: a JSON array of case definitions.")]
-FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases' traceFixture paths are relative to.")]
-JunitOpt = Annotated[
-    Optional[Path], typer.Option("--junit", help="Write the results as JUnit XML here, for CI test reports ('-' for stdout).")
-]
-BaselineOpt = Annotated[
-    Optional[Path],
-    typer.Option("--baseline", help="Baseline report JSON. Default: eval/baseline/report.json when present."),
-]
-class _KnownFailures(str, Enum):
-    """--junit-known-failures: how JUnit reports a case that failed in the baseline too (junit.py)."""
-
-    skip = "skip"
-    fail = "fail"
-
-
-# --case-pages: which cases get a page of their own (defaults.CASE_PAGE_MODES).
-_CasePages = Enum("_CasePages", {mode: mode for mode in defaults.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
-
-
-CostToleranceOpt = Annotated[
-    Optional[float],
-    typer.Option(
-        "--cost-tolerance",
-        min=0.0,
-        help="Relative tolerance for average tool calls and duration, judged over the cases in both reports: "
-        "a rise of more than R × baseline is a cost regression (e.g. 0.1 = 10%). "
-        "Default: [diff] costTolerance in the config file, else 0.1.",
-    ),
-]
-ConfigOpt = Annotated[
-    Optional[Path],
-    typer.Option("--config", help="Suite defaults (TOML, [suite] table). Default: eval/sitegen.toml when present."),
-]
-
-
-class _Verbosity:
-    """How chatty commands are: -1 quiet (errors only), 0 normal, 1 verbose. Set by the global options."""
-
-    level = 0
-
-
-_CONTRADICTION = "--quiet and --verbose contradict each other: give one of them"
-_QUIET_HELP = "Print only warnings and errors."
-_VERBOSE_HELP = "Also print every file written."
-
-
-def _set_quiet(value: bool) -> bool:
-    if value:
-        if _Verbosity.level > 0:
-            raise typer.BadParameter(_CONTRADICTION)
-        _Verbosity.level = -1
-    return value
-
-
-def _set_verbose(value: bool) -> bool:
-    if value:
-        if _Verbosity.level < 0:
-            raise typer.BadParameter(_CONTRADICTION)
-        _Verbosity.level = 1
-    return value
-
-
-# The global flags are accepted after the command name too (`sitegen build --quiet`, docs/cli.md): every
-# command takes them, with the app's help text. The app's own pair sets the level first (its callback runs
-# before a command's options are parsed); a command's pair can only add to it.
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", callback=_set_quiet, help=_QUIET_HELP)]
-VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", callback=_set_verbose, help=_VERBOSE_HELP)]
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
@@ -146,13 +92,13 @@ def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN20
 
 def _say(message: str) -> None:
     """Normal progress output (silenced by --quiet)."""
-    if _Verbosity.level >= 0:
+    if Verbosity.level >= 0:
         typer.echo(message)
 
 
 def _detail(message: str) -> None:
     """Extra output shown only with --verbose, on stderr so that it never mixes into a '-' (stdout) output."""
-    if _Verbosity.level > 0:
+    if Verbosity.level > 0:
         typer.echo(message, err=True)
 
 
@@ -180,13 +126,13 @@ def _main(
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version and exit.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help=_QUIET_HELP)] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=_VERBOSE_HELP)] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help=QUIET_HELP)] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False,
 ) -> None:
     """sitegen: is the diagnosis agent better or worse than the baseline?"""
     if quiet and verbose:
-        raise typer.BadParameter(_CONTRADICTION)
-    _Verbosity.level = -1 if quiet else 1 if verbose else 0
+        raise typer.BadParameter(CONTRADICTION)
+    Verbosity.level = -1 if quiet else 1 if verbose else 0
 
 
 @command
@@ -392,7 +338,7 @@ def build(
     ] = False,
     junit_out: JunitOpt = None,
     junit_known_failures: Annotated[
-        _KnownFailures,
+        KnownFailures,
         typer.Option(
             "--junit-known-failures",
             help="In --junit, cases that also failed in the baseline: 'skip' (reported as skipped, so only what "
@@ -401,7 +347,7 @@ def build(
     ] = defaults.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
     cost_tolerance: CostToleranceOpt = None,
     case_pages: Annotated[
-        _CasePages,
+        CasePages,
         typer.Option(
             "--case-pages",
             help="Which cases get a page: 'all'; 'failing' (failing now, or regressed, fixed or within noise); "
@@ -430,16 +376,16 @@ def build(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
             history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
             fail_on_regression=fail_on_regression, workers=jobs, cost_tolerance=cost_tolerance,
-            case_pages=_CasePages(case_pages).value,
+            case_pages=CasePages(case_pages).value,
         ),
-        progress_for(sys.stderr, quiet=_Verbosity.level < 0),
+        progress_for(sys.stderr, quiet=Verbosity.level < 0),
     )
     report, diff = result.report, result.diff
     for warning in result.warnings:
         typer.echo(f"warning: {warning}", err=True)
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
-        _write_outputs([(junit_out, _junit_text(report, cases, diff, _KnownFailures(junit_known_failures).value))])
+        _write_outputs([(junit_out, _junit_text(report, cases, diff, KnownFailures(junit_known_failures).value))])
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
     _say(f"site written to {out}/ ({result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}")
     if diff is not None:
@@ -487,7 +433,7 @@ def serve(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out,
             run_id="local-preview", run_label="local preview",
         )
-    verbose = _Verbosity.level > 0
+    verbose = Verbosity.level > 0
     run_preview(
         out, port, build_options=options, announce=_say, report=_progress_or_error,
         log=(lambda line: typer.echo(line, err=True)) if verbose else None,
@@ -540,7 +486,7 @@ def record(
     options = RecordOptions(
         url=check_url(url), out=out, trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
     )
-    progress = progress_for(sys.stderr, quiet=_Verbosity.level < 0, min_steps=1)
+    progress = progress_for(sys.stderr, quiet=Verbosity.level < 0, min_steps=1)
     try:
         summary = Recorder(request, headers, options, progress).record(cases)
     except KeyboardInterrupt:
@@ -563,7 +509,7 @@ def record(
 
 def _progress_or_error(message: str) -> None:
     """A message from a long-running command, on stderr: errors always, progress unless --quiet."""
-    if message.startswith("error:") or _Verbosity.level >= 0:
+    if message.startswith("error:") or Verbosity.level >= 0:
         typer.echo(message, err=True)
 
 

@@ -1,0 +1,84 @@
+"""The options several commands share, and how chatty a command is (--quiet / --verbose, docs/cli.md)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from sitegen import defaults
+
+CasesOpt = Annotated[Path, typer.Option("--cases", help="Case file: a JSON array of case definitions.")]
+FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases' traceFixture paths are relative to.")]
+JunitOpt = Annotated[
+    Optional[Path], typer.Option("--junit", help="Write the results as JUnit XML here, for CI test reports ('-' for stdout).")
+]
+BaselineOpt = Annotated[
+    Optional[Path],
+    typer.Option("--baseline", help="Baseline report JSON. Default: eval/baseline/report.json when present."),
+]
+
+
+class KnownFailures(str, Enum):
+    """--junit-known-failures: how JUnit reports a case that failed in the baseline too (junit.py)."""
+
+    skip = "skip"
+    fail = "fail"
+
+
+# --case-pages: which cases get a page of their own (defaults.CASE_PAGE_MODES).
+CasePages = Enum("CasePages", {mode: mode for mode in defaults.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
+
+
+CostToleranceOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--cost-tolerance",
+        min=0.0,
+        help="Relative tolerance for average tool calls and duration, judged over the cases in both reports: "
+        "a rise of more than R × baseline is a cost regression (e.g. 0.1 = 10%). "
+        "Default: [diff] costTolerance in the config file, else 0.1.",
+    ),
+]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option("--config", help="Suite defaults (TOML, [suite] table). Default: eval/sitegen.toml when present."),
+]
+
+
+class Verbosity:
+    """How chatty commands are: -1 quiet (errors only), 0 normal, 1 verbose. Set by the global options."""
+
+    level = 0
+
+
+CONTRADICTION = "--quiet and --verbose contradict each other: give one of them"
+QUIET_HELP = "Print only warnings and errors."
+VERBOSE_HELP = "Also print every file written."
+
+
+def set_quiet(value: bool) -> bool:
+    """--quiet: errors and warnings only (refused beside --verbose)."""
+    if value:
+        if Verbosity.level > 0:
+            raise typer.BadParameter(CONTRADICTION)
+        Verbosity.level = -1
+    return value
+
+
+def set_verbose(value: bool) -> bool:
+    """--verbose: every file written too (refused beside --quiet)."""
+    if value:
+        if Verbosity.level < 0:
+            raise typer.BadParameter(CONTRADICTION)
+        Verbosity.level = 1
+    return value
+
+
+# The global flags are accepted after the command name too (`sitegen build --quiet`, docs/cli.md): every
+# command takes them, with the app's help text. The app's own pair sets the level first (its callback runs
+# before a command's options are parsed); a command's pair can only add to it.
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", callback=set_quiet, help=QUIET_HELP)]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", callback=set_verbose, help=VERBOSE_HELP)]
