@@ -188,7 +188,7 @@ def test_no_test_module_imports_another() -> None:
 
 def test_help_and_version_load_no_model_and_no_command() -> None:
     # `sitegen --help` and `--version` read only the options' defaults (defaults.py): no pydantic model is built,
-    # no input module, no part of a command, so they answer at once (benchmarks/RESULTS.md, "Cold start").
+    # no input module, no part of a command, so they answer at once (benchmarks/RESULTS.md, "Seventh round").
     script = (
         "import sys\n"
         "from sitegen.cli import app\n"
