@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -106,3 +107,11 @@ def test_the_shipped_baseline_records_the_evidence() -> None:
     cases = {case.id: case for case in load_cases(ROOT / "eval" / "cases" / "diagnosis-cases.json")}
     for result in baseline.results:
         assert result.evidence is not None and result.evidence.traceDigest == _digest(fixtures / cases[result.caseId].traceFixture)
+
+
+def test_evidence_travels_between_processes_unchanged() -> None:
+    # Worker processes send every result back pickled (site/workers.py); Evidence and ToolCall pickle by their fields.
+    evidence = Evidence("支付 <b>超时</b>\u202e", (ToolCall("query_logs", True), ToolCall("query_db", None)), "pass", None, "sha256:1")
+    back = pickle.loads(pickle.dumps(evidence, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == evidence and type(back.toolCalls[0]) is ToolCall
+    assert pickle.loads(pickle.dumps(Evidence())) == Evidence()

@@ -75,43 +75,51 @@ def _readable_lines(value: dict[str, Any] | list[Any], compact: str, indent: int
     # The compact form (orjson, quick) is never longer than the one-line form with its spaces: only a container
     # that may fit is written again with them, so a payload costs a few C calls and a loop per line.
     if column + len(compact) <= width:
-        line = json.dumps(value, ensure_ascii=False)
+        line = _one_line(value)
         if column + len(line) <= width:
             return [line]
     if not value:
         return [compact]
-    items = value.values() if isinstance(value, dict) else value
-    if not any(isinstance(item, (dict, list)) and item for item in items):
+    is_dict = isinstance(value, dict)
+    if not _holds_containers(value.values() if is_dict else value):
         # Members that are all scalars: one a line is what orjson's indenting writes (JSON text holds no raw
         # newline, so every line break is one of its own), moved to this indent.
         try:
             text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
         except TypeError:
             text = json.dumps(value, ensure_ascii=False, indent=2)
-        return text.replace("\n", "\n" + " " * indent).split("\n")
-    if isinstance(value, dict):
-        members = [(_compact(key) + ": ", item) for key, item in value.items()]
-        opening, closing = "{", "}"
-    else:
-        members = [("", item) for item in value]
-        opening, closing = "[", "]"
-    inner = indent + 2
-    pad = " " * inner
-    out = [opening]
-    last = len(members) - 1
-    for number, (prefix, item) in enumerate(members):
+        return (text.replace("\n", "\n" + " " * indent) if indent else text).split("\n")
+    pad = " " * (indent + 2)
+    out = ["{" if is_dict else "["]
+    last = len(value) - 1
+    for number, (key, item) in enumerate(value.items() if is_dict else enumerate(value)):
+        start = pad + _compact(key) + ": " if is_dict else pad
         comma = "," if number < last else ""
         shown = _compact(item)
         if not isinstance(item, (dict, list)):
-            out.append(pad + prefix + shown + comma)
+            out.append(start + shown + comma)
             continue
-        lines = _readable_lines(item, shown, inner, inner + len(prefix), width)
-        out.append(pad + prefix + lines[0] + (comma if len(lines) == 1 else ""))
-        if len(lines) > 1:
+        lines = _readable_lines(item, shown, indent + 2, len(start), width)
+        if len(lines) == 1:
+            out.append(start + lines[0] + comma)
+        else:
+            out.append(start + lines[0])
             out.extend(lines[1:-1])
             out.append(lines[-1] + comma)
-    out.append(" " * indent + closing)
+    out.append(" " * indent + ("}" if is_dict else "]"))
     return out
+
+
+def _holds_containers(members: Any) -> bool:
+    """Whether some member is a non-empty object or array (a loop: quicker than any() over a generator here)."""
+    for member in members:
+        if member and isinstance(member, (dict, list)):
+            return True
+    return False
+
+
+# json.dumps(value, ensure_ascii=False) without making an encoder for every call.
+_one_line = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _compact(value: Any) -> str:
