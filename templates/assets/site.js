@@ -427,7 +427,7 @@
       return searchText ? row.text + " " + (searchText.get(row.id) || "") : row.text;
     }
 
-    /* ---- search text (issue 14): questions and answers, in an asset of their own ------------------ */
+    /* ---- search text: questions and answers, in an asset of their own -------------------------- */
     /* Loaded by a classic <script src> (works from file://, allowed by the CSP's script-src 'self') when
      * the search box is first used, so the index stays small however long the answers are. */
     var searchText = null; // case id -> question and answer, normalised (views.search_text)
@@ -531,7 +531,7 @@
     });
     prev.addEventListener("click", function () { state.page -= 1; update(true); table.scrollIntoView(); });
     next.addEventListener("click", function () { state.page += 1; update(true); table.scrollIntoView(); });
-    /* Back and Forward: the table follows the URL, an empty fragment being the unfiltered table (issue 14). */
+    /* Back and Forward: the table follows the URL, an empty fragment being the unfiltered table. */
     function followHash() {
       var fromHash = readHashState();
       var bare = location.hash.replace(/^#/, "") === "";
@@ -569,7 +569,7 @@
       (filtered ? " matching cases" + all : " cases.");
   }
 
-  /* ---- tables wider than the screen (issue 14) ---------------------------------------------------- */
+  /* ---- tables wider than the screen --------------------------------------------------------------- */
   /* A table that does not fit scrolls inside its .table-wrap: marked so the CSS shows it scrolls (and
    * keeps the first column in view), and made focusable so a keyboard can scroll it too. */
   function markScrollable() {
