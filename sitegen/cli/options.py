@@ -21,12 +21,8 @@ BaselineOpt = Annotated[
 ]
 
 
-class KnownFailures(str, Enum):
-    """--junit-known-failures: how JUnit reports a case that failed in the baseline too (junit.py)."""
-
-    skip = "skip"
-    fail = "fail"
-
+# --junit-known-failures: how JUnit reports a case that failed in the baseline too (defaults.JUNIT_KNOWN_FAILURE_MODES).
+KnownFailures = Enum("KnownFailures", {mode: mode for mode in defaults.JUNIT_KNOWN_FAILURE_MODES}, type=str)  # type: ignore[misc]
 
 # --case-pages: which cases get a page of their own (defaults.CASE_PAGE_MODES).
 CasePages = Enum("CasePages", {mode: mode for mode in defaults.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]

@@ -93,7 +93,7 @@ def _readable_lines(value: dict[str, Any] | list[Any], compact: str, indent: int
     out = ["{" if is_dict else "["]
     last = len(value) - 1
     for number, (key, item) in enumerate(value.items() if is_dict else enumerate(value)):
-        start = pad + _compact(key) + ": " if is_dict else pad
+        start = (pad + _compact(key) + ": ") if is_dict else pad  # key: a list's index, not shown
         comma = "," if number < last else ""
         shown = _compact(item)
         if not isinstance(item, (dict, list)):
