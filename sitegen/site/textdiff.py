@@ -1,23 +1,23 @@
 """Two answers diffed for reading: runs of removed, kept and added text, in words (Latin script) or characters
 (CJK), merged into phrases.
 
-The diff is Google's diff-match-patch in its documented word mode: each token (a word with the spaces after
-it, one CJK character, one other sign) is mapped to one character, the character strings are diffed,
-`diff_cleanupSemantic` merges the small runs into phrases a reader takes in, and the runs are mapped back. difflib has no such
-clean-up, and a hand-written diff would be one more thing to keep right.
+The diff follows Google's diff-match-patch in its documented word mode: each token (a word with the spaces
+after it, one CJK character, one other sign) is mapped to one character, the character strings are diffed,
+`diff_cleanupSemantic` merges the small runs into phrases a reader takes in, and the runs are mapped back. The
+diff itself, a shortest edit script (a longest common subsequence, as diff-match-patch's Myers diff finds), is
+rapidfuzz's bit-parallel one in C++, a hundred times quicker than diff-match-patch's pure Python; the clean-up
+is diff-match-patch's. difflib has no such clean-up, and a hand-written diff would be one more thing to keep right.
 
-Deterministic and bounded: diff-match-patch's time-based `Diff_Timeout` is off (0), so the same two texts
-always give the same runs; instead the work is bounded by size. Myers' diff costs about D² steps for D
-differing tokens (D at most the tokens of both texts), so texts with more than MAX_WORD_TOKENS tokens left
-after their common start and end are diffed by sentences instead, then by lines, and with more than
-MAX_WORD_TOKENS lines not marked at all; texts with too little in common to be worth it are not diffed either (REWRITTEN).
-docs/comparison.md says what the page shows in each case.
+Deterministic and bounded: no time limit, so the same two texts always give the same runs; the work is
+bounded by size instead. The diff costs about N × M ÷ 64 steps and bits of memory for N and M tokens, so
+texts with more than MAX_WORD_TOKENS tokens left after their common start and end are diffed by sentences
+instead, then by lines, and with more than MAX_WORD_TOKENS lines not marked at all; texts with too little in
+common to be worth it are not marked either (REWRITTEN). docs/comparison.md says what the page shows in each case.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from functools import cache
 from typing import NamedTuple
 
@@ -25,19 +25,21 @@ from diff_match_patch import diff_match_patch
 
 REMOVED, SAME, ADDED = -1, 0, 1  # diff-match-patch's operation codes
 WORDS, SENTENCES, LINES, REWRITTEN, UNMARKED = "words", "sentences", "lines", "rewritten", "unmarked"
-# About 2,000² steps: about two seconds of pure Python in the worst case (two texts with nothing in common,
-# benchmarks/RESULTS.md); an edited answer of any length costs far less, as only its edits count.
+# Tokens on each side at most: the semantic clean-up's pure Python grows with the runs a diff finds, and a
+# page shows only so much of an answer anyway (benchmarks/RESULTS.md).
 MAX_WORD_TOKENS = 2000
-# At most this share of the tokens can be common: the semantic clean-up would leave one removed and one added
-# run anyway, so the diff is not run (a rewritten answer costs as little as an unchanged one).
+# Less than this share of the tokens in common (2 × common ÷ all): the semantic clean-up would leave one removed
+# and one added run anyway, so the diff is not marked (a rewritten answer costs as little as an unchanged one).
 MIN_COMMON_SHARE = 1 / 3
-SMALL_DIFF = 64  # tokens: fewer cost next to nothing, so they are always diffed
+SMALL_DIFF = 64  # tokens: so few are always marked, whatever they share
 
 # Han, kana and CJK punctuation/full-width forms are compared character by character (no spaces between words);
 # Hangul is written with spaces, so it is compared in words like Latin script.
 _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff"
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining marks stay on their letter
-_TOKEN = rf"(?:[^\W{_CJK}]|[{_MARKS}])+\s*|[{_CJK}][{_MARKS}]*\s*|\s+|[^\w\s{_CJK}]\s*"
+# CJK first and runs inside the word's repetition: the same tokens as `(?:[^\W{_CJK}]|[{_MARKS}])+\s*|[{_CJK}]…`
+# (the alternatives start on different characters), found twice as fast.
+_TOKEN = rf"[{_CJK}][{_MARKS}]*\s*|(?:[^\W{_CJK}]+|[{_MARKS}]+)+\s*|\s+|[^\w\s{_CJK}]\s*"
 # Where a cut would fall inside a word: a word character (not CJK) on both sides of it.
 _WORD_CHAR = rf"(?:[^\W{_CJK}]|[{_MARKS}])"
 _WORD_END = rf"{_WORD_CHAR}{{2}}"
@@ -100,38 +102,10 @@ def diff_text(before: str, after: str) -> TextDiff:
             new_units = _split(pattern, new, MAX_WORD_TOKENS - len(old_units)) if old_units is not None else None
             if old_units is None or new_units is None:
                 continue
-            small = len(old_units) + len(new_units) <= SMALL_DIFF
-            if not small and _common_share(old_units, new_units) < MIN_COMMON_SHARE:
-                mode = REWRITTEN
-            elif unit_mode == WORDS and not small:
-                middle, mode = _sentences_then_words(old, new), WORDS
-            else:
-                middle, mode = _diff_units(old_units, new_units), unit_mode
+            found = _diff_units(old_units, new_units, len(old_units) + len(new_units) > SMALL_DIFF)
+            middle, mode = (middle, REWRITTEN) if found is None else (found, unit_mode)
             break
     return TextDiff(_spaces_kept(_joined([(SAME, head), *middle, (SAME, tail)])), mode)
-
-
-def _sentences_then_words(old: str, new: str) -> list[tuple[int, str]]:
-    """Sentences diffed first, then the words of each pair of removed and added sentences (diff-match-patch's
-    line-mode speed-up, with sentences for lines): an edit costs about the square of its own sentences rather
-    than of the stretch between the first and the last edit."""
-    coarse = _diff_units(_compiled(_SENTENCE).findall(old), _compiled(_SENTENCE).findall(new))
-    out: list[tuple[int, str]] = []
-    removed: list[str] = []
-    added: list[str] = []
-    for op, text in [*coarse, (SAME, "")]:
-        if op == REMOVED:
-            removed.append(text)
-        elif op == ADDED:
-            added.append(text)
-        else:
-            if removed and added:
-                out.extend(_diff_units(tokens("".join(removed)), tokens("".join(added))))
-            else:
-                out.extend([(REMOVED, "".join(removed)), (ADDED, "".join(added))])
-            removed, added = [], []
-            out.append((SAME, text))
-    return out
 
 
 def _split(pattern: re.Pattern[str], text: str, most: int) -> list[str] | None:
@@ -211,34 +185,31 @@ def _token_end(text: str, position: int) -> int:
     return found.end() if found else position
 
 
-def _common_share(old: list[str], new: list[str]) -> float:
-    """The most the two token lists can have in common, as a share of both (2 × common ÷ all): an upper bound
-    on the similarity of any diff of them."""
-    if not old or not new:  # only added or only removed text: the diff is immediate
-        return 1.0
-    common = Counter(old) & Counter(new)
-    return 2 * sum(common.values()) / (len(old) + len(new))
+def _diff_units(old: list[str], new: list[str], check_share: bool) -> list[tuple[int, str]] | None:
+    """The runs between two unit lists, each unit mapped to one character and back (diff-match-patch's word mode);
+    None when `check_share` and less than MIN_COMMON_SHARE of the units are common."""
+    # Imported here: rapidfuzz takes 50–150 ms to import, and most builds diff no answer at all.
+    from rapidfuzz.distance import LCSseq
 
-
-def _diff_units(old: list[str], new: list[str]) -> list[tuple[int, str]]:
-    """diff-match-patch over two token lists, each token mapped to one character and back (its word mode)."""
-    codes: dict[str, str] = {}
-    chars = (_encode(old, codes), _encode(new, codes))
+    distinct = dict.fromkeys([*old, *new])
+    codes = dict(zip(distinct, map(chr, range(_FIRST_CODE, _FIRST_CODE + len(distinct)))))
+    before, after = "".join(map(codes.__getitem__, old)), "".join(map(codes.__getitem__, new))
+    if check_share and old and new and 2 * LCSseq.similarity(before, after) < MIN_COMMON_SHARE * (len(old) + len(new)):
+        return None
+    diffs: list[tuple[int, str]] = []
+    for op in LCSseq.opcodes(before, after):
+        if op.tag == "equal":
+            diffs.append((SAME, before[op.src_start : op.src_end]))
+            continue
+        if op.src_end > op.src_start:
+            diffs.append((REMOVED, before[op.src_start : op.src_end]))
+        if op.dest_end > op.dest_start:
+            diffs.append((ADDED, after[op.dest_start : op.dest_end]))
     differ = diff_match_patch()
-    differ.Diff_Timeout = 0  # no deadline: the same texts always give the same diff
-    encoded = differ.diff_main(*chars, False)
-    # Cleaned up on the tokens, not the text: on the text, its merge step would split words again by pulling
+    # Merged as diff-match-patch's own diff leaves its runs (removed before added, neighbours joined), then
+    # cleaned up on the tokens, not the text: on the text, its merge step would split words again by pulling
     # the common letters out of a removed and an added word ("conne[ct→x]ion").
-    differ.diff_cleanupSemantic(encoded)
-    units = list(codes)
-    return [(op, "".join(units[ord(c) - _FIRST_CODE] for c in text)) for op, text in encoded]
-
-
-def _encode(units: list[str], codes: dict[str, str]) -> str:
-    out = []
-    for unit in units:
-        code = codes.get(unit)
-        if code is None:
-            code = codes[unit] = chr(_FIRST_CODE + len(codes))
-        out.append(code)
-    return "".join(out)
+    differ.diff_cleanupMerge(diffs)
+    differ.diff_cleanupSemantic(diffs)
+    units = {code: unit for unit, code in codes.items()}
+    return [(op, "".join(map(units.__getitem__, text))) for op, text in diffs]
