@@ -189,3 +189,32 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
     diff_md = (site / "diff.md").read_text(encoding="utf-8")
     assert "present → absent" in diff_md and "passed → failed" in diff_md
     assert "yes" not in [text(td) for td in doc.select("table.diff-table td.value")]
+
+
+def test_the_diff_page_lists_the_first_other_differences_and_says_where_the_rest_are(tmp_path: Path) -> None:
+    from helpers import make_case, make_trace, write_suite
+    from sitegen.site.build import BuildOptions, build_site
+    from sitegen.site.views.diff import OTHER_DIFFERENCES_SHOWN
+
+    count = OTHER_DIFFERENCES_SHOWN + 2
+    cases = [make_case(id=f"c{i:04d}", traceFixture=f"c{i:04d}.json", expectedRootCauseKeywords=["pool"]) for i in range(count)]
+    before = write_suite(tmp_path / "before", cases, {f"c{i:04d}.json": make_trace("The pool is exhausted.") for i in range(count)})
+    build_site(BuildOptions(cases=before[0], fixtures=before[1], out=tmp_path / "before-site", cwd=tmp_path,
+                            run_id="before", case_pages="failing"))
+    now = write_suite(tmp_path / "now", cases, {f"c{i:04d}.json": make_trace("The pool is exhausted again.") for i in range(count)})
+    site = tmp_path / "site"
+    build_site(BuildOptions(cases=now[0], fixtures=now[1], out=site, cwd=tmp_path, run_id="now",
+                            baseline=tmp_path / "before-site" / "report.json", case_pages="failing"))
+    doc = soup(site / "diff.html")
+    changes = doc.select_one("#changes")
+    assert changes is not None
+    answer_items = json.loads((site / "diff.json").read_text(encoding="utf-8"))["items"]
+    others = [item for item in answer_items if item["type"] == "CHANGED"]
+    assert len(others) > OTHER_DIFFERENCES_SHOWN
+    assert text(changes.h2).endswith(f"Other differences ({len(others):,})")
+    assert len(changes.select("tbody tr")) == OTHER_DIFFERENCES_SHOWN
+    assert text(changes.select_one("p.muted")) == (
+        f"The first {OTHER_DIFFERENCES_SHOWN:,} of {len(others):,} are listed here; diff.json and diff.md list them all."
+    )
+    assert len([item for item in others if item["metric"] == "answer"]) == count  # one a case
+    assert (site / "diff.md").read_text(encoding="utf-8").count("| answer |") == count  # diff.md lists every one

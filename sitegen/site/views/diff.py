@@ -27,6 +27,9 @@ from sitegen.site.views.common import Layout, Link, SiteInfo, Stat, make_layout
 
 _NEW_CASE = "(new case)"
 _REMOVED_CASE = "(removed)"
+# Rows of "Other differences" on the page: with every answer edited, each case has one (10,000 rows made a
+# 6 MB page that took a second to build); diff.json and diff.md list every item. Got worse and Got better are whole.
+OTHER_DIFFERENCES_SHOWN = 1000
 _SECTIONS = (
     (REGRESSION, "regressions", "No figure got worse."),
     (IMPROVEMENT, "improvements", "No figure got better."),
@@ -55,6 +58,7 @@ class DiffSection(NamedTuple):
     badge: Badge
     empty: str
     rows: tuple[DiffRow, ...]
+    note: str | None = None  # the rows are the first of more
 
 
 class MatrixCell(NamedTuple):
@@ -127,8 +131,13 @@ def _sections(diff: DiffReport, slugs: dict[str, str]) -> tuple[DiffSection, ...
     """The diff items by type: regressions, improvements, other changes."""
     sections = []
     for kind, anchor, empty in _SECTIONS:
-        rows = tuple(_diff_row(item, slugs) for item in diff.items if item.type == kind)
-        sections.append(DiffSection(anchor, f"{DIFFERENCE_TITLES[kind]} ({len(rows):,})", diff_badge(kind), empty, rows))
+        items = [item for item in diff.items if item.type == kind]
+        shown = items[:OTHER_DIFFERENCES_SHOWN] if kind == CHANGED else items
+        note = None
+        if len(shown) < len(items):
+            note = f"The first {len(shown):,} of {len(items):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
+        rows = tuple(_diff_row(item, slugs) for item in shown)
+        sections.append(DiffSection(anchor, f"{DIFFERENCE_TITLES[kind]} ({len(items):,})", diff_badge(kind), empty, rows, note))
     return tuple(sections)
 
 
