@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 import sitegen.site.render as render
 import sitegen.site.views as views
 from sitegen.formatting import byte_size, duration
-from sitegen.site.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
+from sitegen.site.highlight import SIMPLE_CHARACTERS, marked_html, needles, positions_are_kept, segments, segments_by_cluster
 from sitegen.site.render import json_for_script, markdown_html, plotly_style_guards, script_assignment
 from sitegen.site.build import BuildOptions, build_site
 from sitegen.textmatch import normalise
@@ -192,6 +194,23 @@ def test_highlight_fast_path_covers_ordinary_text() -> None:
         assert positions_are_kept(text, normalise(text))
     for text in ("ﬁle", "Straße", "cafe\u0301", "ＡＢＣ"):
         assert not positions_are_kept(text, normalise(text))
+
+
+def test_simple_characters_keep_their_positions_whatever_surrounds_them() -> None:
+    # The one-scan shortcut of segments(): each of these characters normalises to one character, none is a
+    # combining mark, and none is the second of a canonical composition, so no two of them can combine.
+    simple = re.compile(f"[{SIMPLE_CHARACTERS}]")
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF and simple.match(chr(c))]
+    assert len(chars) > 20_000
+    assert all(len(normalise(char)) == 1 and not unicodedata.combining(char) for char in chars)
+    seconds = set()
+    for code in range(sys.maxunicode + 1):
+        parts = unicodedata.decomposition(chr(code)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            seconds.add(chr(int(parts[1], 16)))
+    assert not [char for char in seconds if simple.match(char)]
+    text = "支付接口超时（HikariCP 连接池耗尽）：ＡＢ “pool” — 重启。"
+    assert _marked(text, [("连接池", "k"), ("ab", "m")]) == segments_by_cluster(text, needles([("连接池", "k"), ("ab", "m")]))
 
 
 def test_highlighting_happens_in_text_and_code_never_in_urls() -> None:
