@@ -10,6 +10,8 @@ _MD_PUNCT = re.compile(r"([\\`*_\[\]~|])")
 _LEADING_BLOCK = re.compile(r"^(\s*)([-+#=])")
 _LEADING_ORDINAL = re.compile(r"^(\s*\d+)([.)])")
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+# Anything _escape changes inside a line (its newlines are not printable): a cell without any is itself.
+_CHANGED_IN_LINE = re.compile(r"[\\`*_\[\]~|&<>]")
 
 
 def _escape(text: str, *, line_start: bool) -> str:
@@ -32,6 +34,9 @@ def escape_inline(text: str) -> str:
 
 def escape_cell(text: str) -> str:
     """Escape text for one table cell: single line, `|` escaped, never empty-looking."""
+    if text.isprintable() and not _CHANGED_IN_LINE.search(text):  # most cells (a diff.md has thousands)
+        escaped = text.strip()
+        return escaped if escaped else " "
     escaped = _escape(text, line_start=False).strip()
     return escaped if escaped else " "
 
