@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 from sitegen import formatting as fmt
 from sitegen.site.highlight import Highlight, needles, segments
 from sitegen.site.textdiff import REMOVED, SAME, Run
+from sitegen.site.views.text import element_escaped
 
 FOLD_AT = 600  # characters: an unchanged stretch longer than this is folded …
 CONTEXT = 160  # … but for this many characters next to each change
@@ -114,7 +115,8 @@ class _Marks:
 
     def html(self, start: int, end: int) -> str:
         """The escaped text of [start, end) with the marked phrases in it in `<mark class=…>` (HTML, as a str:
-        the chunks it goes into are made Markup once)."""
+        the chunks it goes into are made Markup once; every piece is an element's content, so `&`, `<` and `>`
+        are what is escaped)."""
         if start >= end:
             return ""
         out, at = [], start
@@ -126,9 +128,9 @@ class _Marks:
                 continue
             lo, hi = max(mark_start, at), min(mark_end, end)
             if lo > at:
-                out.append(str(escape(self.text[at:lo])))
-            out.append(f'<mark class="{escape(css)}">{escape(self.text[lo:hi])}</mark>')
+                out.append(element_escaped(self.text[at:lo]))
+            out.append(f'<mark class="{escape(css)}">{element_escaped(self.text[lo:hi])}</mark>')
             at = hi
         if at < end:
-            out.append(str(escape(self.text[at:end])))
+            out.append(element_escaped(self.text[at:end]))
         return "".join(out)
