@@ -151,11 +151,13 @@ class _Collector:
         self.items: list[DiffItem] = []
 
     def add(
-        self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str, **extra: Any
+        self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str,
+        message: str | None = None, **extra: Any,
     ) -> DiffItem:
-        """Add an item; its message is `sentence: before → after (delta).`; `extra` sets DiffItem's optional fields."""
+        """Add an item; its message is `sentence: before → after (delta).` unless `message` is given; `extra` sets
+        DiffItem's optional fields."""
         change = delta(before, after)
-        message = item_message(sentence, metric, before, after, change)
+        message = item_message(sentence, metric, before, after, change) if message is None else message
         scope = AGGREGATE if case_id is None else CASE
         item = DiffItem(kind, scope, case_id, metric, before, after, change, message, **extra)
         self.items.append(item)
@@ -244,13 +246,13 @@ def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
 def _behaviour_items(out: _Collector, case_id: str, behaviour: Behaviour) -> None:
     if behaviour.answerLengths is not None and behaviour.answerSimilarity is not None:
         before, after = behaviour.answerLengths
-        item = out.add(CHANGED, case_id, "answer", before, after, f"Case {case_id} answer changed",
-                       similarity=behaviour.answerSimilarity)  # fmt: skip
-        item.message = answer_message(case_id, percent_changed(behaviour.answerSimilarity), before, after)
+        message = answer_message(case_id, percent_changed(behaviour.answerSimilarity), before, after)
+        out.add(CHANGED, case_id, "answer", before, after, f"Case {case_id} answer changed", message,
+                similarity=behaviour.answerSimilarity)  # fmt: skip
     if behaviour.callsChanged is not None:
         then, now = behaviour.callsChanged
-        item = out.add(CHANGED, case_id, "toolCalls", list(then), list(now), f"Case {case_id} tool calls changed")
-        item.message = tool_calls_message(case_id, then, now)
+        message = tool_calls_message(case_id, then, now)
+        out.add(CHANGED, case_id, "toolCalls", list(then), list(now), f"Case {case_id} tool calls changed", message)
 
 
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange, alpha: float) -> None:
