@@ -34,10 +34,8 @@ def escape_inline(text: str) -> str:
 
 def escape_cell(text: str) -> str:
     """Escape text for one table cell: single line, `|` escaped, never empty-looking."""
-    if text.isprintable() and not _CHANGED_IN_LINE.search(text):  # most cells (a diff.md has thousands)
-        escaped = text.strip()
-        return escaped if escaped else " "
-    escaped = _escape(text, line_start=False).strip()
+    plain = text.isprintable() and not _CHANGED_IN_LINE.search(text)  # most cells (a diff.md has thousands)
+    escaped = (text if plain else _escape(text, line_start=False)).strip()
     return escaped if escaped else " "
 
 

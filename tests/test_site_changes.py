@@ -11,8 +11,10 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 
 from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
+from helpers import make_case, make_trace, write_suite
 from sitegen.compare.wording import format_headline
-from sitegen.site.build import BuildResult
+from sitegen.site.build import BuildOptions, BuildResult, build_site
+from sitegen.site.views.diff import OTHER_DIFFERENCES_SHOWN
 
 
 def soup(path: Path) -> BeautifulSoup:
@@ -192,10 +194,6 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
 
 
 def test_the_diff_page_lists_the_first_other_differences_and_says_where_the_rest_are(tmp_path: Path) -> None:
-    from helpers import make_case, make_trace, write_suite
-    from sitegen.site.build import BuildOptions, build_site
-    from sitegen.site.views.diff import OTHER_DIFFERENCES_SHOWN
-
     count = OTHER_DIFFERENCES_SHOWN + 2
     cases = [make_case(id=f"c{i:04d}", traceFixture=f"c{i:04d}.json", expectedRootCauseKeywords=["pool"]) for i in range(count)]
     before = write_suite(tmp_path / "before", cases, {f"c{i:04d}.json": make_trace("The pool is exhausted.") for i in range(count)})

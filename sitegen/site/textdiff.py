@@ -194,10 +194,13 @@ def _diff_units(old: list[str], new: list[str], check_share: bool) -> list[tuple
     distinct = dict.fromkeys([*old, *new])
     codes = dict(zip(distinct, map(chr, range(_FIRST_CODE, _FIRST_CODE + len(distinct)))))
     before, after = "".join(map(codes.__getitem__, old)), "".join(map(codes.__getitem__, new))
-    if check_share and old and new and 2 * LCSseq.similarity(before, after) < MIN_COMMON_SHARE * (len(old) + len(new)):
-        return None
+    opcodes = LCSseq.opcodes(before, after)
+    if check_share and old and new:
+        common = sum(op.src_end - op.src_start for op in opcodes if op.tag == "equal")  # the LCS's length
+        if 2 * common < MIN_COMMON_SHARE * (len(old) + len(new)):
+            return None
     diffs: list[tuple[int, str]] = []
-    for op in LCSseq.opcodes(before, after):
+    for op in opcodes:
         if op.tag == "equal":
             diffs.append((SAME, before[op.src_start : op.src_end]))
             continue
