@@ -17,15 +17,15 @@ from hypothesis import strategies as st
 import sitegen.site.render as render
 import sitegen.site.views as views
 from sitegen.formatting import byte_size, duration
-from sitegen.site.highlight import SIMPLE_CHARACTERS, marked_html, needles, positions_are_kept, segments, segments_by_cluster
+from sitegen.site.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
 from sitegen.site.render import json_for_script, markdown_html, plotly_style_guards, script_assignment
 from sitegen.site.build import BuildOptions, build_site
-from sitegen.textmatch import normalise
 from sitegen.site.views import TEMPLATE_CONTEXT
 from sitegen.site.views.badges import Badge
 from sitegen.site.views.charts import chart_text
 from sitegen.site.views.common import csp
 from sitegen.site.views.text import clip
+from sitegen.textmatch import SIMPLE_CHARACTERS, normalise
 
 
 def _documented_contexts() -> dict[str, set[str]]:

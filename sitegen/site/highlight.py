@@ -8,28 +8,19 @@ character with its combining marks, normalised together as whole-text NFKC would
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
 from markupsafe import escape
 
-from sitegen.textmatch import normalise
+from sitegen.textmatch import SIMPLE_TEXT, normalise
 
 Highlight = tuple[str, str]  # (phrase as written, CSS class)
 Needle = tuple[str, str]  # (phrase in normal form, CSS class)
 Segment = tuple[str, str | None]  # (piece of the text, CSS class or None)
 
 _normalise_cluster = lru_cache(maxsize=1 << 16)(normalise)
-
-# Characters that normalise to one character each, none of them a combining mark or the second of a canonical
-# composition, so that the whole text's normal form keeps every position: ASCII, CJK ideographs, CJK punctuation
-# (but its tone marks U+302A–U+302F) and the fullwidth forms of ASCII — what an agent's answers are mostly
-# written in, checked in one regex scan instead of character by character (tests/test_site_views.py checks the
-# claim for every one of them).
-SIMPLE_CHARACTERS = "\x00-\x7f\u3000-\u3029\u3030-\u303f\u4e00-\u9fff\uff01-\uff5e\u2014\u2018\u2019\u201c\u201d"
-_SIMPLE = re.compile(f"[{SIMPLE_CHARACTERS}]*")
 
 
 def needles(highlights: Sequence[Highlight]) -> tuple[Needle, ...]:
@@ -56,7 +47,7 @@ def segments(text: str, found: Sequence[Needle]) -> list[Segment]:
     found = [(needle, css) for needle, css in found if needle in whole]
     if not found:  # the common case: decide on the whole text before mapping it character by character
         return [(text, None)]
-    if len(whole) == len(text) and _SIMPLE.fullmatch(text):
+    if len(whole) == len(text) and SIMPLE_TEXT.fullmatch(text):  # textmatch.SIMPLE_CHARACTERS: positions kept
         return _painted(text, whole, found)
     if not any(map(unicodedata.combining, text)):  # every character a cluster of its own
         if whole == text or positions_are_kept(text, whole):

@@ -4,11 +4,11 @@ index in `assets/search-text.js`, which the index's script loads when its search
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
 from sitegen.site.views.text import TEXT_LIMIT, clip
+from sitegen.textmatch import nfkc
 
 _SPACE = re.compile(r"\s+")
 
@@ -18,9 +18,11 @@ def case_search_text(question: str, answer: str) -> str:
 
     Each is cut where its case page cuts it (TEXT_LIMIT): the search finds what the page shows.
     """
-    text = clip(question, TEXT_LIMIT).text + " " + clip(answer, TEXT_LIMIT).text
-    # The index's script lowers NFKC text the same way (site.js `norm`), so both sides meet.
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
+    # The index's script lowers NFKC text the same way (site.js `norm`), so both sides meet. Each part is put in
+    # NFKC on its own (a space joins them, and nothing combines with a space): the rules have just made the
+    # answer's, which textmatch remembers.
+    text = nfkc(clip(question, TEXT_LIMIT).text) + " " + nfkc(clip(answer, TEXT_LIMIT).text)
+    return _SPACE.sub(" ", text.lower()).strip()
 
 
 def search_text_data(texts: Iterable[tuple[str, str]]) -> dict[str, Any]:
