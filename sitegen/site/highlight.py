@@ -12,8 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-from markupsafe import escape
-
+from sitegen.site.escaping import element_escaped
 from sitegen.textmatch import SIMPLE_TEXT, normalise
 
 Highlight = tuple[str, str]  # (phrase as written, CSS class)
@@ -29,11 +28,12 @@ def needles(highlights: Sequence[Highlight]) -> tuple[Needle, ...]:
 
 
 def marked_html(text: str, found: Sequence[Needle]) -> str:
-    """Escaped text with `<mark class=…>` around the phrases found (needles as `needles` makes them)."""
+    """Text escaped as element content (site/escaping.py) with `<mark class=…>` around the phrases found (needles
+    as `needles` makes them; their CSS classes are the page's own)."""
     pieces = segments(text, found)
     if len(pieces) == 1 and pieces[0][1] is None:  # most text has none of the phrases
-        return str(escape(text))
-    return "".join(f'<mark class="{css}">{escape(piece)}</mark>' if css else str(escape(piece)) for piece, css in pieces)
+        return element_escaped(text)
+    return "".join(f'<mark class="{css}">{element_escaped(piece)}</mark>' if css else element_escaped(piece) for piece, css in pieces)
 
 
 def segments(text: str, found: Sequence[Needle]) -> list[Segment]:

@@ -22,6 +22,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from sitegen.jsontext import compact_sorted
+from sitegen.site.escaping import element_escaped
 from sitegen.site.highlight import Highlight, marked_html, needles
 
 if TYPE_CHECKING:  # markdown-it is imported when the first Markdown is rendered (a rebuild may render none)
@@ -159,7 +160,7 @@ def _validate_link(url: str) -> bool:
 def _render_text(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     found = env.get("needles", ())
     if not found:
-        return str(escape(tokens[idx].content))
+        return element_escaped(tokens[idx].content)
     return marked_html(tokens[idx].content, found)
 
 

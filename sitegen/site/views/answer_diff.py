@@ -14,9 +14,9 @@ from typing import NamedTuple
 from markupsafe import Markup, escape
 
 from sitegen import formatting as fmt
+from sitegen.site.escaping import element_escaped
 from sitegen.site.highlight import Highlight, needles, segments
 from sitegen.site.textdiff import REMOVED, SAME, Run
-from sitegen.site.views.text import element_escaped
 
 FOLD_AT = 600  # characters: an unchanged stretch longer than this is folded …
 CONTEXT = 160  # … but for this many characters next to each change

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from sitegen import jsontext
 from sitegen.formatting import byte_size
+from sitegen.site.escaping import element_escaped
 from sitegen.site.render import Bounded
 
 TEXT_LIMIT = 64 * 1024          # an answer, a question, one tool input or output
@@ -131,14 +132,10 @@ def _compact(value: Any) -> str:
 
 
 def element_text(text: str) -> Markup:
-    """Text as an element's content (never an attribute's): only `&`, `<` and `>` escaped, quotes as they are,
+    """Text as an element's content (never an attribute's), as site/escaping.py escapes it: quotes as they are,
     which in JSON are a fifth of the text and five bytes each as entities."""
     return Markup(element_escaped(text))
 
-
-def element_escaped(text: str) -> str:
-    """`element_text` as a str, for HTML put together from many pieces and made Markup once."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class TextBlock(NamedTuple):
