@@ -15,7 +15,7 @@ from functools import lru_cache
 from sitegen.site.escaping import element_escaped
 from sitegen.textmatch import SIMPLE_TEXT, normalise
 
-Highlight = tuple[str, str]  # (phrase as written, CSS class)
+Highlight = tuple[str, str]  # (phrase as written, CSS class: one of the page's own, put in the HTML as it is)
 Needle = tuple[str, str]  # (phrase in normal form, CSS class)
 Segment = tuple[str, str | None]  # (piece of the text, CSS class or None)
 
