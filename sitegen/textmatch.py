@@ -10,8 +10,8 @@ from functools import lru_cache
 # Characters that normalise to one character each, none of them a combining mark or the second of a canonical
 # composition, so that no two of them combine and the text's NFKC is each character's: ASCII, CJK ideographs,
 # CJK punctuation (but its tone marks U+302A–U+302F) and the fullwidth forms of ASCII — what an agent's answers are
-# mostly written in (tests/test_textmatch.py checks the claim for every one of them). highlight.py relies on the
-# same property to keep positions.
+# mostly written in (tests/test_site_views.py checks the claim for every one of them, tests/test_textmatch.py the
+# table below). highlight.py relies on the same property to keep positions.
 SIMPLE_CHARACTERS = "\x00-\x7f\u3000-\u3029\u3030-\u303f\u4e00-\u9fff\uff01-\uff5e\u2014\u2018\u2019\u201c\u201d"
 SIMPLE_TEXT = re.compile(f"[{SIMPLE_CHARACTERS}]*")  # fullmatch: the whole text is simple
 # The simple characters NFKC changes, and what to: fullwidth ASCII to ASCII, the ideographic space to a space and

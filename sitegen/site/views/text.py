@@ -137,7 +137,6 @@ def element_text(text: str) -> Markup:
     return Markup(element_escaped(text))
 
 
-
 class TextBlock(NamedTuple):
     """Text shown verbatim (possibly clipped), with its size and note."""
 
