@@ -30,16 +30,18 @@ def similarity(a: str, b: str) -> float:
     a, b = nfkc(a), nfkc(b)
     if a == b:
         return 1.0
-    start = _common_prefix(a, b)
-    end = _common_prefix(a[start:][::-1], b[start:][::-1])
+    # Imported here: rapidfuzz takes 50–150 ms to import, and a build whose answers are unchanged never needs it.
+    from rapidfuzz.distance import Postfix, Prefix
+
+    start = int(Prefix.similarity(a, b))
+    end = int(Postfix.similarity(a[start:], b[start:]))
     matched = start + end + _matched(a[start : len(a) - end], b[start : len(b) - end])
     return round(2 * matched / (len(a) + len(b)), 3)
 
 
 def _matched(a: str, b: str) -> int:
     """Characters of a longest common subsequence of `a` and `b`, within the limits above."""
-    # Imported here: rapidfuzz takes 50–150 ms to import, and a build whose answers are unchanged never needs it.
-    from rapidfuzz.distance import LCSseq
+    from rapidfuzz.distance import LCSseq  # imported when first needed, as in similarity
 
     if len(a) * len(b) <= EXACT_CELLS:
         return int(LCSseq.similarity(a, b))
@@ -50,14 +52,3 @@ def _matched(a: str, b: str) -> int:
         sum(map(len, lines_a[op.src_start : op.src_end])) for op in LCSseq.opcodes(lines_a, lines_b) if op.tag == "equal"
     )
 
-
-def _common_prefix(a: str, b: str) -> int:
-    """The length of the common beginning, by halving (slices compare in C; a loop would go per character)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[low:middle] == b[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low

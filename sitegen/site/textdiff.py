@@ -160,11 +160,11 @@ def _spaces_kept(runs: tuple[Run, ...]) -> tuple[Run, ...]:
 
 def _common_ends(before: str, after: str) -> tuple[int, int]:
     """The lengths of the common start and end, cut back to whole tokens so no word is split across runs."""
-    differ = diff_match_patch()
-    start = differ.diff_commonPrefix(before, after)
-    start = _token_start(before, start)
+    from rapidfuzz.distance import Postfix, Prefix  # imported when first needed, as in _diff_units
+
+    start = _token_start(before, int(Prefix.similarity(before, after)))
     rest_before, rest_after = before[start:], after[start:]
-    end = differ.diff_commonSuffix(rest_before, rest_after)
+    end = int(Postfix.similarity(rest_before, rest_after))
     end = len(rest_before) - _token_end(rest_before, len(rest_before) - end)
     return start, min(end, len(rest_after))
 
