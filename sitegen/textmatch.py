@@ -23,7 +23,7 @@ SIMPLE_NFKC = {chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)} 
     "\u3039": "\u5344",
     "\u303a": "\u5345",
 }
-_SIMPLE_CHANGED = re.compile("[\uff01-\uff5e\u3000\u3036\u3038-\u303a]")
+_SIMPLE_CHANGED = re.compile(f"[{re.escape(''.join(SIMPLE_NFKC))}]")
 
 
 # Every rule normalises the same answer and keywords again; a small cache makes that once per case.
