@@ -27,7 +27,7 @@ from sitegen.site.render import markdown_html
 from sitegen.site.views.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
 from sitegen.site.views.changes import CaseChangeView, case_change_view
 from sitegen.site.views.common import Fact, Layout, Link, RawFile, RawLink, SiteInfo, make_layout, raw_link
-from sitegen.site.views.comparison import COMPARED, ComparisonView, comparison_view, found_phrases
+from sitegen.site.views.comparison import COMPARED, ComparisonView, FoundPhrases, comparison_view, found_phrases
 from sitegen.site.views.text import (
     CELL_LIMIT,
     MAX_TOOL_CALLS,
@@ -189,8 +189,7 @@ def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | N
 _DEPTH = 1  # case pages live in cases/
 
 
-def _answer_view(case: Case, answer: str, config: SuiteConfig) -> AnswerView:
-    found = found_phrases(case, answer, config)
+def _answer_view(case: Case, answer: str, found: FoundPhrases) -> AnswerView:
     matched, present_forbidden, markers = found
     highlights: list[Highlight] = found.highlights
     # The legend above the chips says they are the expected keywords; only a forbidden phrase's chip says which kind.
@@ -372,7 +371,10 @@ def build_case_page(
         raw_links[None] = raw_links.get(shown + 1)
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
     checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
-    comparison = comparison_view(case, baseline_result, result, change, config) if baseline_result is not None else None
+    found = found_phrases(case, answer, config)  # for the Answer section, and the comparison's current side
+    comparison = (
+        comparison_view(case, baseline_result, result, change, config, {answer: found}) if baseline_result is not None else None
+    )
     return CasePage(
         layout=make_layout(
             site,
@@ -397,7 +399,7 @@ def build_case_page(
         checks=checks,
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
         question=text_block(case.question),
-        answer=_answer_view(case, answer, config),
+        answer=_answer_view(case, answer, found),
         evidence=_evidence_rows(case, outcome, result),
         tools=tools_view(outcome),
         verifier=verifier_view(case, outcome, config),

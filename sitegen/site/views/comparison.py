@@ -8,7 +8,7 @@ the comparison needs no trace of the baseline's. Only these pages pay for the te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
@@ -116,9 +116,15 @@ def trace_changed(behaviour: Behaviour, before: Evidence, after: Evidence) -> bo
 
 
 def comparison_view(
-    case: Case, baseline: CaseResult, result: CaseResult, change: CaseChange | None, config: SuiteConfig
+    case: Case,
+    baseline: CaseResult,
+    result: CaseResult,
+    change: CaseChange | None,
+    config: SuiteConfig,
+    found: Mapping[str, FoundPhrases] | None = None,
 ) -> ComparisonView:
-    """The comparison of a case with its baseline entry (the case is in both reports)."""
+    """The comparison of a case with its baseline entry (the case is in both reports); `found`: the phrases
+    already found in some answers (found_phrases), by answer."""
     if baseline.evidence is None:
         return _line(NO_EVIDENCE, NO_EVIDENCE_TEXT)._replace(command=REGENERATE)
     assert result.evidence is not None, "a report made now records the evidence"
@@ -136,7 +142,7 @@ def comparison_view(
     c_number, c_trial = _shown(result, passed=False if regressed else None)
     b_evidence = b_trial.evidence if b_trial is not None and b_trial.evidence is not None else baseline.evidence
     c_evidence = c_trial.evidence if c_trial is not None and c_trial.evidence is not None else result.evidence
-    answers, diff_note = _answers(case, config, b_evidence, c_evidence, b_number, c_number)
+    answers, diff_note = _answers(case, config, b_evidence, c_evidence, b_number, c_number, found or {})
     similarity = behaviour.answerSimilarity
     tools, tools_note = _tools(case, baseline, result)
     return ComparisonView(
@@ -250,7 +256,13 @@ def _tools(case: Case, baseline: CaseResult, result: CaseResult) -> tuple[tuple[
 
 
 def _answers(
-    case: Case, config: SuiteConfig, b: Evidence, c: Evidence, b_trial: int | None, c_trial: int | None
+    case: Case,
+    config: SuiteConfig,
+    b: Evidence,
+    c: Evidence,
+    b_trial: int | None,
+    c_trial: int | None,
+    found: Mapping[str, FoundPhrases],
 ) -> tuple[tuple[AnswerSide, AnswerSide] | None, str | None]:
     if b.answer is not None and b.answer == c.answer:
         return None, "The answers are the same."
@@ -261,7 +273,7 @@ def _answers(
     for title, trial, evidence, side in (("Baseline", b_trial, b, REMOVED), ("Now", c_trial, c, ADDED)):
         clipped = clip(side_text(diff.runs, side), TEXT_LIMIT)
         spans = cut_spans(side_spans(diff.runs, side), len(clipped.text))
-        phrases = found_phrases(case, clipped.text, config)
+        phrases = found.get(clipped.text) or found_phrases(case, clipped.text, config)
         missing = None
         if evidence.answer is None:
             missing = "The trace could not be read, so it has no answer."

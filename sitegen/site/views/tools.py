@@ -22,6 +22,7 @@ from sitegen.site.views.text import BUDGET_SPENT, MAX_TOOL_CALLS, PAGE_PAYLOAD_B
 # A call's recorded fields shown first, in this order: what went in, then what came out; then the rest.
 _INPUT_KEYS = ("input", "inputs", "arguments", "args", "params", "parameters", "request", "query")
 _OUTPUT_KEYS = ("output", "outputs", "result", "results", "response", "content", "observation", "error", "errorMessage")
+_PAYLOAD_KEYS = frozenset(_INPUT_KEYS + _OUTPUT_KEYS)  # always shown as payloads, however short
 META_MAX = 80  # a scalar field this short is shown inline, not in a collapsible block
 
 
@@ -71,10 +72,10 @@ def _payload(budget: Budget, label: str, value: Any, unfolded: bool) -> Payload:
     """A tool call's field as a collapsible payload, cut to what is left of the page's budget."""
     text = pretty(value)
     clipped = budget.clip(text, TEXT_LIMIT)
-    summary = f"{label} · {fmt.byte_size(len(text.encode('utf-8', 'surrogatepass')))}"
     if clipped is None:
+        summary = f"{label} · {fmt.byte_size(len(text.encode('utf-8', 'surrogatepass')))}"
         return Payload(label, summary, element_text(""), BUDGET_SPENT, False)
-    return Payload(label, summary, element_text(clipped.text), clipped.note, unfolded)
+    return Payload(label, f"{label} · {fmt.byte_size(clipped.size)}", element_text(clipped.text), clipped.note, unfolded)
 
 
 def _start_times(calls: Sequence[ToolInvocation]) -> list[float] | None:
@@ -121,7 +122,7 @@ def _fields(call: ToolInvocation, budget: Budget) -> tuple[tuple[Fact, ...], tup
     meta, payloads = [], []
     failed = call.success is False
     for key in keys:
-        short = _short_scalar(recorded[key]) if key not in _INPUT_KEYS + _OUTPUT_KEYS else None
+        short = _short_scalar(recorded[key]) if key not in _PAYLOAD_KEYS else None
         if short is not None:
             meta.append(Fact(key, short))
         else:
