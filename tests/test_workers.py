@@ -131,14 +131,14 @@ def test_workers_are_used_and_gone_afterwards(many: Path) -> None:
 def test_a_failing_worker_fails_the_build_and_leaves_the_old_site(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _build(many, "site", 1)
     before = snapshot(many / "site")
-    real = case_pages.render_case
+    real = case_pages.render_cases
 
-    def failing(job, trace, key, context):  # noqa: ANN001, ANN202 - inherited by the forked workers
-        if context.cases.ids[job.position].startswith("case 33"):
+    def failing(jobs, context):  # noqa: ANN001, ANN202 - inherited by the forked workers
+        if any(context.cases.ids[job.position].startswith("case 33") for job, _, _ in jobs):
             raise RuntimeError("renderer crashed")
-        return real(job, trace, key, context)
+        return real(jobs, context)
 
-    monkeypatch.setattr(case_pages, "render_case", failing)  # the failing renderer reaches forked workers only
+    monkeypatch.setattr(case_pages, "render_cases", failing)  # the failing renderer reaches forked workers only
     (many / "fixtures" / "c00.json").write_text('{"session": {"answer": "changed"}}', encoding="utf-8")
     monkeypatch.setattr("sitegen.site.incremental.code_fingerprint", lambda: "force every page to render")
     with pytest.raises(RuntimeError, match="renderer crashed"):
@@ -202,6 +202,20 @@ def test_parallel_and_serial_tasks_give_the_same_outcomes(count: int) -> None:
         outcomes = sorted(tasks)
     assert outcomes == [n * n + 3 for n in range(50)] and sum(done) == 50
     assert isinstance(tasks, workers.SerialTasks if count == 1 else workers.ParallelTasks)
+    assert multiprocessing.active_children() == []
+
+
+def _squares(items: list[int], offset: int) -> list[int]:
+    return [item * item + offset for item in items]
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_batches_give_the_outcomes_of_their_items(count: int) -> None:
+    batches: list[int] = []
+    with workers.run_batches(_squares, list(range(50)), 3, count, batches.append) as tasks:
+        outcomes = sorted(tasks)
+    assert outcomes == [n * n + 3 for n in range(50)] and sum(batches) == 50
+    assert len(batches) == len(workers.chunks(range(50), count))  # a batch a chunk, counted as it is done
     assert multiprocessing.active_children() == []
 
 

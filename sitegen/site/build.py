@@ -47,7 +47,7 @@ from sitegen.progress import Progress
 from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
 from sitegen.rule_counts import RuleCount, failures_by_rule
 from sitegen.site import render, urls
-from sitegen.site.case_pages import PageContext, PageReused, build_case, take_unchanged
+from sitegen.site.case_pages import PageContext, PageReused, build_cases, take_unchanged
 from sitegen.site.faults import STAGED, kill_point
 from sitegen.site.history import (
     Run,
@@ -93,7 +93,7 @@ from sitegen.site.staging import SiteWriter, check_out_apart, check_out_folder, 
 from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.site.views import SiteInfo, build_diff_page, build_history_page, history_data, page_context
 from sitegen.site.views.search import search_text_data
-from sitegen.site.workers import Tasks, run_tasks, start_method, worker_count
+from sitegen.site.workers import Tasks, run_batches, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
 from sitegen.suitecheck import verdict_warnings
 
@@ -320,7 +320,7 @@ def write_case_pages(
     compared: dict[str, CaseComparison] = {}
     remember: dict[str, Remembered] = {}
     reused = 0
-    with run_tasks(build_case, indices, context, workers, progress.advance, options.start_method) as jobs:
+    with run_batches(build_cases, indices, context, workers, progress.advance, options.start_method) as jobs:
         for done in chain(checked, jobs):
             case_id = ids[done.position]
             if done.remember is not None:

@@ -135,7 +135,35 @@ def run_tasks(
     """`task(item, context)` for every item: here (serially) for one worker, else in `workers` processes
     started now (`method`: how, see start_method). `task` is a module-level function; `advance(n)` is called as
     items are done (for progress)."""
+    return _started(task, False, items, context, workers, advance, method)
+
+
+def run_batches(
+    task: Callable[[Sequence[T], C], list[R]],
+    items: Sequence[T],
+    context: C,
+    workers: int,
+    advance: Callable[[int], None] = lambda n: None,
+    method: str | None = None,
+) -> Tasks[R]:
+    """As run_tasks, for a task that does several items at once: `task(batch, context)` gives one outcome per
+    item of `batch`, in order. Each chunk a worker takes is one batch (at most MAX_CHUNK items); here, the
+    items go in batches of the same sizes as for one worker."""
+    return _started(task, True, items, context, workers, advance, method)
+
+
+def _started(
+    task: Callable[[Any, C], Any],
+    batched: bool,
+    items: Sequence[T],
+    context: C,
+    workers: int,
+    advance: Callable[[int], None],
+    method: str | None,
+) -> Tasks[Any]:
     if workers <= 1 or len(items) < 2:
+        if batched:
+            return SerialTasks(_here_in_batches(task, items, context, advance))
         return SerialTasks(_here(task, items, context, advance))
     method = start_method(method)
     context_of = multiprocessing.get_context(method)
@@ -146,7 +174,7 @@ def run_tasks(
     if method == "fork":
         gc.freeze()
     try:
-        pool = context_of.Pool(workers, initializer=_start_worker, initargs=(task, context, build))
+        pool = context_of.Pool(workers, initializer=_start_worker, initargs=(task, batched, context, build))
     except BaseException:
         if method == "fork":
             gc.unfreeze()
@@ -163,6 +191,15 @@ def _here(task: Callable[[T, C], R], items: Sequence[T], context: C, advance: Ca
         yield done
 
 
+def _here_in_batches(
+    task: Callable[[Sequence[T], C], list[R]], items: Sequence[T], context: C, advance: Callable[[int], None]
+) -> Iterator[R]:
+    for batch in chunks(items, 1):
+        done = task(batch, context)
+        advance(len(batch))
+        yield from done
+
+
 def _flattened(batches: Iterator[list[R]], advance: Callable[[int], None]) -> Iterator[R]:
     for batch in batches:
         kill_point(WORKERS_BUSY)
@@ -172,12 +209,12 @@ def _flattened(batches: Iterator[list[R]], advance: Callable[[int], None]) -> It
 
 # In a worker process
 
-_worker_task: tuple[Callable[[Any, Any], Any], Any] | None = None  # (task, context) of this worker process
+_worker_task: tuple[Callable[[Any, Any], Any], bool, Any] | None = None  # (task, batched, context) of this worker
 
 
-def _start_worker(task: Callable[[Any, Any], Any], context: Any, build: int | None) -> None:
+def _start_worker(task: Callable[[Any, Any], Any], batched: bool, context: Any, build: int | None) -> None:
     global _worker_task
-    _worker_task = (task, context)
+    _worker_task = (task, batched, context)
     gc.disable()  # as in the build process (gcpause.py); a forked worker inherits that, a spawned one does not
     # Ctrl+C reaches the whole process group: the parent stops the pool, the workers need not each complain.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -204,5 +241,5 @@ def _die_with_parent(build: int | None) -> None:
 def _run_chunk(items: Sequence[Any]) -> list[Any]:
     if _worker_task is None:
         raise RuntimeError("worker process not initialised")
-    task, context = _worker_task
-    return [task(item, context) for item in items]
+    task, batched, context = _worker_task
+    return task(items, context) if batched else [task(item, context) for item in items]

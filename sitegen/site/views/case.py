@@ -347,6 +347,32 @@ def _description(case: Case, result: CaseResult) -> str:
     return fmt.shorten(words, 300)
 
 
+class PageInput(NamedTuple):
+    """What one case page shows: its case, its trace (or folder of trials, or the problem reading it), its result,
+    its baseline entry with its items and change (None without a baseline), its neighbours and raw trace files."""
+
+    case: Case
+    outcome: LoadedTrace | TrialTraces | FixtureProblem
+    result: CaseResult
+    diff_items: Sequence[DiffItem] | None
+    prev: Neighbour | None
+    next: Neighbour | None
+    change: CaseChange | None = None
+    raw: Sequence[RawFile] = ()
+    baseline_result: CaseResult | None = None
+
+
+class _Shown(NamedTuple):
+    """The trace a page's sections show (for a folder of trials, one trial), its answer and the page's raw links."""
+
+    outcome: LoadedTrace | FixtureProblem
+    answer: str
+    trials: TrialsView | None
+    shown: int | None  # the trial shown, from 0
+    folder: TrialTraces | None
+    raw_links: dict[int | None, RawLink]
+
+
 def build_case_page(
     site: SiteInfo,
     case: Case,
@@ -361,20 +387,53 @@ def build_case_page(
 ) -> CasePage:
     """One case page's view model; depends only on the case, its trace, its baseline entry (`baseline_result`,
     its items and `change`, None without a baseline), neighbours and its `raw` trace files."""
+    return build_case_pages(site, [PageInput(case, outcome, result, diff_items, prev, next_, change, raw, baseline_result)])[0]
+
+
+def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePage]:
+    """The view models of several case pages, each section for every page in turn: a section's code and data stay
+    in the processor's caches from one page to the next (site/case_pages.py, PAGE_BATCH). Each page depends on
+    its own input alone, as build_case_page's."""
     config = site.config
-    trials, shown, folder = None, None, None
-    raw_links = {file.trial: raw_link(file, _DEPTH) for file in raw}
+    shown = [_shown(page, config) for page in pages]
+    found = [found_phrases(page.case, trace.answer, config) for page, trace in zip(pages, shown)]
+    comparisons = [
+        # The current answer's phrases, found for the Answer section, are those of the comparison's current side.
+        comparison_view(page.case, page.baseline_result, page.result, page.change, config, {trace.answer: phrases})
+        if page.baseline_result is not None
+        else None
+        for page, trace, phrases in zip(pages, shown, found)
+    ]
+    answers = [_answer_view(page.case, trace.answer, phrases) for page, trace, phrases in zip(pages, shown, found)]
+    tools = [tools_view(trace.outcome) for trace in shown]
+    verifiers = [verifier_view(page.case, trace.outcome, config) for page, trace in zip(pages, shown)]
+    return [_case_page(site, *parts) for parts in zip(pages, shown, comparisons, answers, tools, verifiers)]
+
+
+def _shown(page: PageInput, config: SuiteConfig) -> _Shown:
+    """What the page's sections show: the trace (one trial of a folder, with every trial's view), its answer."""
+    trials, shown, folder, outcome = None, None, None, page.outcome
+    raw_links = {file.trial: raw_link(file, _DEPTH) for file in page.raw}
     if isinstance(outcome, TrialTraces):  # the sections below show one trial; every trial has its own view
-        shown, folder = shown_trial(outcome, result), outcome
-        trials = trials_view(outcome, result, shown, config.trialPolicy, config, raw_links)
+        shown, folder = shown_trial(outcome, page.result), outcome
+        trials = trials_view(outcome, page.result, shown, config.trialPolicy, config, raw_links)
         outcome = outcome.trials[shown][1]
         raw_links[None] = raw_links.get(shown + 1)
     answer = outcome.trace.session.answer if isinstance(outcome, LoadedTrace) else ""
-    checks = _checks(result.failedChecks[:MAX_TOOL_CALLS], change)
-    found = found_phrases(case, answer, config)  # for the Answer section, and the comparison's current side
-    comparison = (
-        comparison_view(case, baseline_result, result, change, config, {answer: found}) if baseline_result is not None else None
-    )
+    return _Shown(outcome, answer, trials, shown, folder, raw_links)
+
+
+def _case_page(
+    site: SiteInfo,
+    page: PageInput,
+    trace: _Shown,
+    comparison: ComparisonView | None,
+    answer: AnswerView,
+    tools: ToolsView,
+    verifier: VerifierView,
+) -> CasePage:
+    """The page's view model from its sections made already."""
+    case, result, change, outcome = page.case, page.result, page.change, trace.outcome
     return CasePage(
         layout=make_layout(
             site,
@@ -387,26 +446,26 @@ def build_case_page(
         case_id=case.id,
         title=case.display_title if case.display_title != case.id else "",
         status=status_badge(result.status),
-        verdict=_verdict(result, config),
+        verdict=_verdict(result, site.config),
         change=case_change_view(change) if change is not None else None,
         comparison=comparison,
         notes=_notes(case),
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
-        facts=_result_facts(case, outcome, result) + _trial_facts(result, shown, folder),
-        pager=_pager(prev, next_, site.every_case_page),
-        toc=_toc(trials, comparison),
-        checks=checks,
+        facts=_result_facts(case, outcome, result) + _trial_facts(result, trace.shown, trace.folder),
+        pager=_pager(page.prev, page.next, site.every_case_page),
+        toc=_toc(trace.trials, comparison),
+        checks=_checks(result.failedChecks[:MAX_TOOL_CALLS], change),
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
         question=text_block(case.question),
-        answer=_answer_view(case, answer, found),
+        answer=answer,
         evidence=_evidence_rows(case, outcome, result),
-        tools=tools_view(outcome),
-        verifier=verifier_view(case, outcome, config),
-        baseline=_baseline_view(diff_items),
-        definition=_definition(case, config, result.caseDigest or case.digest()),  # evaluation made it already
-        raw=raw_links.get(None),
-        trials=trials,
+        tools=tools,
+        verifier=verifier,
+        baseline=_baseline_view(page.diff_items),
+        definition=_definition(case, site.config, result.caseDigest or case.digest()),  # evaluation made it already
+        raw=trace.raw_links.get(None),
+        trials=trace.trials,
     )
 
 
