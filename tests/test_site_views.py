@@ -76,6 +76,17 @@ def test_templates_fail_on_a_missing_key() -> None:
         render.render_template("history.html", {"heading": "x"})
 
 
+def test_templates_fail_on_a_missing_attribute_and_never_read_a_key_for_it() -> None:
+    # Attribute look-ups are Python's getattr (render.py): a view model without the attribute is an error, and a
+    # mapping's key is not read in its place (Jinja's own getattr would fall back to `value["name"]`).
+    template = render.environment().from_string("{{ view.name }}")
+    with pytest.raises(AttributeError):
+        template.render(view=Badge("✓", "ok", "status"))  # a view model without the field
+    with pytest.raises(AttributeError):
+        template.render(view={"name": "<b>from a key</b>"})
+    assert render.environment().from_string("{{ view.text }}").render(view=Badge("✓", "<ok>", "status")) == "&lt;ok&gt;"
+
+
 @pytest.mark.parametrize(
     ("size", "text"),
     [(0, "0 B"), (1023, "1023 B"), (1024, "1 KiB"), (64 * 1024, "64 KiB"), (1536, "1.5 KiB"), (20 * 1024 * 1024, "20.0 MiB"), (3 * 1024**3, "3.0 GiB")],
