@@ -22,7 +22,7 @@ context keys of each template are listed in TEMPLATE_CONTEXT and checked by the 
 
 from __future__ import annotations
 
-from sitegen.site.views.case import Neighbour, PageInput, build_case_page, build_case_pages
+from sitegen.site.views.case import Neighbour, PageInput, build_case_pages
 from sitegen.site.views.common import SiteInfo, page_context
 from sitegen.site.views.diff import build_diff_page
 from sitegen.site.views.history import build_history_page, history_data
@@ -49,7 +49,6 @@ __all__ = [
     "PageInput",
     "SiteInfo",
     "build_case_list_page",
-    "build_case_page",
     "build_case_pages",
     "build_diff_page",
     "build_history_page",

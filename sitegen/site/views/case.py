@@ -373,27 +373,10 @@ class _Shown(NamedTuple):
     raw_links: dict[int | None, RawLink]
 
 
-def build_case_page(
-    site: SiteInfo,
-    case: Case,
-    outcome: LoadedTrace | TrialTraces | FixtureProblem,
-    result: CaseResult,
-    diff_items: Sequence[DiffItem] | None,
-    prev: Neighbour | None,
-    next_: Neighbour | None,
-    change: CaseChange | None = None,
-    raw: Sequence[RawFile] = (),
-    baseline_result: CaseResult | None = None,
-) -> CasePage:
-    """One case page's view model; depends only on the case, its trace, its baseline entry (`baseline_result`,
-    its items and `change`, None without a baseline), neighbours and its `raw` trace files."""
-    return build_case_pages(site, [PageInput(case, outcome, result, diff_items, prev, next_, change, raw, baseline_result)])[0]
-
-
 def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePage]:
     """The view models of several case pages, each section for every page in turn: a section's code and data stay
-    in the processor's caches from one page to the next (site/case_pages.py, PAGE_BATCH). Each page depends on
-    its own input alone, as build_case_page's."""
+    in the processor's caches from one page to the next (site/case_pages.py, PAGE_BATCH). Each page depends
+    only on its own input: the case, its trace, its baseline entry, items and change, neighbours and raw files."""
     config = site.config
     shown = [_shown(page, config) for page in pages]
     found = [found_phrases(page.case, trace.answer, config) for page, trace in zip(pages, shown)]
