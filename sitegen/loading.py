@@ -22,15 +22,29 @@ from sitegen.evidence import TRACE_DIGEST_PREFIX
 from sitegen.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
 from sitegen.models import Case, Trace
 
-class InputFile(NamedTuple):
-    """A required input file as read: its bytes, and the text they are."""
+class InputFile:
+    """A required input file as read: its bytes, and (decoded when first asked for) the text they are.
 
-    data: bytes
-    text: str
+    A build parses an input it validated before from its bytes (site/incremental.py's seals), so the text of a
+    big case file or baseline is not decoded there at all.
+    """
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.data = data
+
+    @cached_property
+    def text(self) -> str:
+        """The file's text; BadInput (line and column) when it is not UTF-8."""
+        text = decode_utf8(self.data)
+        if isinstance(text, TextProblem):
+            raise BadInput(self.path, text.problem, where=text.where)
+        return text
 
 
-def read_input(path: Path, what: str) -> InputFile:
-    """Read a required UTF-8 input file, bytes and text, or raise BadInput naming it."""
+def read_input(path: Path, what: str, *, decoded: bool = True) -> InputFile:
+    """Read a required UTF-8 input file, or raise BadInput naming it. With `decoded` (the default) its text is
+    checked now; else when first asked for (a caller that may only need the bytes)."""
     if not path.exists():
         raise BadInput(path, f"{what} not found")
     if path.is_dir():
@@ -39,10 +53,10 @@ def read_input(path: Path, what: str) -> InputFile:
         data = path.read_bytes()
     except OSError as exc:
         raise BadInput(path, f"cannot read the {what}: {exc.strerror}") from None
-    text = decode_utf8(data)
-    if isinstance(text, TextProblem):
-        raise BadInput(path, text.problem, where=text.where)
-    return InputFile(data, text)
+    found = InputFile(path, data)
+    if decoded:
+        found.text  # noqa: B018 - decoded now, so that a file that is not UTF-8 is refused here
+    return found
 
 
 def check_fixtures_folder(path: Path) -> None:

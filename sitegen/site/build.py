@@ -216,13 +216,13 @@ def read_inputs(options: BuildOptions) -> Inputs:
         baseline_path = DEFAULT_BASELINE
     code = incremental.code_fingerprint()
     assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
-    case_file = read_input(options.cases, "case file")
+    case_file = read_input(options.cases, "case file", decoded=False)  # its text only if it is validated
     cases_sealed = case_file_seal(case_file.data, code)
     cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
     baseline, baseline_sealed = None, ""
     warnings = [w for raw in cases.raw for w in verdict_warnings(raw["id"], raw, config)]
     if baseline_path is not None:
-        baseline_file = read_input(baseline_path, "report")
+        baseline_file = read_input(baseline_path, "report", decoded=False)
         baseline_sealed = baseline_seal(baseline_file.data, code)
         # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
         known = previous.validated_baseline == baseline_sealed
