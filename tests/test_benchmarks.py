@@ -56,6 +56,23 @@ def test_floor_writes_one_escaped_page_per_case(synthetic: tuple[Path, Path], tm
     assert "&quot;toolInvocations&quot;" in pages[0].read_text(encoding="utf-8")
 
 
+def test_rebuild_floor_swaps_in_a_copy_of_the_site(synthetic: tuple[Path, Path], tmp_path: Path) -> None:
+    cases, fixtures = synthetic
+    runner = CliRunner()
+    baseline, site = tmp_path / "b.json", tmp_path / "site"
+    assert runner.invoke(app, ["evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(baseline)]).exit_code == 0
+    args = ["-q", "build", "--cases", str(cases), "--fixtures", str(fixtures), "--baseline", str(baseline), "--out", str(site)]
+    assert runner.invoke(app, args).exit_code in (0, 1)
+    before = {path.relative_to(site): path.read_bytes() for path in site.rglob("*") if path.is_file()}
+    page = next((site / "cases").glob("*.html"))
+    inode = page.stat().st_ino
+    subprocess.run([sys.executable, "-c", bench.REBUILD_FLOOR_SCRIPT, str(cases), str(fixtures), str(baseline), str(site)], check=True)
+    after = {path.relative_to(site): path.read_bytes() for path in site.rglob("*") if path.is_file()}
+    assert after == before and len(after) > 24  # every file, the same bytes: pages, raw traces, reports, status, assets
+    assert page.stat().st_ino == inode  # a case page linked, not written again
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "site", "suite"]  # no staging or old folder left
+
+
 @pytest.mark.parametrize("script", ["bench.py", "compare.py"])
 def test_scripts_answer_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True, check=True)
