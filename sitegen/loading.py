@@ -22,29 +22,34 @@ from sitegen.evidence import TRACE_DIGEST_PREFIX
 from sitegen.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
 from sitegen.models import Case, Trace
 
-class InputFile:
-    """A required input file as read: its bytes, and (decoded when first asked for) the text they are.
 
-    A build parses an input it validated before from its bytes (site/incremental.py's seals), so the text of a
-    big case file or baseline is not decoded there at all.
+class InputFile:
+    """A required input file as read: its bytes, and the text they are (decoded when first asked for).
+
+    A build parses an input it validated before from its bytes (the seals of site/incremental.py), so the
+    text of a big case file or baseline is not decoded there at all.
     """
 
     def __init__(self, path: Path, data: bytes) -> None:
         self.path = path
         self.data = data
+        self._text: str | None = None
 
-    @cached_property
-    def text(self) -> str:
-        """The file's text; BadInput (line and column) when it is not UTF-8."""
-        text = decode_utf8(self.data)
-        if isinstance(text, TextProblem):
-            raise BadInput(self.path, text.problem, where=text.where)
-        return text
+    def decode(self) -> str:
+        """The file's text, decoded once; BadInput (with line and column) when it is not UTF-8."""
+        if self._text is None:
+            text = decode_utf8(self.data)
+            if isinstance(text, TextProblem):
+                raise BadInput(self.path, text.problem, where=text.where)
+            self._text = text
+        return self._text
+
+    text = property(decode)
 
 
 def read_input(path: Path, what: str, *, decoded: bool = True) -> InputFile:
-    """Read a required UTF-8 input file, or raise BadInput naming it. With `decoded` (the default) its text is
-    checked now; else when first asked for (a caller that may only need the bytes)."""
+    """Read a required UTF-8 input file, or raise BadInput naming it: when it is not UTF-8 too, unless
+    `decoded` is False (for a caller that may need only the bytes: its text is checked when asked for)."""
     if not path.exists():
         raise BadInput(path, f"{what} not found")
     if path.is_dir():
@@ -55,7 +60,7 @@ def read_input(path: Path, what: str, *, decoded: bool = True) -> InputFile:
         raise BadInput(path, f"cannot read the {what}: {exc.strerror}") from None
     found = InputFile(path, data)
     if decoded:
-        found.text  # noqa: B018 - decoded now, so that a file that is not UTF-8 is refused here
+        found.decode()
     return found
 
 

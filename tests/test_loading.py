@@ -10,7 +10,7 @@ import pytest
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.errors import BadInput
-from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace
+from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, read_input
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -215,6 +215,17 @@ def test_several_problems_in_one_case_are_counted(tmp_path: Path) -> None:
 def test_not_utf8(tmp_path: Path) -> None:
     message = bad_cases_message(tmp_path, b'[{"id": "a",\n "title": "caf\xe9", "traceFixture": "x"}]')
     assert message == ":2:15: not UTF-8 (byte 0xe9): expected UTF-8 text"
+
+
+def test_an_input_read_for_its_bytes_is_refused_when_its_text_is_asked_for(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.json", b'[{"id": "caf\xe9"}]')
+    found = read_input(path, "case file", decoded=False)  # a build's sealed input: parsed from its bytes
+    assert found.data == path.read_bytes()
+    with pytest.raises(BadInput) as raised:
+        found.text
+    assert str(raised.value) == f"{path}:1:13: not UTF-8 (byte 0xe9): expected UTF-8 text"
+    with pytest.raises(BadInput, match="not UTF-8"):
+        read_input(path, "case file")
 
 
 def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
