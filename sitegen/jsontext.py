@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")  # legal in a JSON string, not in UTF-8
 
 
 def dumps_json(data: Any) -> str:
@@ -78,15 +78,16 @@ def compact_sorted(data: Any) -> str:
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode("utf-8")
     except TypeError:  # a lone surrogate, an integer beyond 64 bits, a key that is not a string
         text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        return _LONE_SURROGATE.sub("\ufffd", text)
+        return LONE_SURROGATE.sub("\ufffd", text)
 
 
-def compact_sorted_exact(data: Any) -> str:
-    """Compact JSON with sorted keys that reads back as the same value: a lone surrogate is kept, `\\u`-escaped."""
+def compact_sorted_exact_bytes(data: Any) -> bytes:
+    """Compact JSON with sorted keys in UTF-8 that reads back as the same value: a lone surrogate is kept,
+    `\\u`-escaped."""
     try:
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
     except TypeError:
-        return json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+        return json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode("ascii")
 
 
 def identity(value: Any) -> bytes:

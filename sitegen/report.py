@@ -14,7 +14,7 @@ from sitegen.errors import BadInput
 from sitegen.evidence import EVIDENCE_KEYS, Evidence, evidence_from_json, written_evidence
 from sitegen.finite import RANGE_TEXT, finite_mean, in_float_range
 from sitegen.formatting import number, percent
-from sitegen.jsontext import dumps_json, indented, loads
+from sitegen.jsontext import LONE_SURROGATE as _LONE_SURROGATE, dumps_json, indented, loads
 from sitegen.mdtext import escape_cell, escape_inline, table
 from sitegen.rule_counts import by_rule_markdown, failures_by_rule
 from sitegen.stats import wilson_interval
@@ -244,6 +244,31 @@ def report_json(report: Report, result_texts: Sequence[str] | None = None) -> st
     assert text.endswith("\n}\n")
     results = "[\n" + ",\n".join(texts) + "\n  ]" if texts else "[]"
     return text[:-3] + ',\n  "results": ' + results + "\n}\n"
+
+
+def report_json_bytes(report: Report, result_texts: Sequence[str]) -> tuple[bytes, bool]:
+    """report_json(report, result_texts) as report.json's UTF-8, made without the whole text (tens of megabytes
+    for a big suite, twice that as a Python str with CJK in it); and False when a result holds a lone surrogate
+    (JSON can, UTF-8 cannot), which is written as U+FFFD, as render.page_bytes writes it."""
+    exact = True
+
+    def utf8(text: str) -> bytes:
+        nonlocal exact
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            exact = False
+            return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+    head = dumps_json(report.to_json(results=False))
+    assert head.endswith("\n}\n")
+    pieces = [utf8(head[:-3]), b',\n  "results": [\n' if result_texts else b',\n  "results": []']
+    for text in result_texts:
+        pieces += (utf8(text), b",\n")
+    if result_texts:
+        pieces[-1] = b"\n  ]"
+    pieces.append(b"\n}\n")
+    return b"".join(pieces), exact
 
 
 _CASE_COLUMNS = ["Case", "Status", "Verdict", "Keywords", "Evidence", "Failed checks"]

@@ -315,8 +315,8 @@ def test_source_date_epoch() -> None:
 
 
 def test_default_run_id_depends_on_commit_and_report() -> None:
-    report = report_json(build_report([_result("a", True)]))
-    other = report_json(build_report([_result("a", False)]))
+    report = report_json(build_report([_result("a", True)])).encode("utf-8")
+    other = report_json(build_report([_result("a", False)])).encode("utf-8")
     assert default_run_id("c" * 40, report) == default_run_id("c" * 40, report)
     assert default_run_id("c" * 40, report) != default_run_id("d" * 40, report)
     assert default_run_id("c" * 40, report) != default_run_id("c" * 40, other)

@@ -258,7 +258,7 @@ def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) ->
     # holds U+FFFD in its place, so the status file keeps that result's text, escaped, and reading falls back to
     # the json module, which accepts the escape.
     from sitegen.report import build_report, report_json, result_from_json, result_json_text
-    from sitegen.site.incremental import BuildStatus, CaseRecord, report_seal, status_json
+    from sitegen.site.incremental import BuildStatus, CaseRecord, report_seal, status_file_bytes
     from sitegen.site.render import page_bytes
 
     result = result_from_json({"caseId": "odd", "title": "bad \ud800 title", "status": "passed", "passed": True})
@@ -267,7 +267,7 @@ def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) ->
     assert "\ufffd" in written.decode("utf-8")
     (tmp_path / "report.json").write_bytes(written)
     status = BuildStatus("settings", {"odd": CaseRecord("cases/odd.html", "key", 10, report, "| odd |", result)})
-    (tmp_path / STATUS_FILE).write_text(status_json(status, ["odd"], report_seal(written), report_exact=False), encoding="utf-8")
+    (tmp_path / STATUS_FILE).write_bytes(status_file_bytes(status, ["odd"], report_seal(written), report_exact=False))
     read = read_status(tmp_path, "settings")
     assert read.cases["odd"].report == report
     assert read.cases["odd"].result.title == "bad \ud800 title"

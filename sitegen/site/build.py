@@ -44,7 +44,7 @@ from sitegen.errors import UsageError
 from sitegen.gcpause import cycle_collection_paused
 from sitegen.loading import check_fixtures_folder, read_input
 from sitegen.progress import Progress
-from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_markdown
+from sitegen.report import CaseResult, Report, build_report, read_report, report_json, report_json_bytes, report_markdown
 from sitegen.rule_counts import RuleCount, failures_by_rule
 from sitegen.site import render, urls
 from sitegen.site.case_pages import PageContext, PageReused, build_cases, take_unchanged
@@ -74,7 +74,7 @@ from sitegen.site.incremental import (
     case_file_seal,
     read_status,
     report_seal,
-    status_json,
+    status_file_bytes,
 )
 from sitegen.site.list_pages import ListPages, page_numbers, write_list_page
 from sitegen.site.render import (
@@ -184,7 +184,8 @@ class Gathered:
     """Step 3: all the data the pages of the whole run show."""
 
     report: Report
-    report_text: str
+    report_bytes: bytes  # report.json's bytes (report.report_json_bytes)
+    report_exact: bool  # False: a result's lone surrogate is U+FFFD in them (the status then keeps its text)
     diff: DiffReport | None
     run: Run
     runs: list[Run]
@@ -398,21 +399,25 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     """The report of the evaluated cases, its diff against the baseline, and the run recorded in the history."""
     options = inputs.options
     report = build_report(pages.results)
-    report_text = report_json(report, [pages.records[case_id].report for case_id in inputs.cases.ids])
+    texts = [pages.records[case_id].report for case_id in inputs.cases.ids]
+    report_data, exact = report_json_bytes(report, texts)
     tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
     alpha = inputs.config.alpha
     diff = None
     if inputs.baseline is not None:
         # The cases whose page was rendered were compared with their baseline entry then; the others are here.
         diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha, compared=pages.compared)
-    run_id = options.run_id or default_run_id(inputs.commit, report_text)
+    # The id hashes report.json's text as it is; only a lone surrogate makes that other than the bytes written.
+    exact_text = report_data if exact else report_json(report, texts).encode("utf-8", "surrogatepass")
+    run_id = options.run_id or default_run_id(inputs.commit, exact_text)
     label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
     run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
     flaky = flaky_cases(report.results, strips)
     by_rule = failures_by_rule(report.results, None if inputs.baseline is None else inputs.baseline.results)
-    return Gathered(report, report_text, diff, run, runs, slugs, strips, flaky, by_rule, failing_since_all(runs, run, strips))
+    since = failing_since_all(runs, run, strips)
+    return Gathered(report, report_data, exact, diff, run, runs, slugs, strips, flaky, by_rule, since)
 
 
 # Step 4: the pages and files of the whole run
@@ -483,15 +488,11 @@ def write_history(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
 def write_reports(writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered) -> tuple[str, bool]:
     """report.json, report.md and .nojekyll (GitHub Pages serves the files as they are). Returns report.json's
     seal and whether it holds every result's text as it is (no lone surrogate replaced), for the status file."""
-    try:
-        report, exact = data.report_text.encode("utf-8"), True
-    except UnicodeEncodeError:
-        report, exact = page_bytes(data.report_text), False
-    writer.write(urls.REPORT_JSON, report)
+    writer.write(urls.REPORT_JSON, data.report_bytes)
     rows = [pages.records[case_id].markdown for case_id in inputs.cases.ids]
     write_text(writer, urls.REPORT_MD, report_markdown(data.report, rows=rows))
     writer.write(".nojekyll", b"")
-    return report_seal(report), exact
+    return report_seal(data.report_bytes), data.report_exact
 
 
 def write_status(
@@ -505,7 +506,7 @@ def write_status(
         validated_cases=inputs.status.validated_cases,
         validated_baseline=inputs.status.validated_baseline,
     )
-    write_text(writer, STATUS_FILE, status_json(status, inputs.cases.ids, *report))
+    writer.write(STATUS_FILE, status_file_bytes(status, inputs.cases.ids, *report))
 
 
 # The build

@@ -340,9 +340,10 @@ def history_json(runs: Sequence[Run]) -> str:
     return dumps_json([run.to_json() for run in runs])
 
 
-def default_run_id(commit: str | None, report_json_text: str) -> str:
-    """A run id that is the same for the same commit and the same report, so a rebuild replaces its run."""
-    digest = hashlib.sha256(f"{commit or 'no-commit'}\n{report_json_text}".encode("utf-8", "surrogatepass"))
+def default_run_id(commit: str | None, report_json_text: bytes) -> str:
+    """A run id that is the same for the same commit and the same report (report.json's text in UTF-8, a lone
+    surrogate as it is), so a rebuild replaces its run."""
+    digest = hashlib.sha256(f"{commit or 'no-commit'}\n".encode("utf-8", "surrogatepass") + report_json_text)
     return f"run-{digest.hexdigest()[:12]}"
 
 
