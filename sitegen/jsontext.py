@@ -81,6 +81,14 @@ def compact_sorted(data: Any) -> str:
         return LONE_SURROGATE.sub("\ufffd", text)
 
 
+def compact_sorted_bytes(data: Any) -> bytes:
+    """compact_sorted's text in UTF-8 (orjson's bytes as they are, not decoded only to be encoded again)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return compact_sorted(data).encode("utf-8")
+
+
 def compact_sorted_exact_bytes(data: Any) -> bytes:
     """Compact JSON with sorted keys in UTF-8 that reads back as the same value: a lone surrogate is kept,
     `\\u`-escaped."""

@@ -18,7 +18,7 @@ import sitegen.site.render as render
 import sitegen.site.views as views
 from sitegen.formatting import byte_size, duration
 from sitegen.site.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
-from sitegen.site.render import json_for_script, markdown_html, plotly_style_guards, script_assignment
+from sitegen.site.render import json_for_script, markdown_html, page_bytes, plotly_style_guards, script_file
 from sitegen.site.build import BuildOptions, build_site
 from sitegen.site.views import TEMPLATE_CONTEXT
 from sitegen.site.views.badges import Badge
@@ -125,10 +125,22 @@ def test_json_for_script_writes_what_json_writes(value: Any) -> None:
     assert json_for_script(value) == re.sub("[<>&\u2028\u2029]", lambda match: escaped[match.group(0)], expected)
 
 
-def test_script_assignment_only_for_safe_names() -> None:
-    assert script_assignment("SITEGEN_HISTORY", {"a": "</script>"}) == 'window.SITEGEN_HISTORY = {"a":"\\u003c/script\\u003e"};\n'
+def test_a_script_file_only_for_safe_names() -> None:
+    assert script_file("SITEGEN_HISTORY", {"a": "</script>"}) == b'window.SITEGEN_HISTORY = {"a":"\\u003c/script\\u003e"};\n'
     with pytest.raises(ValueError):
-        script_assignment("x; alert(1)", {})
+        script_file("x; alert(1)", {})
+
+
+# Lone surrogates (Cs), CJK (Lo), U+2028 (Zl), U+2029 (Zp), and `<`, `&` (Sm, Po).
+odd_text = st.text(alphabet=st.characters(categories=["Cs", "Lo", "Ll", "Zl", "Zp", "Sm", "Po"]))
+
+
+@given(st.recursive(scalars | odd_text, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20))
+@example({"熔断 \ud800": ["</script>", "a\u2028b\u2029", "&amp;", 2**70]})
+def test_a_script_file_is_its_json_for_script_text_in_utf8(value: Any) -> None:
+    # Made as bytes for the megabytes of a big suite's search text: the same bytes as the text it stands for, a
+    # lone surrogate (which a trace's JSON may hold) made U+FFFD, as every page's is.
+    assert script_file("SITEGEN_X", value) == page_bytes(f"window.SITEGEN_X = {json_for_script(value)};\n")
 
 
 @pytest.mark.parametrize(

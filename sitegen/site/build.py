@@ -86,7 +86,7 @@ from sitegen.site.render import (
     page_bytes,
     plotly_bundle,
     plotly_style_guards,
-    script_assignment,
+    script_file,
 )
 from sitegen.site.since import FailingSince, failing_since_all
 from sitegen.site.staging import SiteWriter, check_out_apart, check_out_folder, recover_moved_site, staging_folder
@@ -431,13 +431,13 @@ def write_text(writer: SiteWriter, relative: str, text: str) -> None:
 def write_history_data(writer: SiteWriter, data: Gathered) -> None:
     """assets/history-data.js: the runs and every case's pass/fail strip, which every case page reads."""
     shared = history_data(data.runs, data.report, data.strips, data.flaky, data.since)
-    write_text(writer, urls.HISTORY_DATA, script_assignment("SITEGEN_HISTORY", shared))
+    writer.write(urls.HISTORY_DATA, script_file("SITEGEN_HISTORY", shared))
 
 
 def write_search_text(writer: SiteWriter, inputs: Inputs, pages: CasePages) -> None:
     """assets/search-text.js: every case's question and answer, which the index's search loads when first used."""
     texts = ((case_id, pages.records[case_id].search) for case_id in inputs.cases.ids)
-    write_text(writer, urls.SEARCH_TEXT, script_assignment("SITEGEN_SEARCH_TEXT", search_text_data(texts)))
+    writer.write(urls.SEARCH_TEXT, script_file("SITEGEN_SEARCH_TEXT", search_text_data(texts)))
 
 
 def start_list_pages(
