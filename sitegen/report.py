@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -271,6 +271,39 @@ def report_json_bytes(report: Report, result_texts: Sequence[str]) -> tuple[byte
     return b"".join(pieces), exact
 
 
+_RESULTS_START = b'\n  "results": [\n'  # how report_json lays out its results array
+_RESULTS_END = b"\n  ]\n}\n"
+_NO_RESULTS = b'\n  "results": []\n}\n'
+# Between two result texts: the line closing one and the line opening the next. Only a result's own braces are
+# indented by four spaces (its fields by six or more, and a JSON string holds no line break), so this is exact.
+_BETWEEN = b"\n    },\n    {\n"
+
+
+def result_texts(report: bytes) -> list[bytes] | None:
+    """Each result's text (result_json_text, in UTF-8, in order) in a report.json that report_json wrote; None
+    when the file is not laid out that way. Parsing each alone is quicker than parsing the file at once, and
+    never holds every result as parsed JSON together (benchmarks/RESULTS.md, "Twelfth round")."""
+    if report.endswith(_NO_RESULTS):
+        return []
+    start = report.find(_RESULTS_START)
+    if start < 0 or not report.endswith(_RESULTS_END):
+        return None
+    pieces = report[start + len(_RESULTS_START) : len(report) - len(_RESULTS_END)].split(_BETWEEN)
+    if len(pieces) == 1:
+        return pieces
+    return [pieces[0] + b"\n    }", *[b"    {\n" + piece + b"\n    }" for piece in pieces[1:-1]], b"    {\n" + pieces[-1]]
+
+
+def _sealed_report(data: bytes) -> tuple[Any, Iterable[Any]]:
+    """A report read before with every check, parsed the quick way: its fields, and its results one by one."""
+    pieces = result_texts(data)
+    if pieces is None:  # not laid out as report_json writes it (the Java harness's, say): parsed whole
+        whole = loads(data)
+        return whole, whole.get("results") if isinstance(whole, dict) else None
+    head = data[: data.find(_RESULTS_START)] + _NO_RESULTS if pieces else data
+    return loads(head), (loads(piece) for piece in pieces)
+
+
 _CASE_COLUMNS = ["Case", "Status", "Verdict", "Keywords", "Evidence", "Failed checks"]
 
 
@@ -498,10 +531,11 @@ def read_report(path: Path, text: str | bytes | None = None, checked: bool = Fal
     from sitegen.loading import load_json_file
 
     if checked and text is not None:
-        data = loads(text)
+        data, results = _sealed_report(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
     else:
         assert not isinstance(text, bytes), "bytes are for a file read before with every check"
         data = load_json_file(path, "report", text, expected="a report JSON object")
+        results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(data, dict):
         raise BadInput(path, "expected a report JSON object with a 'results' array")
     version = data.get("formatVersion", REPORT_FORMAT_VERSION)
@@ -509,8 +543,7 @@ def read_report(path: Path, text: str | bytes | None = None, checked: bool = Fal
         raise BadInput(
             path, f"field 'formatVersion': expected {REPORT_FORMAT_VERSION} or lower, got {version!r} (written by a newer sitegen?)"
         )
-    results = data.get("results")
-    if not isinstance(results, list):
+    if not isinstance(results, (list, Iterator)):
         raise BadInput(path, "field 'results': expected an array of case results")
     parsed = []
     seen: dict[str, int] = {}

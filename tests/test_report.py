@@ -90,6 +90,24 @@ def test_read_report_round_trip(tmp_path: Path) -> None:
     assert report_json(read_report(path)) == report_json(report)
 
 
+@pytest.mark.parametrize("layout", ["sitegen", "compact", "no results"])
+def test_a_report_read_before_is_read_alike_the_quick_way(tmp_path: Path, layout: str) -> None:
+    # The sealed path (a baseline this sitegen read with every check before) parses a report_json layout result
+    # by result, any other whole: either way the report is the one the full read gives.
+    cases, fixtures = small_suite(tmp_path)
+    report = evaluate_suite(load_cases(cases), fixtures, SuiteConfig())
+    if layout == "no results":
+        report = build_report([])
+    text = report_json(report)
+    if layout == "compact":
+        text = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+    path = tmp_path / "report.json"
+    path.write_text(text, encoding="utf-8")
+    full, quick = read_report(path), read_report(path, path.read_bytes(), checked=True)
+    assert report_json(quick) == report_json(full) == report_json(report)
+    assert quick.results == full.results and len(quick.results) == len(report.results)
+
+
 def test_read_java_report(tmp_path: Path) -> None:
     java = {
         "totalCases": 1,

@@ -49,7 +49,6 @@ is not in the site: site/tracecache.py.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -59,9 +58,9 @@ from typing import Any
 from sitegen import __version__
 from sitegen.defaults import DEFAULT_CASE_PAGES
 from sitegen.config import SuiteConfig
-from sitegen.jsontext import compact_sorted_exact_bytes, identity, loads
+from sitegen.jsontext import LONE_SURROGATE, compact_sorted_exact_bytes, identity, loads
 from sitegen.loading import FixtureBytes, FixtureProblem, TrialFiles
-from sitegen.report import CaseResult, result_from_json
+from sitegen.report import CaseResult, result_from_json, result_texts
 from sitegen.site.staging import SiteWriter
 from sitegen.site.urls import REPORT_JSON
 
@@ -225,7 +224,7 @@ def status_file_bytes(status: BuildStatus, case_order: Iterable[str], report: st
         record = status.cases[case_id]
         fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
         texts = {"markdown": record.markdown, "traceLoaded": record.result.traceLoaded, "search": record.search}
-        if not report_exact and _LONE_SURROGATE.search(record.report):
+        if not report_exact and LONE_SURROGATE.search(record.report):
             texts["report"] = record.report
         out += separator
         out += line(fields | texts)
@@ -280,16 +279,17 @@ def status_from_data(data: dict[str, Any], settings: str, report_path: Path) -> 
     status = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
     try:
         items = data["cases"]
-        report_texts = _result_texts(report.decode("utf-8"))
-        # Every result parsed at once, with the whole file (one parse of it all is far quicker than one each).
-        parsed = loads(report)["results"]
-        if report_texts is None or not len(parsed) == len(report_texts) == len(items):
+        report_texts = result_texts(report)
+        if report_texts is None or len(report_texts) != len(items):
             return empty
-        for index, (item, result) in enumerate(zip(items, parsed)):
-            text = report_texts[index]
+        for item, piece in zip(items, report_texts):
+            # Each result parsed from its own bytes: quicker than the whole file at once, and never holding every
+            # result as parsed JSON at the same time (benchmarks/RESULTS.md, "Twelfth round").
             if "report" in item:  # a text report.json could not hold as it was (a lone surrogate)
                 text = _text(item["report"])
                 result = loads(text)
+            else:
+                text, result = piece.decode("utf-8"), loads(piece)
             loaded = item["traceLoaded"]
             if not isinstance(loaded, bool) or not isinstance(result, dict) or result.get("caseId") != item["id"]:
                 return empty
@@ -305,29 +305,6 @@ def status_from_data(data: dict[str, Any], settings: str, report_path: Path) -> 
     except (KeyError, TypeError, ValueError, RecursionError):
         return empty
     return status
-
-
-_RESULTS_START = '\n  "results": [\n'  # how report.report_json lays out its results array
-_RESULTS_END = "\n  ]\n}\n"
-_NO_RESULTS_END = '\n  "results": []\n}\n'
-# Between two result texts: the line closing one and the line opening the next. Only a result's own braces are
-# indented by four spaces (its fields by six or more, and a JSON string holds no line break), so this is exact.
-_BETWEEN = "\n    },\n    {\n"
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def _result_texts(report: str) -> list[str] | None:
-    """Each result's text in a report.json that report.report_json wrote (result_json_text, in order); None
-    when the file is not laid out that way."""
-    if report.endswith(_NO_RESULTS_END):
-        return []
-    start = report.find(_RESULTS_START)
-    if start < 0 or not report.endswith(_RESULTS_END):
-        return None
-    pieces = report[start + len(_RESULTS_START) : len(report) - len(_RESULTS_END)].split(_BETWEEN)
-    if len(pieces) == 1:
-        return pieces
-    return [pieces[0] + "\n    }", *["    {\n" + piece + "\n    }" for piece in pieces[1:-1]], "    {\n" + pieces[-1]]
 
 
 def _seal(value: Any) -> str:
