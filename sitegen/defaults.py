@@ -33,6 +33,10 @@ DEFAULT_ALPHA = 0.05
 # baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace.
 CASE_PAGE_MODES = ("all", "failing", "changed")
 DEFAULT_CASE_PAGES = "all"
+# GitHub Pages publishes a site of at most 1 GB (docs/big-suites.md, "where each option meets GitHub's limits"): a
+# build warns once its site is this share of it.
+PAGES_SITE_LIMIT = 1_000_000_000
+SITE_SIZE_WARNING = 0.8
 
 # Rows per static page of the site's case list (index.html, index-2.html, …; docs/big-suites.md) ...
 INDEX_PAGE_ROWS = 500

@@ -262,7 +262,13 @@ def rebuild_and_compare(root: Path, **changes: object) -> BuildResult:
     incremental, scratch = snapshot(root / "site"), snapshot(root / "fresh")
     differing = sorted(name for name in set(incremental) | set(scratch) if incremental.get(name) != scratch.get(name))
     assert not differing, f"incremental build differs from a full build in {differing}"
+    assert result.site_bytes == fresh.site_bytes == site_bytes(root / "site")
     return result
+
+
+def site_bytes(out: Path) -> int:
+    """The bytes of every file in a built site."""
+    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
 
 
 def edit_json(path: Path, change: Callable[[object], object]) -> None:

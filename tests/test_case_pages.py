@@ -66,7 +66,7 @@ def test_pages_only_for_the_cases_a_reader_needs(suite: tuple[Path, Path, Path],
     output = _build(suite, out, mode)
     pages = {soup(page).find("main")["data-case-id"] for page in (out / "cases").glob("*.html")}
     assert pages == _PAGES[mode]
-    assert f"({len(_PAGES[mode])} case pages" in output
+    assert f": {len(_PAGES[mode])} case pages" in output
     # Every case is still a row of the index; one without a page links its raw trace, one without either is text.
     links = _index_links(out)
     assert set(links) == set(_CASES)

@@ -367,7 +367,7 @@ def build(
     Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
     from sitegen.compare.summary import append_step_summary, build_summary_markdown
-    from sitegen.formatting import percent
+    from sitegen.formatting import byte_size, percent
     from sitegen.progress import progress_for
     from sitegen.site.build import BuildOptions, build_site
 
@@ -387,7 +387,8 @@ def build(
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
         _write_outputs([(junit_out, _junit_text(report, cases, diff, KnownFailures(junit_known_failures).value))])
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
-    _say(f"site written to {out}/ ({result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}")
+    size = byte_size(result.site_bytes)
+    _say(f"site written to {out}/ ({size}: {result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}")
     if diff is not None:
         _say(f"against {result.baseline}: {_diff_lines(diff, result.baseline)[0]}")
     if append_step_summary(build_summary_markdown(report, diff, by_rule=result.by_rule)):

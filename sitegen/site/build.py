@@ -89,6 +89,7 @@ from sitegen.site.render import (
     script_file,
 )
 from sitegen.site.since import FailingSince, failing_since_all
+from sitegen.site.sitesize import bytes_outside, size_warning
 from sitegen.site.staging import SiteWriter, check_out_apart, check_out_folder, recover_moved_site, staging_folder
 from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.site.views import SiteInfo, build_diff_page, build_history_page, history_data, page_context
@@ -137,6 +138,7 @@ class BuildResult:
     fail_on_regression: bool = False
     reused_pages: int = 0  # case pages taken unchanged from the previous site
     warnings: tuple[str, ...] = ()  # said to the user, e.g. a missing optional --history
+    site_bytes: int = 0  # the size of the site written, every file in --out (the JUnit file aside)
     by_rule: tuple[RuleCount, ...] = ()  # the cases failing each rule code, now and in the baseline
 
     @property
@@ -177,6 +179,7 @@ class CasePages(NamedTuple):
     results: list[CaseResult]  # in case-file order
     reused: int  # pages taken unchanged from the previous site
     compared: dict[str, CaseComparison]  # the rendered cases against their baseline entries, by case id
+    files: int = 0  # bytes of the cases folder: every case page and raw trace
 
 
 @dataclass(frozen=True)
@@ -320,10 +323,11 @@ def write_case_pages(
     records: dict[str, CaseRecord] = {}
     compared: dict[str, CaseComparison] = {}
     remember: dict[str, Remembered] = {}
-    reused = 0
+    reused = files = 0
     with run_batches(build_cases, indices, context, workers, progress.advance, options.start_method) as jobs:
         for done in chain(checked, jobs):
             case_id = ids[done.position]
+            files += done.files
             if done.remember is not None:
                 remember[cases.fixture(done.position)] = done.remember
             if isinstance(done, PageReused):
@@ -337,7 +341,7 @@ def write_case_pages(
     if any(context.remembered.get(name) != entry for name, entry in remember.items()):
         # Not merely to forget a trace just changed: it is hashed anyway.
         save_remembered(context.fixtures_root, remember)
-    return CasePages(records, [records[case_id].result for case_id in ids], reused, compared)
+    return CasePages(records, [records[case_id].result for case_id in ids], reused, compared, files)
 
 
 def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
@@ -546,6 +550,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
                 written = {name: record for name, record in list_pages if record is not None}
             progress.step("status")
             write_status(writer, inputs, pages, written, report)
+            site_bytes = pages.files + bytes_outside(str(stage), urls.CASES_FOLDER)
             kill_point(STAGED)  # test-only fault injection (site/faults.py)
         progress.step("swapped in")
     return BuildResult(
@@ -558,6 +563,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         reused_pages=pages.reused,
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,
-        warnings=inputs.warnings,
+        warnings=tuple(w for w in (*inputs.warnings, size_warning(site_bytes, options.case_pages)) if w),
         by_rule=data.by_rule,
+        site_bytes=site_bytes,
     )

@@ -162,6 +162,7 @@ class PageDone(NamedTuple):
     record: CaseRecord
     remember: Remembered | None = None
     comparison: CaseComparison | None = None  # None without a baseline
+    files: int = 0  # bytes of the case's files on the site: its page and raw traces (the site's size, BuildResult)
 
 
 class PageReused(NamedTuple):
@@ -169,6 +170,7 @@ class PageReused(NamedTuple):
 
     position: int  # the case's index in the case file
     remember: Remembered | None = None  # what to remember of the trace file
+    files: int = 0  # bytes of the case's files linked: its page and raw traces
 
 
 # Pages rendered together, step by step: every case parsed, then every case evaluated, and so on, so that each
@@ -224,8 +226,10 @@ def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, Trac
     record = context.previous.case_record(cases.ids[index], job.page)
     trace = read_trace(cases.fixture(index), context, remembered=record is not None)
     key = page_key(context.settings, cases.definition_key(index), trace.digest, job)
-    if record is not None and reuse_page(context.writer, record.page, record, key, _raw_sizes(job, trace)):
-        return PageReused(index, trace.remember)
+    if record is not None:
+        raws = _raw_sizes(job, trace)
+        if reuse_page(context.writer, record.page, record, key, raws):
+            return PageReused(index, trace.remember, record.size + sum(size for _, size in raws))
     return job, trace, key
 
 
@@ -253,14 +257,15 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
     views = iter(build_case_pages(context.site, [page for page in inputs if page is not None]))
     pages = [page_bytes(render.render_template("case.html", page_context(next(views)))) if page is not None else None for page in inputs]
     done = []
-    for (job, trace, key), case, outcome, result, comparison, page in zip(jobs, cases, outcomes, results, comparisons, pages):
+    for (job, trace, key), case, outcome, result, comparison, raw, page in zip(jobs, cases, outcomes, results, comparisons, raws, pages):
         path, size = "", 0  # no page of its own (--case-pages): the index links its raw trace
         if page is not None:
             path, size = job.page, context.writer.write(job.page, page)
         # The report texts are made here, in parallel, for report.json and report.md.
         search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
         record = CaseRecord(path, key, size, result_json_text(result), result_markdown_row(result), result, search)
-        done.append(PageDone(job.position, record, trace.remember, comparison))
+        files = size + sum(file.size for file, _ in raw)
+        done.append(PageDone(job.position, record, trace.remember, comparison, files))
     return done
 
 
