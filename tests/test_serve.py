@@ -21,7 +21,8 @@ from sitegen.cli import app
 from sitegen.errors import BadInput, UsageError
 from sitegen.defaults import LOOPBACK
 from sitegen.site.livereload import POLL_PATH, POLL_SECONDS, SCRIPT_PATH, BuildCounter
-from sitegen.site.serve import SiteServer, is_editor_temporary, make_server, serve, watch_and_rebuild
+from sitegen.site.build import BuildOptions
+from sitegen.site.serve import SiteServer, is_editor_temporary, make_server, serve, site_rebuilder, watch_and_rebuild
 
 TIMEOUT = 10
 # Straight to the loopback server, whatever *_proxy variables the machine has.
@@ -402,6 +403,17 @@ def test_serve_watch_prints_one_result_line_per_rebuild(tmp_path: Path) -> None:
         process.stop()
     rebuilds = [line for line in seen if line.startswith(("rebuilt", "error"))]
     assert len(rebuilds) == 2, seen
+
+
+def test_a_rebuild_says_its_warnings_after_its_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no eval/baseline here
+    cases, fixtures = write_suite(tmp_path, [make_case(id="c1", traceFixture="c1.json")], {"c1.json": make_trace()})
+    options = BuildOptions(
+        cases=cases, fixtures=fixtures, baseline=None, out=tmp_path / "site", history=tmp_path / "none.json",
+        history_optional=True, run_id="same", cwd=tmp_path,
+    )  # type: ignore[call-arg]
+    said = site_rebuilder(options)().split("\n")
+    assert said == ["pass rate 100.0%", f"warning: {tmp_path / 'none.json'}: history not found (no such file): starting a new history with this run"]
 
 
 def test_the_built_site_has_no_reload_script(tmp_path: Path) -> None:

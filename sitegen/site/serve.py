@@ -270,12 +270,15 @@ def watched_inputs(cases: Path, fixtures: Path, config: Path | None, baseline: P
 
 def build_line(result: Any) -> str:
     """A build's result in one line (sitegen.site.build.BuildResult): its pass rate, and against a baseline the
-    headline's cases, e.g. "pass rate 63.6% · 1 case regressed: x (code)"."""
+    headline's cases, e.g. "pass rate 63.6% · 1 case regressed: x (code)"; then a line for each of its warnings,
+    as `sitegen build` says them (a site nearing GitHub Pages' limit, an unknown verdict, …)."""
     from sitegen.compare.wording import format_cases
     from sitegen.formatting import percent
 
     line = f"pass rate {percent(result.report.passRate)}"
-    return line if result.diff is None else f"{line} · {format_cases(result.diff.headline())}"
+    if result.diff is not None:
+        line = f"{line} · {format_cases(result.diff.headline())}"
+    return "".join([line, *(f"\nwarning: {warning}" for warning in result.warnings)])
 
 
 def site_rebuilder(options: Any, builds: BuildCounter | None = None) -> Callable[[], str]:
