@@ -389,6 +389,10 @@ def test_step_summary_is_appended(suite: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     assert build("--baseline", "baseline.json").exit_code == 0
     assert "regression" in summary.read_text(encoding="utf-8").lower()
+    assert "### Warnings" not in summary.read_text(encoding="utf-8")
+    # The build's warnings go into the job summary too, where a pull request's author reads them.
+    assert build("--baseline", "baseline.json", "--history", "none.json", "--history-optional").exit_code == 0
+    assert "### Warnings (1)\n\n- none.json: history not found" in summary.read_text(encoding="utf-8")
 
 
 def test_huge_texts_are_cut_with_their_size(suite: Path) -> None:

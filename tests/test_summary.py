@@ -16,7 +16,7 @@ from sitegen.cli import app
 from sitegen.compare.diff import compare_reports
 from sitegen.errors import BadInput
 from sitegen.report import CaseResult, build_report, report_json
-from sitegen.compare.summary import FAILING_ROWS, append_step_summary, build_summary_markdown, fit_summary, report_headline
+from sitegen.compare.summary import FAILING_ROWS, WARNING_ROWS, append_step_summary, build_summary_markdown, fit_summary, report_headline
 
 
 def _result(case_id: str, passed: bool, checks: list[str] | None = None) -> CaseResult:
@@ -84,6 +84,18 @@ def test_summary_caps_the_failing_list() -> None:
     text = build_summary_markdown(report)
     assert text.count("| failed |") == FAILING_ROWS
     assert "…and 5 more in the full report." in text
+
+
+def test_summary_ends_with_the_build_warnings() -> None:
+    report = build_report([_result("ok", True)])
+    warnings = ["the site is 0.85 GB, 85% of GitHub Pages' 1 GB limit: `--case-pages failing` <b>…</b>"]
+    warnings += [f"case c{i}: unknown verdict" for i in range(WARNING_ROWS + 3)]
+    text = build_summary_markdown(report, warnings=warnings)
+    section = text.split(f"### Warnings ({WARNING_ROWS + 4})\n\n", 1)[1]
+    items = section.splitlines()
+    assert len(items) == WARNING_ROWS + 1 and items[-1] == "- …and 4 more in the job's log."
+    assert markdown_text(items[0]).strip() == warnings[0]  # as said, never as markup
+    assert "### Warnings" not in build_summary_markdown(report)
 
 
 def markdown_text(markdown: str) -> str:

@@ -391,7 +391,7 @@ def build(
     _say(f"site written to {out}/ ({size}: {result.case_pages} case pages{unchanged}); pass rate {percent(report.passRate)}")
     if diff is not None:
         _say(f"against {result.baseline}: {_diff_lines(diff, result.baseline)[0]}")
-    if append_step_summary(build_summary_markdown(report, diff, by_rule=result.by_rule)):
+    if append_step_summary(build_summary_markdown(report, diff, by_rule=result.by_rule, warnings=result.warnings)):
         _detail("appended the build summary to $GITHUB_STEP_SUMMARY")
     if result.exit_code:
         typer.echo(_diff_lines(diff, result.baseline)[1], err=True)

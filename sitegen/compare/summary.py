@@ -19,6 +19,7 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 # GitHub drops a step summary over 1 MiB altogether; stay well below it and say what was cut.
 SUMMARY_LIMIT_BYTES = 512 * 1024
 FAILING_ROWS = 50
+WARNING_ROWS = 20
 
 
 def fit_summary(markdown: str, limit: int = SUMMARY_LIMIT_BYTES) -> str:
@@ -92,15 +93,28 @@ def _failing_cases(report: Report) -> list[str]:
     return lines
 
 
+def _warnings(warnings: Sequence[str]) -> list[str]:
+    if not warnings:
+        return []
+    shown = [f"- {escape_inline(warning)}" for warning in warnings[:WARNING_ROWS]]
+    more = [f"- …and {len(warnings) - WARNING_ROWS} more in the job's log."] if len(warnings) > WARNING_ROWS else []
+    return ["", f"### Warnings ({len(warnings)})", "", *shown, *more]
+
+
 def build_summary_markdown(
-    report: Report, diff: DiffReport | None = None, title: str = "Diagnosis eval", by_rule: Sequence[RuleCount] = ()
+    report: Report,
+    diff: DiffReport | None = None,
+    title: str = "Diagnosis eval",
+    by_rule: Sequence[RuleCount] = (),
+    warnings: Sequence[str] = (),
 ) -> str:
     """The job summary of a build: with a baseline the diff's cases first, then this run's counts; else counts and
-    failures; then the failures by rule (`by_rule`, rule_counts.failures_by_rule)."""
+    failures; then the failures by rule (`by_rule`, rule_counts.failures_by_rule) and the build's warnings (a
+    site nearing GitHub Pages' limit fails only later, at the deploy)."""
     rules = ["", *by_rule_markdown(by_rule, heading="### Failures by rule")] if by_rule else []
     if diff is None:
-        lines = [f"## {escape_inline(title)}", "", report_headline(report), *_failing_cases(report), *rules]
+        lines = [f"## {escape_inline(title)}", "", report_headline(report), *_failing_cases(report), *rules, *_warnings(warnings)]
         return "\n".join(lines) + "\n"
     from sitegen.compare.markdown import diff_summary_markdown
 
-    return "\n".join([diff_summary_markdown(diff, title=title), report_headline(report), *rules]) + "\n"
+    return "\n".join([diff_summary_markdown(diff, title=title), report_headline(report), *rules, *_warnings(warnings)]) + "\n"
