@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import make_case, make_trace, site_bytes, write_suite
 from typer.testing import CliRunner
 
+from helpers import make_case, make_trace, site_bytes, write_suite
 from sitegen.cli import app
 from sitegen.defaults import PAGES_SITE_LIMIT
 from sitegen.formatting import byte_size
