@@ -355,6 +355,7 @@ def bench_size(count: int, repeat: int, work: Path, env: dict[str, str]) -> dict
         "one_fixture_over_full": one / full,
         "rebuild_floor_over_full": rebuild_floor / full,
         "one_fixture_over_rebuild_floor": one / rebuild_floor,
+        "one_fixture_over_rebuild_floor": one / rebuild_floor,
         "noop_over_full": noop / full,
         "peak_rss_mib": max(full_rss, noop_rss, one_rss, eval_rss),
         "peak_tree_rss_mib": max(full_tree, noop_tree, one_tree, eval_tree),
@@ -419,7 +420,7 @@ def main() -> None:
         results = []
         header = (
             f"{'cases':>7} {'floor s':>8} {'full s':>8} {'no-op s':>8} {'1-fix s':>8} {'eval s':>8} {'full/floor':>10} "
-            f"{'1-fix/full':>10} {'rb-floor s':>10} {'floor/full':>10} {'RSS MiB':>8} {'tree MiB':>8} {'PSS MiB':>8} {'site MiB':>9} {'files':>7}  load before → after"
+            f"{'1-fix/full':>10} {'rb-floor s':>10} {'floor/full':>10} {'1-fix/rbfl':>10} {'RSS MiB':>8} {'tree MiB':>8} {'PSS MiB':>8} {'site MiB':>9} {'files':>7}  load before → after"
         )
         print(header, flush=True)
         for count in args.cases:
@@ -428,12 +429,12 @@ def main() -> None:
             print(
                 f"{r['cases']:>7} {r['floor_s']:>8.2f} {r['full_s']:>8.2f} {r['noop_s']:>8.2f} {r['one_fixture_s']:>8.2f} "
                 f"{r['evaluate_s']:>8.2f} {r['full_over_floor']:>10.2f} {r['one_fixture_over_full']:>10.2f} "
-                f"{r['rebuild_floor_s']:>10.2f} {r['rebuild_floor_over_full']:>10.2f} "
+                f"{r['rebuild_floor_s']:>10.2f} {r['rebuild_floor_over_full']:>10.2f} {r['one_fixture_over_rebuild_floor']:>10.2f} "
                 f"{r['peak_rss_mib']:>8.0f} {r['peak_tree_rss_mib']:>8.0f} {r['peak_tree_pss_mib']:>8.0f} {r['site_mib']:>9.1f} {r['site_files']:>7}  "
                 f"{r['load_before']} → {r['load_after']}",
                 flush=True,
             )
-        print("targets: full/floor <= 2.0, 1-fix/full <= 0.10, RSS < 300 MiB, shipped < 0.45 s (rb-floor: the least a rebuild does)")
+        print("targets: full/floor <= 2.0, 1-fix/full <= 0.10, RSS < 300 MiB, shipped < 0.45 s (rb-floor: the least a rebuild does; 1-fix/rbfl: the rebuild against it)")
         if args.json:
             summary = {
                 "machine": platform.platform(),
