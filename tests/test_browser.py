@@ -112,7 +112,11 @@ def test_case_page_renders_with_its_history_strip(watched: Watched, browser_site
     cells = page.locator("[data-history-strip] .strip-cell")
     expect(cells).to_have_text(["✓", "✗", "✓", "✓", "✗"])
     expect(cells.nth(4)).to_have_attribute("title", re.compile(r"run 5 · browser", re.IGNORECASE))
-    expect(page.locator("[data-flaky-badge]")).to_be_visible()
+    flaky = page.locator(".case-head .badges [data-flaky-badge]")  # made by the script from the run's history
+    expect(flaky).to_be_visible()
+    expect(flaky).to_have_attribute("title", "pass/fail flipped at least twice in the last 10 runs")
+    expect(flaky).to_have_text("↯ flaky")
+    expect(page.locator(".case-head .badges > :is(.verdict, [data-flaky-badge], .tag)").nth(1)).to_have_attribute("data-flaky-badge", "")
     payload = page.locator("#tools .timeline > li:not(.call-failed) details").first  # folded until asked for
     expect(payload.locator("pre")).to_be_hidden()
     payload.locator("summary").click()

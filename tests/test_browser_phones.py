@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sitegen.site.build import BuildOptions, build_site
-from helpers import ROOT, make_case, make_trace, open_settled, shipped_history, write_suite
+from helpers import ROOT, case_page_file, make_case, make_trace, open_settled, shipped_history, write_suite
 
 pytestmark = pytest.mark.browser
 
@@ -219,6 +219,18 @@ def test_flaky_only_is_explained_and_keeps_the_cases_whose_trials_disagree(
     box = hint.bounding_box()
     context.close()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+
+
+def test_a_case_page_says_why_its_case_is_flaky(browser: Any, trials_site: Path) -> None:
+    from playwright.sync_api import expect
+
+    context, page = _open(browser, case_page_file(trials_site / "site", "disagreeing"), 390)
+    expect(page.locator("[data-history-strip] .strip-cell")).to_have_count(1)  # the script has run
+    expect(page.locator("[data-flaky-badge]")).to_have_attribute("title", "its trials disagree: 1 of 2 passed")
+    page.goto(case_page_file(trials_site / "site", "agreeing").as_uri())
+    expect(page.locator("[data-history-strip] .strip-cell")).to_have_count(1)
+    expect(page.locator("[data-flaky-badge]")).to_have_count(0)
+    context.close()
 
 
 def test_a_run_without_a_commit_or_label_is_named_once(browser: Any, trials_site: Path) -> None:

@@ -613,6 +613,22 @@
 
   var STRIP_MAX = 60;
 
+  /* A flaky case's badge, after its verdict in the result box (as views/badges.py makes a badge): made here, from
+   * the run's history, not written into every page hidden (views/history.py's history_data). */
+  function showFlaky(id, flaky) {
+    var badges = document.querySelector(".case-head .badges");
+    for (var k = 0; k < flaky.length && badges; k++) {
+      if (flaky[k][0] !== id) continue;
+      var badge = el("span", "flaky");
+      badge.setAttribute("data-flaky-badge", "");
+      badge.title = flaky[k][1];
+      badge.appendChild(el("i", "", "↯")).setAttribute("aria-hidden", "true");
+      badge.appendChild(document.createTextNode(" flaky"));
+      badges.insertBefore(badge, badges.querySelector(".tag"));
+      return;
+    }
+  }
+
   function initStrip(root) {
     var main = document.querySelector("main[data-case-id]");
     var data = window.SITEGEN_HISTORY;
@@ -626,10 +642,7 @@
       if (data.cases[k][0] === id) { strip = data.cases[k][1]; break; }
     }
     var runs = data.runs || [];
-    if (data.flaky && data.flaky.indexOf(id) !== -1) {
-      var badge = document.querySelector("[data-flaky-badge]");
-      if (badge) badge.hidden = false;
-    }
+    showFlaky(id, data.flaky || []);
     if (!strip) {
       root.appendChild(el("p", "muted", "This case is not in the recorded history yet."));
       return;

@@ -12,8 +12,10 @@ from markupsafe import escape
 from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING, WITHIN_NOISE
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION
 from sitegen.config import SuiteConfig
+from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.formatting import shorten
-from sitegen.report import MISSING_VERDICT
+from sitegen.report import MISSING_VERDICT, CaseResult
+from sitegen.site.history import trials_disagree
 from sitegen.site.render import bounded_value
 
 STATUS_ORDER = {"failed": 0, "not_run": 1, "passed": 2}
@@ -40,6 +42,20 @@ _CHANGE_SHOW = {
 # The order of the index's Change filter: what needs attention first.
 CHANGE_ORDER = (REGRESSED, REMOVED, WITHIN_NOISE, FIXED, STILL_FAILING, NEW, STILL_PASSING)
 _VERDICT_ICONS = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
+
+_TIMES = {1: "once", 2: "twice"}
+_FLIPPED = f"flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
+FLAKY_TITLE = f"pass/fail {_FLIPPED}"
+# What the index's "Flaky only" keeps, said beside it (site/history.py's flaky_cases).
+FLAKY_HINT = f"Cases whose trials disagree in this run, or whose pass/fail {_FLIPPED}."
+
+
+def flaky_title(result: CaseResult) -> str:
+    """Why a flaky case is flaky, the title of its badge (the index's rows and, from assets/history-data.js, its
+    page; the index's script words the rows it builds alike)."""
+    if trials_disagree(result):
+        return f"its trials disagree: {result.passedTrials} of {result.trials} passed"
+    return FLAKY_TITLE
 
 
 class Badge(NamedTuple):

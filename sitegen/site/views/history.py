@@ -9,6 +9,7 @@ from sitegen import formatting as fmt
 from sitegen.report import Report
 from sitegen.site.history import Run
 from sitegen.site.since import FailingSince, since_sentence
+from sitegen.site.views.badges import flaky_title
 from sitegen.site.views.charts import Chart, line_chart, pass_rate_chart
 from sitegen.site.views.common import Layout, SiteInfo, make_layout
 
@@ -101,16 +102,19 @@ def history_data(
     runs: Sequence[Run], report: Report, strips: dict[str, str], flaky: set[str], since: Mapping[str, FailingSince]
 ) -> dict[str, Any]:
     """What every case page's history strip reads: the runs and one `P`/`F`/`-` string per current case; and what
-    its result box says of a failing case's streak ("failing since …", site/since.py)."""
+    its result box says of a flaky case (its badge's title) and of a failing case's streak ("failing since …",
+    site/since.py)."""
     return {
-        "formatVersion": 1,
+        "formatVersion": 2,
         "runs": [
             {"runId": fmt.shorten(run.runId), "label": fmt.shorten(run.label or run.runId), "time": fmt.timestamp(run.createdAt)}
             for run in runs
         ],
         # Pairs, not an object: in a script's object literal a case id like "__proto__" would not be a key.
         "cases": [[r.caseId, strips[r.caseId]] for r in report.results],
-        "flaky": sorted(flaky & {r.caseId for r in report.results}),
+        # The badge is made by the page's script, as the strip is: a case's page is not rendered again when only its
+        # history made it flaky (or no longer flaky), and without script the page shows no history to be flaky in.
+        "flaky": [[r.caseId, flaky_title(r)] for r in sorted(report.results, key=lambda r: r.caseId) if r.caseId in flaky],
         # Here, not in the case page: it changes with every run, and a page is rendered only when its case changed.
         "since": [[r.caseId, since_sentence(since[r.caseId])] for r in report.results if r.caseId in since],
     }

@@ -18,19 +18,21 @@ from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW
 from sitegen.compare.diff import DiffReport
 from sitegen.compare.wording import pass_rate_points
-from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW, TABLE_PAGE_SIZE
+from sitegen.defaults import TABLE_PAGE_SIZE
 from sitegen.config import SuiteConfig
 from sitegen.report import MISSING_VERDICT, CaseResult, Report
 from sitegen.rule_counts import RuleCount
 from sitegen.site import urls
-from sitegen.site.history import Run, trials_disagree
+from sitegen.site.history import Run
 from sitegen.site.render import json_for_script
 from sitegen.site.since import FailingSince, runs_ago_text, since_run_text
 from sitegen.site.views.badges import (
     CHANGE_ORDER,
+    FLAKY_HINT,
     STATUS_ORDER,
     Badge,
     change_badge,
+    flaky_title,
     ordered_verdicts,
     status_badge,
     verdict_badge,
@@ -38,21 +40,6 @@ from sitegen.site.views.badges import (
 from sitegen.site.views.changes import REGRESSED_ANCHOR, Banner, banner, changes_by_case, pass_rate_css
 from sitegen.site.views.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.site.views.common import Layout, Link, Option, SiteInfo, Stat, make_layout
-
-_TIMES = {1: "once", 2: "twice"}
-_FLIPPED = f"flipped at least {_TIMES.get(FLAKY_FLIPS, f'{FLAKY_FLIPS} times')} in the last {FLAKY_WINDOW} runs"
-FLAKY_TITLE = f"pass/fail {_FLIPPED}"
-# What "Flaky only" keeps, said beside it (site/history.py's flaky_cases).
-FLAKY_HINT = f"Cases whose trials disagree in this run, or whose pass/fail {_FLIPPED}."
-
-
-def _flaky_title(result: CaseResult, flaky: bool) -> str:
-    """Why a row is marked flaky (as the index's script says it for the rows it builds)."""
-    if not flaky:
-        return ""
-    if trials_disagree(result):
-        return f"its trials disagree: {result.passedTrials} of {result.trials} passed"
-    return FLAKY_TITLE
 
 
 class CaseRow(NamedTuple):
@@ -223,7 +210,7 @@ def _case_row(
         duration=fmt.duration(duration),
         duration_sort="-1" if duration is None else repr(float(duration)),
         flaky=flaky,
-        flaky_title=_flaky_title(result, flaky),
+        flaky_title=flaky_title(result) if flaky else "",
         trials=_trial_count(result),
         since=since,
     )
