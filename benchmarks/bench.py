@@ -355,7 +355,6 @@ def bench_size(count: int, repeat: int, work: Path, env: dict[str, str]) -> dict
         "one_fixture_over_full": one / full,
         "rebuild_floor_over_full": rebuild_floor / full,
         "one_fixture_over_rebuild_floor": one / rebuild_floor,
-        "one_fixture_over_rebuild_floor": one / rebuild_floor,
         "noop_over_full": noop / full,
         "peak_rss_mib": max(full_rss, noop_rss, one_rss, eval_rss),
         "peak_tree_rss_mib": max(full_tree, noop_tree, one_tree, eval_tree),
