@@ -235,11 +235,11 @@
         verdict: r[5],
         tags: r[3],
         codes: r[6],
-        flaky: r[12] === 1,
+        flaky: !!r[12],
         change: r[13] || "",
         text: null, // what the search looks in: made on the first search (see textOf)
         words: function () {
-          return [r[0], r[12] === 1 ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
+          return [r[0], r[12] ? "↯ flaky" : "", r[2], r[3].join(" "), status[0] + " " + status[1],
             verdict[0] + " " + verdict[1], changeFilter.words(data, r[13]), r[6].join(""), r[7] + "/" + r[8], fmt(r[9]),
             r[10], trials ? trials[0] + "/" + trials[1] : "", streak ? streak[2] + " " + streak[3] : ""].join(" ");
         },
@@ -259,10 +259,7 @@
         if (row.flaky) {
           cell.appendChild(document.createTextNode(" "));
           var flaky = cell.appendChild(el("span", "flaky"));
-          // as views/index.py's _flaky_title: the trials' disagreement first, else the flips across runs
-          flaky.title = trials && trials[0] > 0 && trials[0] < trials[1]
-            ? "its trials disagree: " + trials[0] + " of " + trials[1] + " passed"
-            : "pass/fail flipped at least twice in the last 10 runs";
+          flaky.title = r[12]; // why: views/badges.py's flaky_title, as the rows written in HTML say it
           flaky.appendChild(el("i", "", "↯")).setAttribute("aria-hidden", "true");
           flaky.appendChild(document.createTextNode(" flaky"));
         }

@@ -51,8 +51,8 @@ FLAKY_HINT = f"Cases whose trials disagree in this run, or whose pass/fail {_FLI
 
 
 def flaky_title(result: CaseResult) -> str:
-    """Why a flaky case is flaky, the title of its badge (the index's rows and, from assets/history-data.js, its
-    page; the index's script words the rows it builds alike)."""
+    """Why a flaky case is flaky, the title of its badge: on the index's rows (written in HTML, or by its script from
+    the table's data) and on its page (made by the page's script from assets/history-data.js)."""
     if trials_disagree(result):
         return f"its trials disagree: {result.passedTrials} of {result.trials} passed"
     return FLAKY_TITLE

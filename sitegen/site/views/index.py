@@ -400,7 +400,7 @@ def case_table_data(
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
 
     A row: [id, link (its slug; for a case without a page its raw trace's file name, or "": urls.case_href),
-    title ("" when it is the id), tags, status, verdict, failed check codes, matched keywords, required keywords, tool calls, duration text, duration in ms or null, flaky 0/1, change
+    title ("" when it is the id), tags, status, verdict, failed check codes, matched keywords, required keywords, tool calls, duration text, duration in ms or null, why it is flaky (its badge's title) or 0, change
     against the baseline ("" without one)], plus [passed trials, trials] for a case with a folder of trials; the
     badges of each status, verdict and change are given once. With the Failing since column, `since` holds the
     failing cases' cells as [id, sort key, runs ago, first run] (SinceCell).
@@ -425,10 +425,10 @@ def case_table_data(
             [
                 r.caseId, slugs.get(r.caseId, ""), r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
                 r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
-                fmt.duration(r.durationMs), r.durationMs, 1 if r.caseId in flaky else 0, change, *_trial_row_data(r),
+                fmt.duration(r.durationMs), r.durationMs, flaky_title(r) if r.caseId in flaky else 0, change, *_trial_row_data(r),
             ]
         )
-    data = {"formatVersion": 2, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
+    data = {"formatVersion": 3, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
     if since is not None:
         data["since"] = [[case_id, cell.sort, cell.ago, cell.run] for case_id, cell in since.items() if cell.ago]
     return data
