@@ -203,6 +203,8 @@
 
   /* A long case list comes as compact data (see views.case_table_data): a row's <tr> is built only when
    * shown, so the page holds a hundred rows however many cases there are. */
+  var FLAKY = ["↯", "flaky", "flaky"]; // the flaky badge's icon, word and class, on the index's rows and a case page
+
   function badge(spec) {
     var span = el("span", spec[2]);
     span.appendChild(el("i", "", spec[0])).setAttribute("aria-hidden", "true"); // as views/badges.py writes a badge
@@ -258,10 +260,7 @@
         if (r[1]) link.href = "cases/" + (r[1].indexOf(".") < 0 ? r[1] + ".html" : r[1]);
         if (row.flaky) {
           cell.appendChild(document.createTextNode(" "));
-          var flaky = cell.appendChild(el("span", "flaky"));
-          flaky.title = r[12]; // why: views/badges.py's flaky_title, as the rows written in HTML say it
-          flaky.appendChild(el("i", "", "↯")).setAttribute("aria-hidden", "true");
-          flaky.appendChild(document.createTextNode(" flaky"));
+          cell.appendChild(badge(FLAKY)).title = r[12]; // why: views/badges.py's flaky_title, as rows in HTML say it
         }
         if (r[2]) cell.appendChild(el("span", "case-title", r[2]));
         if (r[3].length) {
@@ -616,12 +615,9 @@
     var badges = document.querySelector(".case-head .badges");
     for (var k = 0; k < flaky.length && badges; k++) {
       if (flaky[k][0] !== id) continue;
-      var badge = el("span", "flaky");
-      badge.setAttribute("data-flaky-badge", "");
-      badge.title = flaky[k][1];
-      badge.appendChild(el("i", "", "↯")).setAttribute("aria-hidden", "true");
-      badge.appendChild(document.createTextNode(" flaky"));
-      badges.insertBefore(badge, badges.querySelector(".tag"));
+      var shown = badges.insertBefore(badge(FLAKY), badges.querySelector(".tag"));
+      shown.setAttribute("data-flaky-badge", "");
+      shown.title = flaky[k][1];
       return;
     }
   }
