@@ -1,6 +1,6 @@
 """A failed check as a string, `"<code>: <message>"`, made and taken apart in one place.
 
-A rule (rules.py) or a trace that could not be read (loading.FixtureProblem) fails a case with one such
+A rule (evaluation/rules.py) or a trace that could not be read (loading.FixtureProblem) fails a case with one such
 string; a case with several trials lists each distinct failed check once, suffixed ` (in N of K trials)`
 (eval/README.md, "Trials"). Everything that reads a check back — its code for the report's tables and JUnit,
 its message for the pages, its trial counts — goes through parse_check, so no two places split it apart

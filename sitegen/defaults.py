@@ -1,6 +1,6 @@
 """Defaults, defined once: where the suite lives, what a build keeps, the limits of every option. Plain values
 only, so that a command's options (`--help`, `--version`) need nothing heavier; the suite's known values, which a
-TOML file may override, are config.py's (eval/README.md)."""
+TOML file may override, are suite/config.py's (eval/README.md)."""
 
 from __future__ import annotations
 

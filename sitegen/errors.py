@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 from typing import Self
 
-
 # A failure sitegen did not foresee (a bug, not the input): neither 1, which a CI gate reads as "a case
 # regressed", nor 2, bad input (docs/cli.md, "Exit codes").
 INTERNAL_ERROR_EXIT_CODE = 3

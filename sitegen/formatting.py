@@ -2,7 +2,7 @@
 durations, sizes, times, yes/no, a run's name.
 
 A new kind of value gets its function here, so the HTML views (sitegen/site/views/) and the Markdown writers
-(report.py, compare/markdown.py, compare/summary.py) show it alike.
+(report/results.py, compare/diff_markdown.py, compare/job_summary.py) show it alike.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def normalise(text: str) -> str:
     return _nfkc(nfkc(text).casefold())
 
 
-# The answers' similarity (compare/textdiff.py) is of their NFKC forms, which normalise makes first: the rules
+# The answers' similarity (compare/similarity.py) is of their NFKC forms, which normalise makes first: the rules
 # have made the current answer's, the page's comparison makes the baseline's again.
 @lru_cache(maxsize=64)
 def nfkc(text: str) -> str:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from helpers import make_case, make_trace, write_suite
-from sitegen.site.build import BuildOptions, BuildResult, build_site
 from sitegen.defaults import INDEX_PAGE_ROWS
+from sitegen.site.pipeline import BuildOptions, BuildResult, build_site
 
 NOTES = "Why this case exists: <b>bold</b> and **strong**.\nSee <script>alert('notes')</script> too."
 ANNOTATIONS = {"_owner": "<script>alert('owner')</script>", "x-ticket": {"id": 7, "url": "https://example.test/7"}}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import make_case, write_suite
-from sitegen.site.build import BuildOptions, BuildResult, build_site
+from sitegen.site.pipeline import BuildOptions, BuildResult, build_site
 
 REQUIRED = ["query_db_status"]
 EVIDENCE = (

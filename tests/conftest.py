@@ -27,7 +27,7 @@ from helpers import (
     shown_path,
     site_options,
 )
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site.pipeline import BuildOptions, build_site
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -24,8 +24,8 @@ from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
 from sitegen.cli import app
-from sitegen.progress import Progress
-from sitegen.site.build import BuildOptions, BuildResult, build_site
+from sitegen.plumbing.progress import Progress
+from sitegen.site.pipeline import BuildOptions, BuildResult, build_site
 
 ROOT = Path(__file__).resolve().parent.parent
 REGEN = os.environ.get("SITEGEN_REGEN_GOLDEN") == "1"

@@ -26,9 +26,9 @@ MARKDOWN_TAGS = frozenset(
     "p h1 h2 h3 h4 h5 h6 em strong s code pre blockquote ul ol li a hr br table thead tbody tr th td mark".split()
 )
 MARKDOWN_ATTRS = frozenset({"href", "rel", "title", "class", "start"})
-# What the comparison's answer diff writes around escaped text (sitegen/site/views/answer_diff.py).
+# What the comparison's answer diff writes around escaped text (sitegen/site/pages/answer_diff.py).
 DIFF_TAGS = frozenset({"del", "ins", "mark"})
-# What a chart's static picture is drawn with (sitegen/site/views/chartsvg.py): shapes and text, no links, no styles.
+# What a chart's static picture is drawn with (sitegen/site/pages/chartsvg.py): shapes and text, no links, no styles.
 CHART_TAGS = frozenset("svg line text polyline polygon circle rect path".split())
 CHART_ATTRS = frozenset(
     "class viewbox aria-hidden focusable x1 x2 y1 y2 x y text-anchor transform points fill stroke stroke-width "
@@ -185,7 +185,7 @@ def _element_problems(page: Path, root: Path, doc: BeautifulSoup, where: str) ->
         if name == "link" and (tag.get("rel") not in (["stylesheet"], ["icon"]) or not _resolves_into(page, root, tag.get("href", ""), "assets")):
             problems.append(f"{where}: <link> other than the site's own stylesheet or icon: {str(tag)[:120]!r}")
         if name == "i" and (set(tag.attrs) != {"aria-hidden"} or tag.get("aria-hidden") != "true" or tag.find(True) or len(tag.get_text()) > 2):
-            problems.append(f"{where}: <i> other than a badge's hidden icon (views/badges.py): {str(tag)[:120]!r}")
+            problems.append(f"{where}: <i> other than a badge's hidden icon (pages/badges.py): {str(tag)[:120]!r}")
         if name == "meta" and tag.get("name") == "referrer" and tag.get("content") != "no-referrer":
             problems.append(f"{where}: referrer policy {tag.get('content')!r}")
     return problems

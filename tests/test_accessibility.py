@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, browser_unavailable, new_context, settle, soup
 
-from sitegen.site.build import BuildOptions, build_site
+from helpers import ROOT, browser_unavailable, new_context, settle, soup
+from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 

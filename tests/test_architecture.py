@@ -1,6 +1,7 @@
-"""The import rules of docs/architecture.md ("The four parts"), read from the source: each part imports only what
-its rule allows (function-local imports included), no sitegen module takes part in an import cycle, importing
-the rules loads the evaluation core alone, and no test module imports another."""
+"""The import rules of docs/architecture.md ("The stages"), read from the source: each folder imports only its own
+modules and the folders below it (function-local and type-only imports included), no sitegen module takes part in
+an import cycle, no two modules share a name, importing the rules loads the stages below the comparison alone, and
+no test module imports another."""
 
 from __future__ import annotations
 
@@ -17,28 +18,39 @@ from helpers import ROOT
 
 PACKAGE = ROOT / "sitegen"
 TESTS = ROOT / "tests"
-CORE, COMPARE, SITE, RECORD, ENTRY = "core", "compare", "site", "record", "entry"
-# What each part may import of sitegen; the entry point (the CLI) may import every part, inside its commands.
-ALLOWED = {
-    CORE: {CORE},
-    COMPARE: {CORE, COMPARE},
-    SITE: {CORE, COMPARE, SITE},
-    RECORD: {CORE, RECORD},
-    ENTRY: {CORE, COMPARE, SITE, RECORD, ENTRY},
-}
-# Libraries a part must never import: the comparison and the evaluation core run without the site's stack or the
-# recorder's HTTP client (a `sitegen diff` in CI loads neither), the recorder without the site's.
+# The folders of sitegen/, from the bottom up: a module imports modules of its own folder and of the folders in
+# lower layers, never of a folder beside it or above it. `sitegen` is the shared vocabulary at the package's root.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("sitegen",),
+    ("sitegen.plumbing",),
+    ("sitegen.suite",),
+    ("sitegen.report",),
+    ("sitegen.evaluation",),
+    ("sitegen.compare", "sitegen.history", "sitegen.recording"),
+    ("sitegen.site.html",),
+    ("sitegen.site.pages",),
+    ("sitegen.site",),
+    ("sitegen.site.preview",),
+    ("sitegen.cli",),
+)
+FOLDERS = sorted((folder for layer in LAYERS for folder in layer), key=len, reverse=True)
+LAYER_OF = {folder: number for number, layer in enumerate(LAYERS) for folder in layer}
+# Libraries a folder must never import: everything below the site runs without the site's stack or the recorder's
+# HTTP client (a `sitegen diff` in CI loads neither), the recorder without the site's, the site without httpx.
+_SITE_STACK = {"jinja2", "markupsafe", "plotly", "markdown_it"}
 FORBIDDEN_LIBRARIES = {
-    CORE: {"jinja2", "markupsafe", "plotly", "markdown_it", "httpx", "watchfiles"},
-    COMPARE: {"jinja2", "markupsafe", "plotly", "markdown_it", "httpx", "watchfiles"},
-    RECORD: {"jinja2", "markupsafe", "plotly", "markdown_it"},
-    SITE: {"httpx"},
-    ENTRY: set(),
+    **{folder: _SITE_STACK | {"httpx", "watchfiles"} for folder in (
+        "sitegen", "sitegen.plumbing", "sitegen.suite", "sitegen.report", "sitegen.evaluation", "sitegen.compare",
+        "sitegen.history",
+    )},
+    "sitegen.recording": _SITE_STACK | {"watchfiles"},
+    **{folder: {"httpx"} for folder in ("sitegen.site.html", "sitegen.site.pages", "sitegen.site", "sitegen.site.preview")},
+    "sitegen.cli": set(),
 }
 
 
 def module_name(path: Path) -> str:
-    """`sitegen/site/views/case.py` → `sitegen.site.views.case` (a package by its __init__)."""
+    """`sitegen/site/pages/case_page.py` → `sitegen.site.pages.case_page` (a package by its __init__)."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -46,14 +58,16 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
 
-def part(module: str) -> str:
-    """Which of the four parts a sitegen module belongs to (or the entry point)."""
-    if module in ("sitegen.cli", "sitegen.__main__") or module.startswith("sitegen.cli."):
-        return ENTRY
-    for name in (COMPARE, SITE, RECORD):
-        if module == f"sitegen.{name}" or module.startswith(f"sitegen.{name}."):
-            return name
-    return CORE
+def folder(module: str) -> str:
+    """The folder of LAYERS a sitegen module is in (`sitegen.__main__` counts as the command line)."""
+    if module == "sitegen.__main__":
+        return "sitegen.cli"
+    return next(name for name in FOLDERS if module == name or module.startswith(name + "."))
+
+
+def may_import(importer: str, imported: str) -> bool:
+    """Whether a module of folder `importer` may import one of folder `imported`."""
+    return importer == imported or LAYER_OF[imported] < LAYER_OF[importer]
 
 
 def _is_type_checking(node: ast.AST) -> bool:
@@ -90,29 +104,43 @@ def imports(path: Path, top_level_only: bool = False) -> Iterator[tuple[str, int
             yield (full if full in MODULES else base), node.lineno
 
 
-def test_the_parts_of_the_layout_are_what_the_rule_names() -> None:
-    # Every module falls in one part; a new top-level folder would need a rule of its own.
-    folders = {path.parent.relative_to(PACKAGE).parts[:1] for path in PACKAGE.rglob("*.py")}
-    assert folders == {(), ("compare",), ("site",), ("record",), ("cli",)}
+def test_every_folder_of_the_package_has_its_place_in_the_layers() -> None:
+    # A new folder needs a place in LAYERS; a folder of LAYERS that is gone is a stale rule.
+    folders = {module_name(path) for path in PACKAGE.rglob("__init__.py")}
+    assert folders == set(FOLDERS)
+
+
+def test_no_two_modules_share_a_name() -> None:
+    # A reader finds a module by its name: `diff.py` in two folders is two places to look.
+    names: dict[str, list[str]] = {}
+    for module, path in MODULES.items():
+        if path.name != "__init__.py":
+            names.setdefault(path.stem, []).append(module)
+    for package in (module_name(path) for path in PACKAGE.rglob("__init__.py")):
+        names.setdefault(package.rpartition(".")[2], []).append(package)
+    assert {name: found for name, found in names.items() if len(found) > 1} == {}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
-def test_each_part_imports_only_what_its_rule_allows(module: str) -> None:
-    mine = part(module)
+def test_each_folder_imports_only_itself_and_the_folders_below(module: str) -> None:
+    mine = folder(module)
     problems = []
     for name, line in imports(MODULES[module]):
         top = name.split(".")[0]
         if top == "sitegen":
-            if name in MODULES and part(name) not in ALLOWED[mine]:
-                problems.append(f"line {line}: imports {name} ({part(name)}), which {mine} may not")
+            if name in MODULES and name != "sitegen" and not may_import(mine, folder(name)):
+                problems.append(f"line {line}: imports {name} ({folder(name)}), which {mine} may not")
         elif top in FORBIDDEN_LIBRARIES[mine]:
             problems.append(f"line {line}: imports {name}, which {mine} must not")
     assert problems == [], f"{module} ({mine}): " + "; ".join(problems)
 
 
-def test_the_cli_imports_the_other_parts_only_inside_its_commands() -> None:
+def test_the_cli_imports_the_stages_only_inside_its_commands() -> None:
     # `sitegen --version` and `sitegen check` start without loading the comparison, the site or the recorder.
-    eager = [name for name, _ in imports(MODULES["sitegen.cli"], top_level_only=True) if part(name) in (COMPARE, SITE, RECORD)]
+    eager = [
+        name for name, _ in imports(MODULES["sitegen.cli"], top_level_only=True)
+        if name in MODULES and LAYER_OF[folder(name)] >= LAYER_OF["sitegen.compare"] and folder(name) != "sitegen.cli"
+    ]
     assert eager == []
 
 
@@ -164,15 +192,15 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_importing_the_rules_loads_only_the_evaluation_core() -> None:
+def test_importing_the_rules_loads_no_stage_above_the_evaluation() -> None:
     script = (
-        "import sys, sitegen.rules\n"
+        "import sys, sitegen.evaluation.rules\n"
         "print('\\n'.join(sorted(m for m in sys.modules if m == 'sitegen' or m.startswith('sitegen.'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = done.stdout.split()
-    assert "sitegen.rules" in loaded
-    assert [module for module in loaded if part(module) != CORE] == []
+    assert "sitegen.evaluation.rules" in loaded
+    assert [module for module in loaded if module != "sitegen" and LAYER_OF[folder(module)] > LAYER_OF["sitegen.evaluation"]] == []
 
 
 def test_no_test_module_imports_another() -> None:

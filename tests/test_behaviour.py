@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_evidence
-from sitegen.compare.diff import compare_reports, diff_json
-from sitegen.compare.textdiff import EXACT_CELLS, LINE_CELLS, similarity
-from sitegen.report import CaseResult, Report, build_report, result_from_json
+from sitegen.compare.diff_report import compare_reports, diff_json
+from sitegen.compare.similarity import EXACT_CELLS, LINE_CELLS, similarity
+from sitegen.report.results import CaseResult, Report, build_report, result_from_json
 
 
 def _lcs(a: str, b: str) -> int:

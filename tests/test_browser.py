@@ -28,7 +28,7 @@ from helpers import (
     wake_charts,
     write_suite,
 )
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 
@@ -81,7 +81,7 @@ def test_the_same_site_works_over_http(browser: Any, browser_site: Path) -> None
 
     from playwright.sync_api import expect
 
-    from sitegen.site.serve import make_server
+    from sitegen.site.preview.server import make_server
 
     server = make_server(browser_site, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from helpers import SITE_DATA, Watched, case_rows, make_case, make_trace, wait_until_ready, write_suite
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from sitegen.site.build import BuildOptions, build_site
 from helpers import MEASURE, ROOT, Watched, case_page_file, new_context, open_settled, shipped_history, wait_until_ready
+from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 

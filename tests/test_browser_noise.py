@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from helpers import Watched, make_case, make_trace, write_suite
-from sitegen.config import SuiteConfig
-from sitegen.evaluation import evaluate_suite
-from sitegen.loading import load_cases
-from sitegen.report import report_json
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.evaluation.engine import evaluate_suite
+from sitegen.report.results import report_json
+from sitegen.site.pipeline import BuildOptions, build_site
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import load_cases
 
 pytestmark = pytest.mark.browser
 GOOD = make_trace("the pool has a leak", tools=["query_logs"])

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from sitegen.site.build import BuildOptions, build_site
 from helpers import ROOT, case_page_file, make_case, make_trace, open_settled, shipped_history, write_suite
+from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from sitegen.site.serve import make_server
 from helpers import Watched, case_rows, new_context, wait_until_ready, wake_charts, whole_plotly_js
+from sitegen.site.preview.server import make_server
 
 pytestmark = pytest.mark.browser
 
@@ -167,7 +167,7 @@ def test_charts_out_of_sight_do_not_load_plotly_until_scrolled_to(browser: Any, 
 @pytest.mark.parametrize("name", ["index.html", "history.html"])
 def test_until_the_reader_moves_the_charts_are_pictures_and_plotly_is_not_loaded(browser: Any, site: Path, name: str) -> None:  # noqa: F811
     """A facade, as Lighthouse advises for a heavy widget: the page shows each chart as its static SVG picture
-    (views/chartsvg.py) at once, with its axes and values; plotly.js comes on the reader's first move."""
+    (pages/chartsvg.py) at once, with its axes and values; plotly.js comes on the reader's first move."""
     from playwright.sync_api import expect
 
     context = new_context(browser, viewport={"width": 390, "height": 844})

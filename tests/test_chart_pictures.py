@@ -1,4 +1,4 @@
-"""The static picture of each chart (views/chartsvg.py): drawn from the figure plotly gets, text never markup."""
+"""The static picture of each chart (pages/chartsvg.py): drawn from the figure plotly gets, text never markup."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 from bs4 import BeautifulSoup
 
-from sitegen.site.views.charts import chart_text
-from sitegen.site.views.chartsvg import chart_svg
+from sitegen.site.pages.charts import chart_text
+from sitegen.site.pages.chartsvg import chart_svg
 
 
 def picture(figure: dict[str, Any]) -> BeautifulSoup:

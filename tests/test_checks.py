@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitegen.checks import FIXTURE_CODES, check_code, check_codes, format_check, parse_check, with_trial_count
-from sitegen.loading import FixtureProblem
-from sitegen.rules import ALL_CODES
+from sitegen.evaluation.rules import ALL_CODES
+from sitegen.suite.loading import FixtureProblem
 
 
 def test_a_check_reads_back_as_its_code_and_message() -> None:

@@ -260,12 +260,12 @@ def test_the_default_baseline_of_another_suite_is_not_compared(tmp_path: Path, m
 def test_an_unforeseen_failure_is_exit_3_not_a_regression(suite: tuple[Path, Path], tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """A bug in sitegen must not exit 1, which a CI gate reads as "a case regressed", nor 2 (bad input)."""
-    import sitegen.site.build
+    import sitegen.site.pipeline
 
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(sitegen.site.build, "build_site", broken)
+    monkeypatch.setattr(sitegen.site.pipeline, "build_site", broken)
     cases, fixtures = suite
     result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(tmp_path / "site"), "--fail-on-regression")
     assert result.exit_code == 3, result.output

@@ -18,11 +18,11 @@ from helpers import check_golden
 from site_audit import audit_site
 from sitegen.compare.behaviour import compare_behaviour
 from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
-from sitegen.config import SuiteConfig
-from sitegen.evidence import Evidence, ToolCall
-from sitegen.models import Case
-from sitegen.report import CaseResult
-from sitegen.site.views.comparison import COMPARED, NO_EVIDENCE, UNCHANGED, UNREADABLE, comparison_view
+from sitegen.report.evidence import Evidence, ToolCall
+from sitegen.report.results import CaseResult
+from sitegen.site.pages.then_and_now import COMPARED, NO_EVIDENCE, UNCHANGED, UNREADABLE, comparison_view
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.models import Case
 
 GOLDEN = Path(__file__).parent / "golden" / "comparison"
 

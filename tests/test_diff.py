@@ -9,19 +9,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bs4 import BeautifulSoup
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from bs4 import BeautifulSoup
 from markdown_it import MarkdownIt
 
 from helpers import ROOT, check_golden
-from sitegen.compare.diff import DIFF_FORMAT_VERSION, DiffReport, compare_case, compare_reports, diff_json
+from sitegen.compare.diff_markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
+from sitegen.compare.diff_report import DIFF_FORMAT_VERSION, DiffReport, compare_case, compare_reports, diff_json
 from sitegen.compare.items import DiffItem
-from sitegen.compare.markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
 from sitegen.defaults import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
-from sitegen.report import Report, build_report, read_report, result_from_json
+from sitegen.report.results import Report, build_report, read_report, result_from_json
 
 DATA = ROOT / "tests" / "data" / "reports"
 GOLDEN = ROOT / "tests" / "golden" / "diff"
@@ -826,7 +825,7 @@ def test_hostile_case_ids_cannot_break_the_table() -> None:
 
 
 # Mutants that survived (docs/testing.md, "Mutation testing")
-# Each test below fails for a mutant of sitegen/compare/diff.py that the tests above let through.
+# Each test below fails for a mutant of sitegen/compare/diff_report.py that the tests above let through.
 
 
 def test_an_absent_value_reads_unknown_only_for_measured_quantities() -> None:

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.compare.diff import compare_reports, diff_json
-from sitegen.compare.markdown import diff_markdown
+from sitegen.compare.diff_markdown import diff_markdown
+from sitegen.compare.diff_report import compare_reports, diff_json
 from sitegen.compare.terminal import diff_text
-from sitegen.report import read_report
+from sitegen.report.results import read_report
 
 DATA = ROOT / "tests" / "data" / "reports"
 BASELINE = str(DATA / "baseline.json")

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.config import SuiteConfig
-from sitegen.evaluation import evaluate_suite
-from sitegen.evidence import Evidence, ToolCall
-from sitegen.loading import load_cases
-from sitegen.report import read_report, report_json, result_from_json
+from sitegen.evaluation.engine import evaluate_suite
+from sitegen.report.evidence import Evidence, ToolCall
+from sitegen.report.results import read_report, report_json, result_from_json
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import load_cases
 
 runner = CliRunner()
 

@@ -1,4 +1,4 @@
-"""Failures by rule (sitegen/rule_counts.py): cases counted once per code, now and in the baseline, the Markdown,
+"""Failures by rule (sitegen/report/failures_by_rule.py): cases counted once per code, now and in the baseline, the Markdown,
 and the index's panel whose counts link to the index filtered to a code."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import NamedTuple
 from bs4 import BeautifulSoup
 
 from sitegen.checks import parse_check
-from sitegen.rule_counts import (
+from sitegen.report.failures_by_rule import (
     MINUS,
     RuleCount,
     by_rule_markdown,

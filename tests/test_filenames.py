@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import build_env, WRITE_SPY, make_case, make_trace, write_suite
+from helpers import WRITE_SPY, build_env, make_case, make_trace, write_suite
 from hostile_corpus import HOSTILE_IDS
-from site_audit import audit_site, parse, shown as as_shown
+from site_audit import audit_site, parse
+from site_audit import shown as as_shown
 
 # Ids that attack file names on some system: separators, dots, Windows device names (also with extensions,
 # superscript digits and trailing dots), NTFS streams, case and Unicode folding pairs, controls, length.

@@ -1,4 +1,4 @@
-"""Builds run without Python's cycle collector (gcpause.py): safe while no case leaves a reference cycle behind."""
+"""Builds run without Python's cycle collector (plumbing/gcpause.py): safe while no case leaves a reference cycle behind."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sitegen.config import load_config
-from sitegen.evaluation import evaluate_suite
-from sitegen.gcpause import cycle_collection_paused
-from sitegen.loading import load_cases
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.evaluation.engine import evaluate_suite
+from sitegen.plumbing.gcpause import cycle_collection_paused
+from sitegen.site.pipeline import BuildOptions, build_site
+from sitegen.suite.config import load_config
+from sitegen.suite.loading import load_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,11 +61,11 @@ def test_no_case_leaves_a_reference_cycle(tmp_path: Path, step: str) -> None:
 
 
 def test_builds_run_with_the_collector_paused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sitegen.site.build
+    import sitegen.site.pipeline
 
     seen = []
-    original = sitegen.site.build.read_inputs
-    monkeypatch.setattr(sitegen.site.build, "read_inputs", lambda options: seen.append(gc.isenabled()) or original(options))
+    original = sitegen.site.pipeline.read_inputs
+    monkeypatch.setattr(sitegen.site.pipeline, "read_inputs", lambda options: seen.append(gc.isenabled()) or original(options))
     cases, fixtures = _suite(tmp_path, 1)
     build_site(BuildOptions(cases=cases, fixtures=fixtures, out=tmp_path / "site", run_id="r", workers=1))
     assert seen == [False] and gc.isenabled()

@@ -17,10 +17,10 @@ from typer.testing import CliRunner, Result
 
 from helpers import make_case, make_trace, write_suite
 from hostile_peers import dripping_body, dripping_headers, fixed, peer, serving, streaming
-from sitegen.defaults import MAX_RESPONSE_BYTES
 from sitegen.cli import app
+from sitegen.defaults import MAX_RESPONSE_BYTES
 from sitegen.errors import BadInput, UsageError
-from sitegen.site.history import (
+from sitegen.history.runs import (
     HISTORY_FORMAT_VERSION,
     History,
     Run,
@@ -38,7 +38,7 @@ from sitegen.site.history import (
     read_history,
     record_run,
 )
-from sitegen.report import CaseResult, TrialResult, build_report, report_json
+from sitegen.report.results import CaseResult, TrialResult, build_report, report_json
 
 DATA = Path(__file__).parent / "data" / "site"
 

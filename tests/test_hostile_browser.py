@@ -16,9 +16,9 @@ from urllib.parse import quote
 
 import pytest
 
-from hostile_corpus import PAYLOADS, write_hostile_site_inputs
-from sitegen.site.build import BuildOptions, build_site
 from helpers import new_context, settle, wake_charts
+from hostile_corpus import PAYLOADS, write_hostile_site_inputs
+from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 

@@ -13,9 +13,10 @@ from bs4 import BeautifulSoup
 
 import sitegen.site.incremental as incremental
 from helpers import SITE_CASES, append_answer, edit_json, fail_at, rebuild_and_compare, site_options, snapshot
-from sitegen.report import result_json_text
+from sitegen.report.results import result_json_text
 from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
-from sitegen.site.build import build_site
+from sitegen.site.pipeline import build_site
+
 
 def _add_case(cases: object) -> object:
     assert isinstance(cases, list)
@@ -192,8 +193,8 @@ def test_a_failed_rebuild_leaves_the_previous_site_and_its_pages_intact(built: P
 @pytest.fixture
 def validations(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Counts of whole-file validations (loading.load_case_file) and of single cases validated on demand."""
-    import sitegen.loading as loading
-    from sitegen.models import Case
+    import sitegen.suite.loading as loading
+    from sitegen.suite.models import Case
 
     counts = {"files": 0, "cases": 0}
     real_load, real_validate = loading.load_case_file, Case.model_validate
@@ -257,9 +258,9 @@ def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) ->
     # JSON strings may hold lone surrogates (a hostile trace can put one in a title); UTF-8 cannot: report.json
     # holds U+FFFD in its place, so the status file keeps that result's text, escaped, and reading falls back to
     # the json module, which accepts the escape.
-    from sitegen.report import build_report, report_json, result_from_json, result_json_text
+    from sitegen.report.results import build_report, report_json, result_from_json, result_json_text
+    from sitegen.site.html.render import page_bytes
     from sitegen.site.incremental import BuildStatus, CaseRecord, report_seal, status_file_bytes
-    from sitegen.site.render import page_bytes
 
     result = result_from_json({"caseId": "odd", "title": "bad \ud800 title", "status": "passed", "passed": True})
     report = result_json_text(result)

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.compare.changes import REGRESSED, STILL_FAILING
-from sitegen.compare.diff import compare_reports
+from sitegen.compare.diff_report import compare_reports
 from sitegen.errors import UsageError
-from sitegen.junit import case_classname, junit_xml, xml_text
-from sitegen.loading import case_lines
-from sitegen.report import CaseResult, build_report
+from sitegen.report.junit import case_classname, junit_xml, xml_text
+from sitegen.report.results import CaseResult, build_report
+from sitegen.suite.loading import case_lines
 
 
 def _result(case_id: str, status: str = "passed", checks: list[str] | None = None, **fields) -> CaseResult:

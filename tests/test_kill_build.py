@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import build_env, WRITE_SPY, make_case, make_trace, write_suite
-from sitegen.site import faults
+from helpers import WRITE_SPY, build_env, make_case, make_trace, write_suite
 from sitegen.errors import BadInput, UsageError
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site import faults
+from sitegen.site.pipeline import BuildOptions, build_site
 
 CASES = 24
 
@@ -224,7 +224,7 @@ def test_every_file_is_written_under_a_temporary_name(tmp_path: Path, command: l
 def test_a_forked_worker_does_not_keep_a_staging_folder_locked(tmp_path: Path) -> None:
     """Build workers are forked; if they shared the staging folder's lock, a killed build's folder would look
     alive for as long as its workers linger, and the next build would leave it behind."""
-    from sitegen.fsutil import is_abandoned, lock_folder, unlock_folder
+    from sitegen.plumbing.files import is_abandoned, lock_folder, unlock_folder
 
     folder = tmp_path / ".site.tmp-x"
     folder.mkdir()

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from helpers import ROOT
-from sitegen.config import SuiteConfig
-from sitegen.evaluation import evaluate_suite
-from sitegen.loading import load_cases
-from sitegen.report import Report
+from sitegen.evaluation.engine import evaluate_suite
+from sitegen.report.results import Report
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import load_cases
 
 CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
 FIXTURES = ROOT / "eval" / "fixtures"

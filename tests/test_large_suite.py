@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 
 from helpers import Watched, assert_inert, check_links, make_case, make_trace, write_suite
 from sitegen.errors import UsageError
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site.pipeline import BuildOptions, build_site
 
 ROWS = 10  # rows per static page here, so 25 cases make three pages
 COUNT = 25

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.errors import BadInput
-from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, read_input
+from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, read_input
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -1,4 +1,4 @@
-"""Markdown escaping (sitegen/mdtext.py): no cell text can break a table row or open markup."""
+"""Markdown escaping (sitegen/report/mdtext.py): no cell text can break a table row or open markup."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.mdtext import escape_cell
+from sitegen.report.mdtext import escape_cell
 
 _HOSTILE = st.text(alphabet=st.sampled_from(list("ab 1.-#|*_`[]~\\&<>\t\n\r\x00") + ["\u2028", "\x85", "\xa0", "超", "\u202e"]), max_size=24)
 _UNESCAPED_MARK = re.compile(r"(?<!\\)(?:\\\\)*[`*_\[\]~|]")

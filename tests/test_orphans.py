@@ -35,7 +35,7 @@ ENV.pop(faults.NO_EXCHANGE, None)
 SPAWNED_BUILD = """
 import sys
 from pathlib import Path
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site.pipeline import BuildOptions, build_site
 cases, fixtures, out = map(Path, sys.argv[1:4])
 build_site(BuildOptions(cases=cases, fixtures=fixtures, out=out, baseline=None, workers=2, start_method="spawn"))
 """

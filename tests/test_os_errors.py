@@ -4,7 +4,7 @@
 
 Each case runs twice: on a real small tmpfs, a read-only remount or `chattr +i` (as root; skipped, on
 ALLOWED_CI_SKIPS, where mounting is refused), and always through the test-only SITEGEN_TEST_WRITE_ERROR
-(sitegen/fsutil.py), which makes a named write fail with that error, in worker processes too.
+(sitegen/plumbing/files.py), which makes a named write fail with that error, in worker processes too.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
-from sitegen.record.stubagent import StubAgent
+from sitegen.recording.stubagent import StubAgent
 
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
 SHIPPED_FIXTURES = ROOT / "eval" / "fixtures"

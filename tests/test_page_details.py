@@ -12,8 +12,8 @@ from bs4 import BeautifulSoup
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.formatting import run_name, run_phrase
-from sitegen.site import urls
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site.html import urls
+from sitegen.site.pipeline import BuildOptions, build_site
 
 HOSTILE = "</script><script>alert(1)</script>"
 

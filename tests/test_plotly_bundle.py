@@ -10,7 +10,7 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 
 from helpers import plotly_py_folder, whole_plotly_js
-from sitegen.site.render import PLOTLY_ASSET, PLOTLY_LICENCE, asset_bytes, plotly_bundle, plotly_style_guards
+from sitegen.site.html.render import PLOTLY_ASSET, PLOTLY_LICENCE, asset_bytes, plotly_bundle, plotly_style_guards
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE_TOOL = ROOT / "tools" / "plotly-bundle"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import sitegen.progress as progress
+import sitegen.plumbing.progress as progress
 from sitegen.cli import app
-from sitegen.progress import BarProgress, LineProgress, Progress, progress_for
+from sitegen.plumbing.progress import BarProgress, LineProgress, Progress, progress_for
 
 
 class Terminal(io.StringIO):

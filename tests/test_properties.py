@@ -10,15 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitegen.config import SuiteConfig
 from sitegen.errors import BadInput
-from sitegen.evidence import Evidence, ToolCall
-from sitegen.evaluation import evaluate_case
-from sitegen.jsonread import parse_json_text
-from sitegen.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, validate_trace
-from sitegen.models import Case
-from sitegen.report import CaseResult
-from sitegen.rules import ALL_CODES
+from sitegen.evaluation.engine import evaluate_case
+from sitegen.evaluation.rules import ALL_CODES
+from sitegen.plumbing.jsonread import parse_json_text
+from sitegen.report.evidence import Evidence, ToolCall
+from sitegen.report.results import CaseResult
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, validate_trace
+from sitegen.suite.models import Case
 from sitegen.textmatch import normalise
 
 text = st.text(max_size=20)
@@ -133,7 +133,7 @@ def test_arbitrary_case_file_loads_or_is_bad_input(tmp_path: Path, value: Any) -
 @settings(max_examples=200)
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_never_crash_the_json_reader(data: bytes) -> None:
-    from sitegen.jsonread import TextProblem, decode_utf8
+    from sitegen.plumbing.jsonread import TextProblem, decode_utf8
 
     decoded = decode_utf8(data)
     if not isinstance(decoded, TextProblem):
@@ -229,7 +229,7 @@ def _laid_out_otherwise(data: dict[str, Any]) -> st.SearchStrategy[dict[str, Any
 
 @given(written_results)
 def test_results_as_sitegen_writes_them_take_the_quick_way(data: dict[str, Any]) -> None:
-    from sitegen.report import _any_result, _sitegen_result
+    from sitegen.report.results import _any_result, _sitegen_result
 
     fast = _sitegen_result(data)
     assert fast is not None, data  # every example gets here: the comparison below is never skipped
@@ -240,7 +240,7 @@ def test_results_as_sitegen_writes_them_take_the_quick_way(data: dict[str, Any])
 @settings(max_examples=300)
 @given(written_results.flatmap(_laid_out_otherwise))
 def test_results_laid_out_otherwise_take_the_tolerant_way(data: dict[str, Any]) -> None:
-    from sitegen.report import _sitegen_result
+    from sitegen.report.results import _sitegen_result
 
     assert _sitegen_result(data) is None, data  # only what to_json writes takes the quick way
 
@@ -248,7 +248,7 @@ def test_results_laid_out_otherwise_take_the_tolerant_way(data: dict[str, Any]) 
 def test_a_coverage_of_booleans_is_no_wrong_layout() -> None:
     """The example the random search once drew as "laid out otherwise": its coverage {'': False} maps a tool name to
     a bool, as to_json writes it, so the quick way takes it and agrees with the tolerant reader."""
-    from sitegen.report import CaseResult, _any_result, _sitegen_result
+    from sitegen.report.results import CaseResult, _any_result, _sitegen_result
 
     data = CaseResult("0", "0", "passed", False, [], None, 0, 0, {"": False}, 0, None, []).to_json()
     assert data["evidenceCoverage"] == {"": False}
@@ -256,7 +256,7 @@ def test_a_coverage_of_booleans_is_no_wrong_layout() -> None:
 
 
 def test_sitegen_results_take_the_quick_way() -> None:
-    from sitegen.report import CaseResult, _sitegen_result
+    from sitegen.report.results import CaseResult, _sitegen_result
 
     result = CaseResult("c", "t", "failed", False, ["x: y"], None, 1, 2, {"a": True}, 3, 1.5, ["t"], "sha256:1")
     assert _sitegen_result(json.loads(json.dumps(result.to_json()))) == result
@@ -285,7 +285,7 @@ numbers = st.integers(min_value=-(2**70), max_value=2**70)
     )
 )
 def test_result_json_text_is_what_json_writes(result: CaseResult) -> None:
-    from sitegen.report import result_json_text
+    from sitegen.report.results import result_json_text
 
     expected = "    " + json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False).replace("\n", "\n    ")
     assert result_json_text(result) == expected
@@ -293,7 +293,7 @@ def test_result_json_text_is_what_json_writes(result: CaseResult) -> None:
 
 @given(json_values)
 def test_tool_payloads_on_a_page_read_back_as_the_same_json(value: Any) -> None:
-    from sitegen.site.views.text import READABLE_WIDTH, readable
+    from sitegen.site.pages.text import READABLE_WIDTH, readable
 
     shown = readable(value)
     assert json.loads(shown) == value
@@ -321,14 +321,14 @@ written_values = st.recursive(
 @settings(max_examples=400)
 @given(written_values)
 def test_dumps_json_is_what_json_writes(value: Any) -> None:
-    from sitegen.jsontext import dumps_json
+    from sitegen.plumbing.jsontext import dumps_json
 
     assert dumps_json(value) == json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 @given(st.sampled_from([float("nan"), float("inf"), -float("inf")]))
 def test_dumps_json_refuses_what_json_refuses(value: float) -> None:
-    from sitegen.jsontext import dumps_json
+    from sitegen.plumbing.jsontext import dumps_json
 
     with pytest.raises(ValueError):
         dumps_json({"figure": [1, value]})

@@ -20,14 +20,14 @@ from typer.testing import CliRunner
 from helpers import ROOT, make_case, make_trace, write_suite
 from hostile_peers import dripping_body, dripping_headers, peer
 from sitegen.cli import app
-from sitegen.fsutil import lock_folder, unlock_folder, write_bytes_atomic
-from sitegen.loading import load_cases, load_trace
-from sitegen.progress import LineProgress
-from sitegen.record.recorder import Recorder, RecordOptions, backoff_delay, find_trace
-from sitegen.record.redaction import Redactor
-from sitegen.record.request import RecordConfig, fill_body, load_record_config, resolve_headers
+from sitegen.plumbing.files import lock_folder, unlock_folder, write_bytes_atomic
+from sitegen.plumbing.progress import LineProgress
+from sitegen.recording.recorder import Recorder, RecordOptions, backoff_delay, find_trace
+from sitegen.recording.redaction import Redactor
+from sitegen.recording.request import RecordConfig, fill_body, load_record_config, resolve_headers
+from sitegen.recording.stubagent import StubAgent
 from sitegen.slugs import assign_slugs
-from sitegen.record.stubagent import StubAgent
+from sitegen.suite.loading import load_cases, load_trace
 
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
 SHIPPED_FIXTURES = ROOT / "eval" / "fixtures"
@@ -483,7 +483,7 @@ def test_the_shipped_config_example_loads_when_uncommented(tmp_path: Path) -> No
 
 def test_stub_agent_runs_as_a_module() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "sitegen.record.stubagent", "--port", "0"],
+        [sys.executable, "-m", "sitegen.recording.stubagent", "--port", "0"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:

@@ -1,4 +1,4 @@
-"""Redaction of header secrets (sitegen/record/redaction.py): whatever way a peer encodes a secret, it is
+"""Redaction of header secrets (sitegen/recording/redaction.py): whatever way a peer encodes a secret, it is
 replaced, and text that holds no secret is left exactly as written."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import binascii
 import pytest
 
 from secret_encodings import ENCODINGS, base64_cores, go, php
-from sitegen.record.redaction import BODY_PREFIX_CHARS, REDACTED, Redactor, body_text
+from sitegen.recording.redaction import BODY_PREFIX_CHARS, REDACTED, Redactor, body_text
 
 SECRET = 's3cr&t/Tok3nXq9+<"odd">'
 TOKEN_PART = "Tok3nXq9"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT, check_golden, make_case, make_trace, write_suite
-from sitegen.config import SuiteConfig, load_config
-from sitegen.evaluation import evaluate_suite
-from sitegen.loading import load_cases
-from sitegen.report import Report, build_report, read_report, report_json, report_markdown
+from sitegen.evaluation.engine import evaluate_suite
+from sitegen.report.results import Report, build_report, read_report, report_json, report_markdown
+from sitegen.suite.config import SuiteConfig, load_config
+from sitegen.suite.loading import load_cases
 
 GOLDEN = ROOT / "tests" / "golden" / "report"
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from helpers import make_case, make_trace
-from sitegen.config import SuiteConfig
-from sitegen.evaluation import evaluate_case
-from sitegen.loading import LoadedTrace, validate_trace
-from sitegen.models import Case, Trace
-from sitegen.report import CaseResult
-from sitegen.rules import ALL_CODES, RULES
+from sitegen.evaluation.engine import evaluate_case
+from sitegen.evaluation.rules import ALL_CODES, RULES
+from sitegen.report.results import CaseResult
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import LoadedTrace, validate_trace
+from sitegen.suite.models import Case, Trace
 
 V2 = {"gatekeeper_result": {"status": "pass", "rule_set_version": "gk-1"}, "claim_checks": [], "composer_output": {"mode": "parsed"}}
 
@@ -424,7 +424,7 @@ def test_result_fields() -> None:
         "durationMs": 1000,
         "tags": ["matrix:positive-evidence"],
         "caseDigest": Case.model_validate(case).digest(),
-        # What the agent did (sitegen/evidence.py); no traceDigest for a trace that was not read from a file.
+        # What the agent did (sitegen/report/evidence.py); no traceDigest for a trace that was not read from a file.
         "answer": "ok",
         "toolCalls": [{"toolName": "query_logs", "success": True}, {"toolName": "query_metrics", "success": True}],
         "gatekeeperStatus": None,
@@ -516,7 +516,7 @@ def test_whitespace_only_verdict_is_missing(verdict: str) -> None:
 
 
 def test_whitespace_only_verdict_counts_as_missing_in_the_report() -> None:
-    from sitegen.report import build_report
+    from sitegen.report.results import build_report
 
     report = build_report([evaluate(make_case(), make_trace(verdict=" "))])
     assert report.verdictDistribution == {"MISSING": 1}
@@ -528,7 +528,7 @@ def _unvalidated(case: dict[str, Any], **fields: Any) -> Case:
 
 
 def test_keyword_coverage_counts_each_keyword_once_after_normalisation() -> None:
-    from sitegen.rules import check_keyword_coverage, matched_keywords
+    from sitegen.evaluation.rules import check_keyword_coverage, matched_keywords
 
     trace = Trace.model_validate(make_trace("连接池耗尽"))
     case = _unvalidated(make_case(), expectedRootCauseKeywords=["连接池", "超时", "连接池"])
@@ -545,7 +545,7 @@ def test_keyword_coverage_counts_each_keyword_once_after_normalisation() -> None
 def test_the_loader_refuses_what_would_count_twice(tmp_path: Path) -> None:
     from helpers import write_suite
     from sitegen.errors import BadInput
-    from sitegen.loading import load_cases
+    from sitegen.suite.loading import load_cases
 
     cases, _ = write_suite(tmp_path, [make_case(expectedRootCauseKeywords=["HikariCP", "hikaricp"])], {})
     with pytest.raises(BadInput, match="entries \"HikariCP\" and \"hikaricp\" are equal after NFKC normalisation"):
@@ -554,7 +554,7 @@ def test_the_loader_refuses_what_would_count_twice(tmp_path: Path) -> None:
 
 def _version_result(tmp_path: Path, recorded: str, expected: str) -> list[str]:
     """Evaluate a trace file whose rule_set_version is the JSON text `recorded` against `expected`."""
-    from sitegen.loading import load_trace
+    from sitegen.suite.loading import load_trace
 
     text = '{"session": {"selfEvaluation": {"verifier_evaluation": {"verdict": "PASS", "gatekeeper_result": {"rule_set_version": %s}}}}}'
     (tmp_path / "t.json").write_text(text % recorded, encoding="utf-8")
@@ -651,7 +651,7 @@ def test_a_fallback_composer_is_recognised_in_any_case() -> None:
 
 
 # Mutants that survived (docs/testing.md, "Mutation testing")
-# Each test below fails for a mutant of sitegen/rules.py that the tests above let through. Case and trace go
+# Each test below fails for a mutant of sitegen/evaluation/rules.py that the tests above let through. Case and trace go
 # through JSON text, as in a real run: their strings are then other objects than the defaults' and each
 # other's, so a comparison by identity (`is`) instead of equality cannot pass by accident.
 

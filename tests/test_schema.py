@@ -13,9 +13,9 @@ from jsonschema import Draft202012Validator
 
 from helpers import ROOT
 from sitegen.errors import BadInput
-from sitegen.jsonread import TextProblem, parse_json_text
-from sitegen.loading import LoadedTrace, fixture_files, load_cases, validate_trace
-from sitegen.schema import CASES_FILE, TRACE_FILE, schema_files
+from sitegen.plumbing.jsonread import TextProblem, parse_json_text
+from sitegen.suite.loading import LoadedTrace, fixture_files, load_cases, validate_trace
+from sitegen.suite.schema import CASES_FILE, TRACE_FILE, schema_files
 from sitegen.textmatch import normalise
 
 SCHEMA_DIR = ROOT / "eval" / "schema"
@@ -51,7 +51,7 @@ def _loader_accepts_trace(data: Any) -> bool:
 def test_committed_schema_is_generated_from_the_models(name: str) -> None:
     committed = (SCHEMA_DIR / name).read_text(encoding="utf-8")
     assert committed == schema_files()[name], (
-        f"eval/schema/{name} is out of date with sitegen/models.py: run `python -m sitegen.schema eval/schema`"
+        f"eval/schema/{name} is out of date with sitegen/suite/models.py: run `python -m sitegen.suite.schema eval/schema`"
     )
 
 

@@ -18,11 +18,18 @@ from typer.testing import CliRunner
 
 from helpers import ServeProcess, make_case, make_trace, served_url, write_suite
 from sitegen.cli import app
-from sitegen.errors import BadInput, UsageError
 from sitegen.defaults import LOOPBACK
-from sitegen.site.livereload import POLL_PATH, POLL_SECONDS, SCRIPT_PATH, BuildCounter
-from sitegen.site.build import BuildOptions
-from sitegen.site.serve import SiteServer, is_editor_temporary, make_server, serve, site_rebuilder, watch_and_rebuild
+from sitegen.errors import BadInput, UsageError
+from sitegen.site.pipeline import BuildOptions
+from sitegen.site.preview.livereload import POLL_PATH, POLL_SECONDS, SCRIPT_PATH, BuildCounter
+from sitegen.site.preview.server import (
+    SiteServer,
+    is_editor_temporary,
+    make_server,
+    serve,
+    site_rebuilder,
+    watch_and_rebuild,
+)
 
 TIMEOUT = 10
 # Straight to the loopback server, whatever *_proxy variables the machine has.
@@ -132,7 +139,7 @@ def test_watch_rebuilds_on_change_and_survives_a_failed_build(tmp_path: Path) ->
     stop = threading.Event()
 
     def rebuild() -> None:
-        # Like sitegen.site.build: build in a hidden sibling, then swap it in.
+        # Like sitegen.site.pipeline: build in a hidden sibling, then swap it in.
         calls.append(1)
         stage = inputs / f".site.tmp-{len(calls)}"
         stage.mkdir()

@@ -1,4 +1,4 @@
-"""Since when a failing case fails (eval/README.md, "History"; sitegen/site/since.py): the streak read back from the
+"""Since when a failing case fails (eval/README.md, "History"; sitegen/history/since.py): the streak read back from the
 current run, its words, and where the site shows them (the index's Failing since column, a case page's result box
 through assets/history-data.js), and the run names on the pass-rate chart's axis."""
 
@@ -15,10 +15,8 @@ from bs4 import BeautifulSoup
 
 from helpers import case_page_file
 from site_audit import chart_figures, history_data
-from sitegen.report import CaseResult, TrialResult, build_report
-from sitegen.site.build import BuildOptions, build_site
-from sitegen.site.history import Run, new_run
-from sitegen.site.since import (
+from sitegen.history.runs import Run, new_run
+from sitegen.history.since import (
     FailingSince,
     failing_since,
     failing_since_all,
@@ -28,6 +26,8 @@ from sitegen.site.since import (
     since_phrase,
     since_sentence,
 )
+from sitegen.report.results import CaseResult, TrialResult, build_report
+from sitegen.site.pipeline import BuildOptions, build_site
 
 DATA = Path(__file__).parent / "data" / "site"
 

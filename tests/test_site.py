@@ -320,7 +320,7 @@ def test_bad_input_exits_2_and_leaves_the_old_site(suite: Path, setup: str | Non
 
 
 def test_a_failure_while_writing_leaves_the_old_site(suite: Path) -> None:
-    from sitegen.site.build import BuildOptions, build_site
+    from sitegen.site.pipeline import BuildOptions, build_site
 
     assert build().exit_code == 0
     before = snapshot(suite / "site")

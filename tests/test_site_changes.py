@@ -13,8 +13,8 @@ from bs4 import BeautifulSoup, Tag
 from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
 from helpers import make_case, make_trace, write_suite
 from sitegen.compare.wording import format_headline
-from sitegen.site.build import BuildOptions, BuildResult, build_site
-from sitegen.site.views.diff import OTHER_DIFFERENCES_SHOWN
+from sitegen.site.pages.diff_page import OTHER_DIFFERENCES_SHOWN
+from sitegen.site.pipeline import BuildOptions, BuildResult, build_site
 
 
 def soup(path: Path) -> BeautifulSoup:

@@ -13,7 +13,7 @@ from helpers import make_case, make_trace, site_bytes, write_suite
 from sitegen.cli import app
 from sitegen.defaults import PAGES_SITE_LIMIT
 from sitegen.formatting import byte_size
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.site.pipeline import BuildOptions, build_site
 from sitegen.site.sitesize import size_warning
 
 GOOD = make_trace("the pool has a leak", tools=["query_logs"])

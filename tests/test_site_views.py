@@ -14,17 +14,17 @@ from bs4 import BeautifulSoup
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import sitegen.site.render as render
-import sitegen.site.views as views
+import sitegen.site.html.render as render
+import sitegen.site.pages as views
 from sitegen.formatting import byte_size, duration
-from sitegen.site.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
-from sitegen.site.render import json_for_script, markdown_html, page_bytes, plotly_style_guards, script_file
-from sitegen.site.build import BuildOptions, build_site
-from sitegen.site.views import TEMPLATE_CONTEXT
-from sitegen.site.views.badges import Badge
-from sitegen.site.views.charts import chart_text
-from sitegen.site.views.common import csp
-from sitegen.site.views.text import clip
+from sitegen.site.html.highlight import marked_html, needles, positions_are_kept, segments, segments_by_cluster
+from sitegen.site.html.render import json_for_script, markdown_html, page_bytes, plotly_style_guards, script_file
+from sitegen.site.pages import TEMPLATE_CONTEXT
+from sitegen.site.pages.badges import Badge
+from sitegen.site.pages.charts import chart_text
+from sitegen.site.pages.common import csp
+from sitegen.site.pages.text import clip
+from sitegen.site.pipeline import BuildOptions, build_site
 from sitegen.textmatch import SIMPLE_CHARACTERS, normalise
 
 
@@ -295,7 +295,7 @@ def test_badges_escape_every_field_and_render_as_they_did_from_the_template() ->
 
 
 def test_tool_payloads_take_little_room_and_escape_only_what_markup_needs() -> None:
-    from sitegen.site.views.text import element_text, readable
+    from sitegen.site.pages.text import element_text, readable
 
     value = {"service": "pay", "window": {"from": "13:50", "to": "14:25"}, "lines": ["x" * 90, "short"], "empty": []}
     assert readable(value).splitlines() == [

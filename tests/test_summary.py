@@ -13,10 +13,17 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, check_golden, make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.compare.diff import compare_reports
+from sitegen.compare.diff_report import compare_reports
+from sitegen.compare.job_summary import (
+    FAILING_ROWS,
+    WARNING_ROWS,
+    append_step_summary,
+    build_summary_markdown,
+    fit_summary,
+    report_headline,
+)
 from sitegen.errors import BadInput
-from sitegen.report import CaseResult, build_report, report_json
-from sitegen.compare.summary import FAILING_ROWS, WARNING_ROWS, append_step_summary, build_summary_markdown, fit_summary, report_headline
+from sitegen.report.results import CaseResult, build_report, report_json
 
 
 def _result(case_id: str, passed: bool, checks: list[str] | None = None) -> CaseResult:

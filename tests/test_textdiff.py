@@ -1,4 +1,4 @@
-"""The answers' text diff for the case page (sitegen/site/textdiff.py): runs that rebuild both texts, words for
+"""The answers' text diff for the case page (sitegen/site/html/phrase_diff.py): runs that rebuild both texts, words for
 Latin script, characters for CJK, merged into phrases, deterministic, and bounded for long or rewritten texts."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.site.textdiff import (
+from sitegen.site.html.phrase_diff import (
     ADDED,
     LINES,
     MAX_WORD_TOKENS,
-    SENTENCES,
     REMOVED,
     REWRITTEN,
     SAME,
+    SENTENCES,
     UNMARKED,
     WORDS,
     Run,

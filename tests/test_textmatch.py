@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sitegen.site.views.search import case_search_text
+from sitegen.site.pages.search import case_search_text
 from sitegen.textmatch import SIMPLE_CHARACTERS, SIMPLE_NFKC, nfkc, normalise
 
 _SIMPLE_CHAR = re.compile(f"[{SIMPLE_CHARACTERS}]")

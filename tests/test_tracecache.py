@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.site.case_pages as case_pages
-from sitegen.site import tracecache
-from sitegen.site.build import build_site
+import sitegen.site.case_jobs as case_pages
 from helpers import SITE_CASES, append_answer, edit_json, rebuild_and_compare, site_options
+from sitegen.site import tracecache
+from sitegen.site.pipeline import build_site
 
 
 @pytest.fixture

@@ -15,14 +15,14 @@ from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.config import SuiteConfig, load_config
-from sitegen.compare.diff import compare_reports
+from sitegen.compare.diff_report import compare_reports
 from sitegen.errors import BadInput
-from sitegen.evaluation import evaluate_suite
-from sitegen.junit import junit_xml
-from sitegen.loading import load_cases
-from sitegen.report import Report, read_report, report_json, report_markdown
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.evaluation.engine import evaluate_suite
+from sitegen.report.junit import junit_xml
+from sitegen.report.results import Report, read_report, report_json, report_markdown
+from sitegen.site.pipeline import BuildOptions, build_site
+from sitegen.suite.config import SuiteConfig, load_config
+from sitegen.suite.loading import load_cases
 
 runner = CliRunner()
 KEYWORDS = ["pool", "leak"]

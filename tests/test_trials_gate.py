@@ -16,15 +16,15 @@ from helpers import make_case, make_trace, write_suite
 from sitegen.checks import parse_check
 from sitegen.cli import app
 from sitegen.compare.changes import CaseChange, known_failures, regressed_cases, within_noise_cases
-from sitegen.compare.diff import compare_reports
-from sitegen.compare.markdown import diff_markdown
+from sitegen.compare.diff_markdown import diff_markdown
+from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.terminal import diff_text
 from sitegen.compare.wording import format_headline
-from sitegen.config import SuiteConfig
-from sitegen.evaluation import evaluate_suite
-from sitegen.junit import junit_xml
-from sitegen.loading import load_cases
-from sitegen.report import Report, report_json
+from sitegen.evaluation.engine import evaluate_suite
+from sitegen.report.junit import junit_xml
+from sitegen.report.results import Report, report_json
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import load_cases
 
 runner = CliRunner()
 GOOD = make_trace("the pool has a leak", tools=["query_logs"])

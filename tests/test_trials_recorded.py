@@ -18,9 +18,9 @@ from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
 from helpers import ROOT
-from sitegen.cli import app
 from sitegen.checks import parse_check
-from sitegen.record.stubagent import StubAgent, stub_from_argv
+from sitegen.cli import app
+from sitegen.recording.stubagent import StubAgent, stub_from_argv
 
 SHIPPED_CASES = ROOT / "eval" / "cases" / "diagnosis-cases.json"
 SHIPPED_FIXTURES = ROOT / "eval" / "fixtures"
@@ -165,7 +165,7 @@ def _follow(block: str, replace: dict[str, str] | None = None) -> list[Any]:
                 if agent is not None:
                     agent.stop()
                 agent = None
-            elif words[:3] == ["python", "-m", "sitegen.record.stubagent"]:
+            elif words[:3] == ["python", "-m", "sitegen.recording.stubagent"]:
                 agent = stub_from_argv([*words[3:], "--port", "0"]).start()
             else:
                 assert words[0] == "sitegen", words

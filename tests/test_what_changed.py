@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 from helpers import ROOT, check_golden
 from sitegen.cli import app
 from sitegen.compare.behaviour import percent_changed
-from sitegen.compare.diff import compare_reports
-from sitegen.compare.markdown import diff_markdown, diff_summary_markdown
-from sitegen.compare.textdiff import similarity
+from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
+from sitegen.compare.diff_report import compare_reports
+from sitegen.compare.similarity import similarity
 from sitegen.compare.whatchanged import NO_EVIDENCE, terminal_lines
-from sitegen.report import Report, build_report, result_from_json
+from sitegen.report.results import Report, build_report, result_from_json
 
 GOLDEN = ROOT / "tests" / "golden" / "diff"
 CASE = "db-connection-pool-exhaustion"
@@ -150,7 +150,7 @@ def test_an_evidence_less_baseline_is_said_once_and_no_case_gets_a_phrase(tmp_pa
 
 def test_the_java_baseline_is_evidence_less() -> None:
     java = ROOT / "tests" / "data" / "reports" / "java-baseline.json"
-    from sitegen.report import read_report
+    from sitegen.report.results import read_report
 
     diff = compare_reports(read_report(java), read_report(java))
     assert not diff.baselineEvidence and NO_EVIDENCE in diff_markdown(diff)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-import sitegen.site.case_pages as case_pages
+import sitegen.site.case_jobs as case_pages
 from helpers import StepProgress, fail_at, make_case, make_trace, snapshot, write_suite
-from sitegen.site import workers
 from sitegen.defaults import INDEX_PAGE_ROWS, POOL_MIN_JOBS
-from sitegen.progress import Progress
-from sitegen.site.build import BuildOptions, build_site
+from sitegen.plumbing.progress import Progress
+from sitegen.site import workers
+from sitegen.site.pipeline import BuildOptions, build_site
 
 
 @pytest.fixture

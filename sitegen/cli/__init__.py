@@ -12,16 +12,10 @@ from typing import Annotated, Any, Optional, TypeVar
 import typer
 
 from sitegen import __version__, defaults
-from sitegen.defaults import (
-    DEFAULT_BASELINE_DIR,
-    DEFAULT_CASES,
-    DEFAULT_CONFIG_PATH,
-    DEFAULT_FIXTURES,
-    DEFAULT_HISTORY_LIMIT,
-    DEFAULT_OUT,
-)
 from sitegen.cli.options import (
     CONTRADICTION,
+    QUIET_HELP,
+    VERBOSE_HELP,
     BaselineOpt,
     CasePages,
     CasesOpt,
@@ -30,11 +24,17 @@ from sitegen.cli.options import (
     FixturesOpt,
     JunitOpt,
     KnownFailures,
-    QUIET_HELP,
     QuietOpt,
-    VERBOSE_HELP,
-    Verbosity,
     VerboseOpt,
+    Verbosity,
+)
+from sitegen.defaults import (
+    DEFAULT_BASELINE_DIR,
+    DEFAULT_CASES,
+    DEFAULT_CONFIG_PATH,
+    DEFAULT_FIXTURES,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_OUT,
 )
 from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
@@ -79,11 +79,11 @@ def command(function: _Command) -> _Command:
 
 
 def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN202 - a Report, imported lazily
-    """The report of every case of the case file, evaluated with the cycle collector paused (gcpause.py)."""
-    from sitegen.config import config_for
-    from sitegen.evaluation import evaluate_suite
-    from sitegen.gcpause import cycle_collection_paused
-    from sitegen.loading import check_fixtures_folder, load_cases
+    """The report of every case of the case file, evaluated with the cycle collector paused (plumbing/gcpause.py)."""
+    from sitegen.evaluation.engine import evaluate_suite
+    from sitegen.plumbing.gcpause import cycle_collection_paused
+    from sitegen.suite.config import config_for
+    from sitegen.suite.loading import check_fixtures_folder, load_cases
 
     check_fixtures_folder(fixtures)
     with cycle_collection_paused():
@@ -104,7 +104,7 @@ def _detail(message: str) -> None:
 
 def _write_outputs(outputs: list[tuple[Path | None, str]]) -> None:
     """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them."""
-    from sitegen.fsutil import write_files_atomic
+    from sitegen.plumbing.files import write_files_atomic
 
     files = [(target, text.encode("utf-8")) for target, text in outputs if target is not None and str(target) != "-"]
     write_files_atomic(files)
@@ -147,8 +147,8 @@ def check(
 
     Example: sitegen check --cases eval/cases/diagnosis-cases.json --fixtures eval/fixtures
     """
-    from sitegen.config import config_for
-    from sitegen.suitecheck import check_suite
+    from sitegen.suite.config import config_for
+    from sitegen.suite.validate import check_suite
 
     summary = check_suite(cases, fixtures, config_for(config))
     for warning in summary.warnings:
@@ -178,7 +178,7 @@ def evaluate(
 
     Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
     """
-    from sitegen.report import report_json, report_markdown
+    from sitegen.report.results import report_json, report_markdown
 
     report = _evaluated(cases, fixtures, config)
     _write_outputs([
@@ -195,9 +195,10 @@ def _junit_text(  # noqa: ANN001 - Report and DiffReport, imported lazily
 ) -> str:
     """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
     baseline too are known failures and those within noise of it are skipped alike."""
-    from sitegen.compare.changes import known_failures as known, regressed_cases, within_noise_cases
-    from sitegen.junit import junit_xml
-    from sitegen.loading import case_lines
+    from sitegen.compare.changes import known_failures as known
+    from sitegen.compare.changes import regressed_cases, within_noise_cases
+    from sitegen.report.junit import junit_xml
+    from sitegen.suite.loading import case_lines
 
     changes = diff.caseChanges if diff is not None else []
     return junit_xml(
@@ -258,10 +259,10 @@ def diff(
 
     Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
     """
-    from sitegen.compare.diff import check_comparable, compare_reports, diff_json
-    from sitegen.compare.markdown import diff_markdown
-    from sitegen.config import config_for
-    from sitegen.report import read_report
+    from sitegen.compare.diff_markdown import diff_markdown
+    from sitegen.compare.diff_report import check_comparable, compare_reports, diff_json
+    from sitegen.report.results import read_report
+    from sitegen.suite.config import config_for
 
     settings = config_for(config)
     tolerance = cost_tolerance if cost_tolerance is not None else settings.cost_tolerance
@@ -277,8 +278,8 @@ def diff(
     _write_outputs(outputs)
     if (json_out or markdown_out) is not None and "-" not in (str(json_out), str(markdown_out)):
         _say(f"diff: {_diff_lines(result, baseline)[0]}")
-    from sitegen.compare.markdown import diff_summary_markdown
-    from sitegen.compare.summary import append_step_summary
+    from sitegen.compare.diff_markdown import diff_summary_markdown
+    from sitegen.compare.job_summary import append_step_summary
 
     if append_step_summary(diff_summary_markdown(result)):
         _detail("appended the diff summary to $GITHUB_STEP_SUMMARY")
@@ -300,7 +301,7 @@ def baseline(
 
     Example: sitegen baseline --dir eval/baseline
     """
-    from sitegen.report import report_json, report_markdown
+    from sitegen.report.results import report_json, report_markdown
 
     report = _evaluated(cases, fixtures, config)
     json_text, md_text = report_json(report), report_markdown(report, title="Diagnosis eval baseline")
@@ -366,10 +367,10 @@ def build(
 
     Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
-    from sitegen.compare.summary import append_step_summary, build_summary_markdown
+    from sitegen.compare.job_summary import append_step_summary, build_summary_markdown
     from sitegen.formatting import byte_size, percent
-    from sitegen.progress import progress_for
-    from sitegen.site.build import BuildOptions, build_site
+    from sitegen.plumbing.progress import progress_for
+    from sitegen.site.pipeline import BuildOptions, build_site
 
     result = build_site(
         BuildOptions(
@@ -423,11 +424,11 @@ def serve(
 
     Example: sitegen serve --out site --port 8000 --watch
     """
-    from sitegen.site.serve import run_preview
+    from sitegen.site.preview.server import run_preview
 
     options = None
     if watch:
-        from sitegen.site.build import BuildOptions
+        from sitegen.site.pipeline import BuildOptions
 
         # A fixed run id: each preview rebuild replaces the previous preview run in the history.
         options = BuildOptions(
@@ -477,9 +478,9 @@ def record(
 
     Example: sitegen record --url http://127.0.0.1:8765/ --out recordings/today --trials 5
     """
-    from sitegen.progress import progress_for
-    from sitegen.record.recorder import Recorder, RecordOptions, check_url
-    from sitegen.record.request import load_record_config, resolve_headers
+    from sitegen.plumbing.progress import progress_for
+    from sitegen.recording.recorder import Recorder, RecordOptions, check_url
+    from sitegen.recording.request import load_record_config, resolve_headers
 
     config_path = DEFAULT_CONFIG_PATH if config is None else config
     request = load_record_config(config_path, explicit=config is not None)

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.compare.textdiff import similarity
-from sitegen.evidence import Evidence, ToolCall
-from sitegen.report import CaseResult
+from sitegen.compare.similarity import similarity
+from sitegen.report.evidence import Evidence, ToolCall
+from sitegen.report.results import CaseResult
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 headline's data.
 
 The diff's items say which *metrics* moved; readers and gates count *cases* (eval/README.md, "Comparing
-with the baseline"). This module classifies a case of either report (`classify_case`; compare/diff.py's
+with the baseline"). This module classifies a case of either report (`classify_case`; compare/diff_report.py's
 `compare_case` does it once per case, with the case's items) and groups the changes into the headline's data
 (`case_headline`). Its words are compare/wording.py's, so the terminal, diff.md, the job summary and the
 site's banner say the same thing.
@@ -18,7 +18,7 @@ from typing import Any
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
 from sitegen.defaults import DEFAULT_ALPHA
-from sitegen.report import CaseResult
+from sitegen.report.results import CaseResult
 from sitegen.stats import fisher_one_sided
 
 REGRESSED = "regressed"

@@ -1,6 +1,6 @@
 """The cost signals judged on the paired average: a cost signal (average tool calls, average duration) compared
 over the cases measured in both reports, so adding or removing cases alone never makes a cost regression
-(eval/README.md, "Comparing with the baseline"; compare/diff.py makes the items)."""
+(eval/README.md, "Comparing with the baseline"; compare/diff_report.py makes the items)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from sitegen.checks import FIXTURE_CODES, check_codes
 from sitegen.compare.items import CHANGED, COST_METRICS, direction, same
 from sitegen.finite import finite_mean
-from sitegen.report import CaseResult, Report
+from sitegen.report.results import CaseResult, Report
 
 _UNREAD = frozenset(FIXTURE_CODES)
 

@@ -49,7 +49,7 @@ class DiffItem:
     # `trialPassRate` items: the one-sided Fisher exact p-value of the change and the level it was judged at.
     pValue: float | None = None
     alpha: float | None = None
-    # `answer` items: how alike the two answers are (compare/textdiff.py).
+    # `answer` items: how alike the two answers are (compare/similarity.py).
     similarity: float | None = None
 
     def to_json(self) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
-from sitegen.compare.diff import DiffReport
+from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
-from sitegen.compare.behaviour import Behaviour, percent_changed
 from sitegen.checks import check_codes
+from sitegen.compare.behaviour import Behaviour, percent_changed
 from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
 
 if TYPE_CHECKING:
-    from sitegen.compare.diff import DiffReport
+    from sitegen.compare.diff_report import DiffReport
 
 NO_EVIDENCE = "the baseline does not record the agent's answers: regenerate it with `sitegen baseline`"
 TRACE_UNCHANGED = "trace unchanged: the case or the rules changed"

@@ -31,7 +31,7 @@ from sitegen.formatting import number, percent, plural
 
 if TYPE_CHECKING:
     from sitegen.compare.costs import PairedAverage
-    from sitegen.compare.diff import DiffReport
+    from sitegen.compare.diff_report import DiffReport
 
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.

@@ -4,7 +4,7 @@
 test can prove what a kill at that moment leaves behind (the site folder, temporary folders, worker
 processes). `SITEGEN_TEST_NO_EXCHANGE=1` makes the swap take its two-rename fallback, as on a system without an
 atomic exchange. (`SITEGEN_TEST_WRITE_ERROR`, a write refused as a full or read-only disk would refuse it, is
-fsutil.py's: every write goes through it, the evaluation core's too.) Neither is for users; unset, each costs one
+plumbing/files.py's: every write goes through it, the evaluation core's too.) Neither is for users; unset, each costs one
 environment lookup where it is read.
 """
 

@@ -57,12 +57,12 @@ from typing import Any
 
 from sitegen import __version__
 from sitegen.defaults import DEFAULT_CASE_PAGES
-from sitegen.config import SuiteConfig
-from sitegen.jsontext import LONE_SURROGATE, compact_sorted_exact_bytes, identity, loads
-from sitegen.loading import FixtureBytes, FixtureProblem, TrialFiles
-from sitegen.report import CaseResult, result_from_json, result_texts
+from sitegen.plumbing.jsontext import LONE_SURROGATE, compact_sorted_exact_bytes, identity, loads
+from sitegen.report.results import CaseResult, result_from_json, result_texts
+from sitegen.site.html.urls import REPORT_JSON
 from sitegen.site.staging import SiteWriter
-from sitegen.site.urls import REPORT_JSON
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import FixtureBytes, FixtureProblem, TrialFiles
 
 STATUS_FILE = ".sitegen-status.json"
 STATUS_FORMAT_VERSION = 3

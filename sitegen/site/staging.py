@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.errors import CannotWrite, SystemRefused, UsageError
-from sitegen.fsutil import exchange, injected_write_error, is_abandoned, lock_folder, unlock_folder
+from sitegen.plumbing.files import exchange, injected_write_error, is_abandoned, lock_folder, unlock_folder
 from sitegen.site.faults import AFTER_SWAP, BEFORE_SWAP, MID_SWAP, REMOVING_OLD, exchange_allowed, kill_point
 
 # A folder is taken for a previous site (and may be replaced) only if it has all of these.
@@ -78,7 +78,7 @@ class SiteWriter:
         """Write the file `relative` (its folder must exist); return its size. CannotWrite when the system refuses."""
         path = f"{self.root}{os.sep}{relative}"
         try:
-            injected_write_error(path)  # test-only fault injection (fsutil.py)
+            injected_write_error(path)  # test-only fault injection (plumbing/files.py)
             # os.open and os.write, not open(): a buffered file object adds about a quarter to creating a small file here
             # (benchmarks/RESULTS.md), and a build creates two files a case.
             handle = os.open(path, _NEW_FILE, 0o666)

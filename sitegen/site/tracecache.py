@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from sitegen.errors import CannotWrite, UsageError
-from sitegen.fsutil import write_bytes_atomic
+from sitegen.plumbing.files import write_bytes_atomic
 
 CACHE_FORMAT_VERSION = 1
 # A file changed this recently may change again without its times changing (file system clocks tick in

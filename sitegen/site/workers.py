@@ -215,7 +215,7 @@ _worker_task: tuple[Callable[[Any, Any], Any], bool, Any] | None = None  # (task
 def _start_worker(task: Callable[[Any, Any], Any], batched: bool, context: Any, build: int | None) -> None:
     global _worker_task
     _worker_task = (task, batched, context)
-    gc.disable()  # as in the build process (gcpause.py); a forked worker inherits that, a spawned one does not
+    gc.disable()  # as in the build process (plumbing/gcpause.py); a forked worker inherits that, a spawned one does not
     # Ctrl+C reaches the whole process group: the parent stops the pool, the workers need not each complain.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if build is not None:

@@ -1,5 +1,5 @@
 // Builds the partial plotly.js bundle the site ships: plotly.js's core with only the trace types sitegen's
-// charts use (sitegen/site/views/charts.py), as plotly.js's CUSTOM_BUNDLE.md describes (lib/core +
+// charts use (sitegen/site/pages/charts.py), as plotly.js's CUSTOM_BUNDLE.md describes (lib/core +
 // Plotly.register), bundled by esbuild with the options of plotly.js's own esbuild-config.js.
 // Writes templates/assets/plotly.min.js and templates/assets/plotly.LICENSE.txt. See README.md.
 import * as esbuild from 'esbuild';
@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// Keep in step with the trace types of sitegen/site/views/charts.py (tests/test_plotly_bundle.py checks both).
+// Keep in step with the trace types of sitegen/site/pages/charts.py (tests/test_plotly_bundle.py checks both).
 const TRACES = ['scatter', 'bar'];
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -1,0 +1,200 @@
+"""The baseline diff as GitHub-flavoured Markdown for a pull-request comment or a CI job summary.
+
+Both lead with the cases (compare/changes.py's headline): which cases regressed or were removed and the
+rules that broke, then known failures, fixed and new cases, then the pass rate; the metric items follow.
+"""
+
+from __future__ import annotations
+
+from sitegen.checks import check_codes
+from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.diff_report import DiffReport
+from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
+from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
+from sitegen.compare.wording import (
+    DEFINITIONS_CHANGED,
+    DIFFERENCES_HEADING,
+    STATUS_WORDS,
+    describe_delta,
+    describe_value,
+    format_cases,
+    gate_text,
+    pass_rate_points,
+    status_change,
+)
+from sitegen.defaults import FOLD_AFTER
+from sitegen.formatting import percent, plural
+from sitegen.report.mdtext import escape_cell, escape_inline, table
+
+NOT_COMPARABLE = "case changed — not comparable"
+_SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "Changes"}
+
+
+def _headline(diff: DiffReport) -> list[str]:
+    headline = diff.headline()
+    points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
+    lines = [
+        f"**{format_cases(headline, escape_inline)}**",
+        "",
+        f"Pass rate {percent(diff.baselinePassRate)} → {percent(diff.currentPassRate)} ({points}): "
+        f"{diff.baselinePassedCases}/{diff.baselineTotalCases} cases passed in the baseline, "
+        f"{diff.currentPassedCases}/{diff.currentTotalCases} now.",
+        "",
+    ]
+    if diff.hasRegression:
+        flagged = sum(1 for c in diff.caseChanges if c.change in BREAKING and c.caseId in diff.changedDefinitions)
+        note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
+        lines.append(f"❌ **Regression**: {gate_text(diff, escape_inline)}{note}")
+    else:
+        tolerance = f"{diff.costTolerance * 100:g}%"
+        lines.append(f"✅ **No regression**: no case regressed or was removed, and no cost signal rose by more "
+                     f"than {tolerance} over the cases in both reports.")
+    if diff.changedDefinitions:
+        names = ", ".join(f"`{escape_inline(case_id)}`" for case_id in diff.changedDefinitions)
+        lines += ["", f"⚠️ {DEFINITIONS_CHANGED}: {names}"]
+    if not diff.baselineEvidence:
+        lines += ["", f"ℹ️ **What the agent did**: {NO_EVIDENCE}."]
+    if not diff.items:
+        lines += ["", "No differences: the current report matches the baseline."]
+    return lines
+
+
+def _case_name(change: CaseChange, diff: DiffReport) -> str:
+    cell = escape_cell(change.caseId)
+    if change.change in BREAKING and change.caseId in diff.changedDefinitions:
+        cell += f" ⚠️ **{NOT_COMPARABLE}**"
+    return cell
+
+
+def _checks_cell(checks: tuple[str, ...] | list[str]) -> str:
+    return escape_cell("; ".join(checks)) if checks else "—"
+
+
+def _codes_cell(checks: tuple[str, ...] | list[str]) -> str:
+    return escape_cell(", ".join(check_codes(checks))) if checks else "—"
+
+
+def _what_changed_cell(change: CaseChange) -> str:
+    return phrase_text(what_changed(change.behaviour), escape_cell) or "—"
+
+
+def breaking_table(diff: DiffReport) -> str:
+    """The regressed and removed cases, each with the rule codes that broke, what the agent did differently (when
+    the baseline records it) and the failed checks that are new."""
+    phrased = diff.baselineEvidence
+    rows = []
+    for change in diff.caseChanges:
+        if change.change not in BREAKING:
+            continue
+        if change.change == REMOVED:
+            rows.append([_case_name(change, diff), "removed", "—", *(["—"] if phrased else []), "missing from the current report"])
+        else:
+            rows.append([_case_name(change, diff), status_change(change), _codes_cell(change.newFailedChecks),
+                         *([_what_changed_cell(change)] if phrased else []), _checks_cell(change.newFailedChecks)])
+    return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
+
+
+def _changes_table(diff: DiffReport, kind: str) -> str:
+    changes = [change for change in diff.caseChanges if change.change == kind]
+    if kind == FIXED:
+        if diff.baselineEvidence:
+            rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks), _what_changed_cell(c)] for c in changes]
+            return table(["Case", "Change", "Resolved checks", "What changed"], rows)
+        rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks)] for c in changes]
+        return table(["Case", "Change", "Resolved checks"], rows)
+    if kind == NEW:
+        rows = [[_case_name(c, diff), STATUS_WORDS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
+        return table(["Case", "Status", "Failed rules"], rows)
+    rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
+            for c in changes]
+    return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
+
+
+_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
+
+
+def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:
+    lines = ["", f"{level} {title}", ""]
+    if fold and count > FOLD_AFTER:
+        # A blank line after <summary> lets GitHub render the Markdown table inside <details>.
+        return lines + ["<details>", f"<summary>Show all {title.lower()}</summary>", "", body, "", "</details>"]
+    return lines + [body]
+
+
+def _case_sections(diff: DiffReport, level: str) -> list[str]:
+    lines: list[str] = []
+    if diff.caseRegressionCount:
+        lines += _folded(f"Regressed and removed cases ({diff.caseRegressionCount})", breaking_table(diff), level,
+                         False, diff.caseRegressionCount)
+    for kind, title in _CASE_SECTIONS:
+        count = diff.caseChangeCounts.get(kind, 0)
+        if count:
+            lines += _folded(f"{title} ({count})", _changes_table(diff, kind), level, True, count)
+    return lines
+
+
+def _case_cell(item: DiffItem, diff: DiffReport) -> str:
+    if item.caseId is None:
+        return "_all cases_"
+    cell = escape_cell(item.caseId)
+    if item.type == REGRESSION and item.caseId in diff.changedDefinitions:
+        cell += f" ⚠️ **{NOT_COMPARABLE}**"
+    return cell
+
+
+def _change_cell(item: DiffItem) -> str:
+    before = escape_cell(describe_value(item.metric, item.baselineValue))
+    after = escape_cell(describe_value(item.metric, item.currentValue))
+    delta = describe_delta(item.metric, item.delta)
+    return f"{before} → {after}" + (f" ({escape_cell(delta)})" if delta else "")
+
+
+def _items_table(items: list[DiffItem], diff: DiffReport) -> str:
+    rows = [
+        [_case_cell(item, diff), escape_cell(item.metric), _change_cell(item), escape_cell(item.message)]
+        for item in items
+    ]
+    return table(["Case", "Metric", "Before → after", "Message"], rows)
+
+
+def _section(kind: str, diff: DiffReport, level: str, fold: bool) -> list[str]:
+    items = [item for item in diff.items if item.type == kind]
+    if not items:
+        return []
+    return _folded(f"{_SECTIONS[kind]} ({len(items)})", _items_table(items, diff), level, fold, len(items))
+
+
+def diff_markdown(diff: DiffReport) -> str:
+    """The whole diff: the case headline, the cases by change, then the metric items (regressions never folded)."""
+    lines = ["# Baseline diff", "", *_headline(diff), *_case_sections(diff, "##")]
+    if diff.items:
+        lines += ["", f"## {DIFFERENCES_HEADING}", "",
+                  f"{plural(diff.regressionCount, 'regression')} · "
+                  f"{plural(diff.improvementCount, 'improvement')} · "
+                  f"{plural(diff.changedCount, 'change')}"]
+    lines += _section(REGRESSION, diff, "###", fold=False)
+    lines += _section(IMPROVEMENT, diff, "###", fold=True)
+    lines += _section(CHANGED, diff, "###", fold=True)
+    return "\n".join(lines) + "\n"
+
+
+def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
+    """REGRESSION items the case table does not already say: costs, and losses inside cases that did not regress."""
+    listed = {change.caseId for change in diff.caseChanges if change.change in BREAKING}
+    return [item for item in diff.items
+            if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
+
+
+def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
+    """For a GitHub job summary: the headline, every regressed and removed case (never folded), other regression signals."""
+    lines = [f"## {escape_inline(title)}", "", *_headline(diff)]
+    if diff.caseRegressionCount:
+        lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
+    others = _other_regression_items(diff)
+    if others:
+        lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]
+    rest = diff.improvementCount + diff.changedCount
+    if rest:
+        lines += ["", f"{plural(rest, 'other difference')} (improvements "
+                      "and changes; fixed, new and known-failing cases) are in the full diff."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,401 @@
+"""Comparing a current report with a baseline: categorised diff items and every case's change, no formatting.
+
+Decisions where eval/README.md ("Comparing with the baseline") leaves room (also in tests):
+- Numbers are equal when they agree to 1e-9 relative (1e-12 absolute), so a float written by another
+  program (the Java harness) never yields a spurious item; `delta` is still plain current − baseline.
+- The aggregate cost signals (averageToolCallCount, averageDurationMs) are judged on the *paired* average:
+  over the cases that have the value in both reports (a case has a tool-call count when its trace was
+  read, a duration when it also records one). Risen by more than the relative cost tolerance T
+  (|Δ| > T × |paired baseline|) is a REGRESSION, fallen by more an IMPROVEMENT, else CHANGED: adding or
+  removing cases alone can never make a cost regression. The item is recorded whenever the report's own
+  average changed, and also when only the paired average moved beyond T (a cheap new case must not hide
+  the shared cases getting slower). Per-case toolCallCount / durationMs stay CHANGED on any change.
+- A null on one side of a cost signal or a duration (and a number on the other) is recorded with delta null.
+- A tool in a case's evidenceCoverage on one side only is CHANGED (the case's requirements changed, not
+  the agent's behaviour), with null for the side that lacks it.
+- failedChecks compare as multisets: the same checks reported in another order are no change.
+- A baseline case absent now gives only its `present` REGRESSION; a new case only its `present` CHANGED.
+- `definition` (both sides carry a caseDigest and they differ) is CHANGED and comes last among the case's
+  items; the case's other items are still reported, and `changedDefinitions` lists such cases.
+- `trialPassRate` (a case with at least 2 trials on both sides whose trial pass rate changed) is judged by a
+  one-sided Fisher exact test on the passed/failed trial counts (stats.py): fallen with p < α a REGRESSION,
+  risen with p < α an IMPROVEMENT, else CHANGED; the item carries `pValue` (of the direction it moved) and
+  `alpha`. The `passed` item keeps its own rule whatever the p-value.
+- `hasRegression` is what `--fail-on-regression` fails on: a case regressed or was removed
+  (`caseRegressionCount` > 0), a cost signal is a REGRESSION by the paired rule, or a case's trial pass rate
+  fell by more than chance (a `trialPassRate` REGRESSION: caught even when the trial policy still passes the
+  case, say `any` going from 5/5 to 1/5). Other REGRESSION items
+  (the pass rate falling because a new case fails, fewer keywords in a case that still passes) are counted
+  in `regressionCount` and shown, but do not fail the gate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from sitegen.compare.behaviour import Behaviour, percent_changed, records_evidence
+from sitegen.compare.changes import (
+    BREAKING,
+    WITHIN_NOISE,
+    CaseChange,
+    Headline,
+    case_headline,
+    change_counts,
+    classify_case,
+    trial_p_value,
+)
+from sitegen.compare.costs import paired_average, paired_type
+from sitegen.compare.items import (
+    AGGREGATE,
+    CASE,
+    CHANGED,
+    COST_METRICS,
+    IMPROVEMENT,
+    PASS_RATE,
+    REGRESSION,
+    TRIAL_PASS_RATE,
+    DiffItem,
+    delta,
+    direction,
+    same,
+)
+from sitegen.compare.wording import (
+    answer_message,
+    item_message,
+    noise_clause,
+    paired_clause,
+    passed_message,
+    tool_calls_message,
+    trial_clause,
+)
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
+from sitegen.errors import BadInput, UsageError
+from sitegen.plumbing.jsontext import dumps_json
+from sitegen.report.results import CaseResult, Report
+
+DIFF_FORMAT_VERSION = 1
+
+
+@dataclass
+class DiffReport:
+    """The whole comparison: both sides' headline figures, the counts and the ordered items."""
+
+    baselineTotalCases: int
+    currentTotalCases: int
+    baselinePassedCases: int
+    currentPassedCases: int
+    baselinePassRate: float
+    currentPassRate: float
+    regressionCount: int
+    improvementCount: int
+    changedCount: int
+    hasRegression: bool
+    items: list[DiffItem]
+    changedDefinitions: list[str] = field(default_factory=list)
+    caseChanges: list[CaseChange] = field(default_factory=list)
+    caseRegressionCount: int = 0
+    caseChangeCounts: dict[str, int] = field(default_factory=dict)
+    costTolerance: float = DEFAULT_COST_TOLERANCE
+    alpha: float = DEFAULT_ALPHA
+    # Whether the baseline records what the agent did (an older sitegen's or the Java harness's does not).
+    baselineEvidence: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The diff as a JSON object (eval/README.md's diff.json: the Java shape plus the case changes)."""
+        data = {
+            "formatVersion": DIFF_FORMAT_VERSION,
+            "baselineTotalCases": self.baselineTotalCases,
+            "currentTotalCases": self.currentTotalCases,
+            "baselinePassedCases": self.baselinePassedCases,
+            "currentPassedCases": self.currentPassedCases,
+            "baselinePassRate": self.baselinePassRate,
+            "currentPassRate": self.currentPassRate,
+            "regressionCount": self.regressionCount,
+            "improvementCount": self.improvementCount,
+            "changedCount": self.changedCount,
+            "hasRegression": self.hasRegression,
+            "caseRegressionCount": self.caseRegressionCount,
+            "caseChangeCounts": dict(self.caseChangeCounts),
+            "costTolerance": self.costTolerance,
+            "changedDefinitions": list(self.changedDefinitions),
+            "caseChanges": [change.to_json() for change in self.caseChanges],
+            "items": [item.to_json() for item in self.items],
+        }
+        if any(item.metric == TRIAL_PASS_RATE for item in self.items):  # single-trial diffs keep their shape
+            data["alpha"] = self.alpha
+        return data
+
+    def headline(self) -> Headline:
+        """What every summary leads with: the cases by change, then the pass rate (worded by compare/wording.py)."""
+        return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate)
+
+    @property
+    def cost_regressions(self) -> list[DiffItem]:
+        """The cost signals that regressed by the paired rule (they fail the gate with the regressed cases)."""
+        return [item for item in self.items if item.type == REGRESSION and item.metric in COST_METRICS]
+
+    @property
+    def trial_regressions(self) -> list[DiffItem]:
+        """The cases whose trial pass rate fell by more than chance (they fail the gate too)."""
+        return [item for item in self.items if item.type == REGRESSION and item.metric == TRIAL_PASS_RATE]
+
+
+class _Collector:
+    """Builds the item list so every item and message is made the same way."""
+
+    def __init__(self) -> None:
+        self.items: list[DiffItem] = []
+
+    def add(
+        self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str,
+        message: str | None = None, **extra: Any,
+    ) -> DiffItem:
+        """Add an item; its message is `sentence: before → after (delta).` unless `message` is given; `extra` sets
+        DiffItem's optional fields."""
+        change = delta(before, after)
+        message = item_message(sentence, metric, before, after, change) if message is None else message
+        scope = AGGREGATE if case_id is None else CASE
+        item = DiffItem(kind, scope, case_id, metric, before, after, change, message, **extra)
+        self.items.append(item)
+        return item
+
+
+def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
+    for metric, (label, _) in COST_METRICS.items():
+        before, after = getattr(baseline, metric), getattr(current, metric)
+        paired = paired_average(baseline, current, metric)
+        kind = paired_type(paired, tolerance)
+        moved = not same(before, after)
+        if not moved and kind == CHANGED:
+            continue
+        if before is None or after is None:
+            sentence = f"{label} {'is no longer' if after is None else 'is now'} measured"
+        elif not moved:
+            sentence = f"{label} is unchanged overall"
+        else:
+            sentence = f"{label} {'rose' if after > before else 'fell'}"
+        item = out.add(
+            kind, None, metric, before, after, sentence,
+            pairedCaseCount=paired.count, pairedBaselineValue=paired.baseline, pairedCurrentValue=paired.current,
+        )
+        item.message = f"{item.message[:-1]}; {paired_clause(metric, paired, kind, tolerance, moved)}."
+
+
+def _aggregate_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
+    before, after = baseline.passRate, current.passRate
+    if not same(before, after):
+        fell = after < before
+        kind, sentence = (REGRESSION, "Pass rate fell") if fell else (IMPROVEMENT, "Pass rate rose")
+        out.add(kind, None, PASS_RATE, before, after, sentence)
+    _cost_items(out, baseline, current, tolerance)
+    for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
+        before = baseline.verdictDistribution.get(verdict, 0)
+        after = current.verdictDistribution.get(verdict, 0)
+        if before != after:
+            out.add(CHANGED, None, f"verdictDistribution.{verdict}", before, after, f"Cases with verdict {verdict}")
+
+
+def definition_changed(base: CaseResult, cur: CaseResult) -> bool:
+    """Whether both results carry a case digest and the digests differ (the case was edited)."""
+    return bool(base.caseDigest and cur.caseDigest and base.caseDigest != cur.caseDigest)
+
+
+def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange) -> None:
+    if cur.passed:
+        kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
+    else:
+        word = "is now not run" if cur.status == "not_run" else "now fails"
+        kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
+    noise = change.change == WITHIN_NOISE
+    item = out.add(CHANGED if noise else kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
+    if checks:
+        item.message = passed_message(sentence, cur.passed, checks)
+    if noise:
+        counts = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+        item.message = f"{item.message.rstrip('.')}; {noise_clause(*counts)}."
+
+
+def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, float] | None:
+    """The type and p-value of a case's trial pass rate change; None unless both sides have ≥ 2 trials and the
+    rate moved. The p-value is the one-sided Fisher exact test in the direction the rate moved."""
+    moved = trial_p_value(base, cur)
+    if moved is None:
+        return None
+    fell, p_value = moved
+    if p_value >= alpha:
+        return CHANGED, p_value
+    return (REGRESSION if fell else IMPROVEMENT), p_value
+
+
+def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
+    change = trial_change(base, cur, alpha)
+    if change is None:
+        return
+    kind, p_value = change
+    before, after = base.passedTrials / base.trials, cur.passedTrials / cur.trials
+    sentence = f"Case {case_id} trial pass rate {'fell' if after < before else 'rose'}"
+    item = out.add(kind, case_id, TRIAL_PASS_RATE, before, after, sentence, pValue=p_value, alpha=alpha)
+    counts = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+    item.message = f"{item.message[:-1]}; {trial_clause(*counts, kind, p_value, alpha)}."
+
+
+def _behaviour_items(out: _Collector, case_id: str, behaviour: Behaviour) -> None:
+    if behaviour.answerLengths is not None and behaviour.answerSimilarity is not None:
+        before, after = behaviour.answerLengths
+        message = answer_message(case_id, percent_changed(behaviour.answerSimilarity), before, after)
+        out.add(CHANGED, case_id, "answer", before, after, f"Case {case_id} answer changed", message,
+                similarity=behaviour.answerSimilarity)  # fmt: skip
+    if behaviour.callsChanged is not None:
+        then, now = behaviour.callsChanged
+        message = tool_calls_message(case_id, then, now)
+        out.add(CHANGED, case_id, "toolCalls", list(then), list(now), f"Case {case_id} tool calls changed", message)
+
+
+def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange, alpha: float) -> None:
+    if base.passed != cur.passed:
+        _passed_item(out, case_id, base, cur, change)
+    _trial_item(out, case_id, base, cur, alpha)
+    for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
+        before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
+        metric = f"evidenceCoverage.{tool}"
+        if before == after:
+            continue
+        if before is None or after is None:
+            required = "newly required" if before is None else "no longer required"
+            out.add(CHANGED, case_id, metric, before, after, f"Case {case_id} evidence tool {tool} is {required}")
+        elif after:
+            out.add(IMPROVEMENT, case_id, metric, before, after, f"Case {case_id} now has evidence from {tool}")
+        else:
+            out.add(REGRESSION, case_id, metric, before, after, f"Case {case_id} lost evidence from {tool}")
+    before, after = base.matchedKeywordCount, cur.matchedKeywordCount
+    if before != after:
+        kind = direction(after - before, higher_is_worse=False)
+        word = "fewer" if after < before else "more"
+        out.add(kind, case_id, "matchedKeywordCount", before, after, f"Case {case_id} matched {word} expected keywords")
+    if base.verdict != cur.verdict:
+        out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict, f"Case {case_id} verdict changed")
+    if sorted(base.failedChecks) != sorted(cur.failedChecks):
+        same_codes = set(base.failed_codes) == set(cur.failed_codes)
+        sentence = f"Case {case_id} {'failure details' if same_codes else 'failed checks'} changed"
+        out.add(CHANGED, case_id, "failedChecks", list(base.failedChecks), list(cur.failedChecks), sentence)
+    if base.toolCallCount != cur.toolCallCount:
+        before, after = base.toolCallCount, cur.toolCallCount
+        out.add(CHANGED, case_id, "toolCallCount", before, after, f"Case {case_id} tool call count changed")
+    _behaviour_items(out, case_id, change.behaviour)
+    if not same(base.durationMs, cur.durationMs):
+        out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs, f"Case {case_id} duration changed")
+    if definition_changed(base, cur):
+        sentence = f"Case {case_id} definition changed since the baseline, so its results are not comparable"
+        out.add(CHANGED, case_id, "definition", base.caseDigest, cur.caseDigest, sentence)
+
+
+class CaseComparison(NamedTuple):
+    """One case against its baseline entry, worked out once: its change and its diff items (in table order)."""
+
+    change: CaseChange
+    items: tuple[DiffItem, ...]
+
+
+def compare_case(base: CaseResult | None, cur: CaseResult | None, *, alpha: float = DEFAULT_ALPHA) -> CaseComparison:
+    """The change and the items of one case; `base` or `cur` is None when the case is missing from that report."""
+    change = classify_case(base, cur, alpha)
+    out = _Collector()
+    if cur is None:
+        assert base is not None, "a case is in at least one report"
+        out.add(REGRESSION, base.caseId, "present", True, False, f"Case {base.caseId} is missing from the current report")
+    elif base is None:
+        out.add(CHANGED, cur.caseId, "present", False, True, f"Case {cur.caseId} is new (not in the baseline)")
+    elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
+        _case_items(out, cur.caseId, base, cur, change, alpha)
+    return CaseComparison(change, tuple(out.items))
+
+
+def incomparable(baseline: Report, current_ids: Collection[str]) -> str | None:
+    """Why the baseline cannot be compared with the current suite, or None: it has no case at all, or none of its
+    cases is in the current suite (a report of another suite), which would report every case removed and new
+    instead of comparing any."""
+    if not current_ids:
+        return None
+    if not baseline.results:
+        return (f"the baseline has no case results, so it compares nothing with the {len(current_ids)} current "
+                "case(s): give a report of this suite (sitegen baseline writes one)")
+    if not any(result.caseId in current_ids for result in baseline.results):
+        return (f"the baseline shares no case id with the current suite ({len(baseline.results)} baseline case(s), "
+                f"{len(current_ids)} current case(s)): is it a report of another suite?")
+    return None
+
+
+def check_comparable(baseline: Report, current_ids: Collection[str], baseline_path: Path | str) -> None:
+    """Raise BadInput naming the baseline file when it cannot be compared with the current suite (`incomparable`)."""
+    problem = incomparable(baseline, current_ids)
+    if problem is not None:
+        raise BadInput(baseline_path, problem)
+
+
+def compare_reports(
+    baseline: Report,
+    current: Report,
+    *,
+    cost_tolerance: float = DEFAULT_COST_TOLERANCE,
+    alpha: float = DEFAULT_ALPHA,
+    compared: Mapping[str, CaseComparison] | None = None,
+) -> DiffReport:
+    """Compare two reports by case id: aggregate items first, then per case, and every case's change.
+
+    `compared`: the comparisons (compare_case, same baseline and alpha) of cases already compared, by case id,
+    such as those a build's case pages made; every other case is compared here.
+    """
+    if not (math.isfinite(cost_tolerance) and cost_tolerance >= 0):
+        raise UsageError(f"cost tolerance must be a finite number ≥ 0 (a ratio such as 0.1), got {cost_tolerance}")
+    if not 0 < alpha < 1:
+        raise UsageError(f"alpha must be a number between 0 and 1 (such as 0.05), got {alpha}")
+    before, after = baseline.by_id, current.by_id
+    known = compared or {}
+    cases: dict[str, CaseComparison] = {}
+    for case_id in sorted(before.keys() | after.keys()):
+        found = known.get(case_id)
+        cases[case_id] = found if found is not None else compare_case(before.get(case_id), after.get(case_id), alpha=alpha)
+    out = _Collector()
+    _aggregate_items(out, baseline, current, cost_tolerance)
+    for comparison in cases.values():
+        out.items += comparison.items
+    changed_definitions = [
+        case_id for case_id, base in before.items() if case_id in after and definition_changed(base, after[case_id])
+    ]
+    changed_definitions.sort()
+    changes = [cases[result.caseId].change for result in current.results]
+    changes += [cases[result.caseId].change for result in baseline.results if result.caseId not in after]
+    regressions = sum(1 for item in out.items if item.type == REGRESSION)
+    improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
+    breaking = sum(1 for change in changes if change.change in BREAKING)
+    cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
+    trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
+    return DiffReport(
+        baselineTotalCases=baseline.totalCases,
+        currentTotalCases=current.totalCases,
+        baselinePassedCases=baseline.passedCases,
+        currentPassedCases=current.passedCases,
+        baselinePassRate=baseline.passRate,
+        currentPassRate=current.passRate,
+        regressionCount=regressions,
+        improvementCount=improvements,
+        changedCount=len(out.items) - regressions - improvements,
+        hasRegression=breaking > 0 or cost_regression or trial_regression,
+        items=out.items,
+        changedDefinitions=changed_definitions,
+        caseChanges=changes,
+        caseRegressionCount=breaking,
+        caseChangeCounts=change_counts(changes),
+        costTolerance=cost_tolerance,
+        alpha=alpha,
+        baselineEvidence=not baseline.results or records_evidence(baseline.results),
+    )
+
+
+def diff_json(diff: DiffReport) -> str:
+    """The diff's JSON text; byte-identical for the same reports."""
+    return dumps_json(diff.to_json())

@@ -1,0 +1,73 @@
+"""Evaluating cases against their traces: one CaseResult per case, from the rules in evaluation/rules.py.
+
+A case whose traceFixture is a folder has several trials: each is evaluated as a case of its own, and
+trials.combine_trials makes the case's result of theirs by the suite's trial policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from sitegen.checks import FIXTURE_MISSING
+from sitegen.evaluation.rules import evidence_coverage, matched_keywords, run_rules
+from sitegen.evaluation.trials import combine_trials
+from sitegen.report.evidence import UNREAD, trace_evidence
+from sitegen.report.results import CaseResult, Report, build_report
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
+from sitegen.suite.models import Case
+
+
+def evaluate_case(case: Case, outcome: LoadedTrace | TrialTraces | FixtureProblem, config: SuiteConfig) -> CaseResult:
+    """Apply every rule to one case's trace, or to each of its trials (or record why it could not be read)."""
+    if isinstance(outcome, TrialTraces):
+        trials = [(name, evaluate_trace(case, trial, config)) for name, trial in outcome.trials]
+        return combine_trials(trials, config.trialPolicy)
+    return evaluate_trace(case, outcome, config)
+
+
+def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> CaseResult:
+    """Apply every rule to one trace (one trial) of a case."""
+    if isinstance(outcome, FixtureProblem):
+        return CaseResult(
+            caseId=case.id,
+            title=case.display_title,
+            status="not_run" if outcome.code == FIXTURE_MISSING else "failed",
+            passed=False,
+            failedChecks=[outcome.as_check()],
+            verdict=None,
+            matchedKeywordCount=0,
+            requiredKeywordCount=len(case.expectedRootCauseKeywords),
+            evidenceCoverage={tool: False for tool in case.requiredEvidenceTools},
+            toolCallCount=0,
+            durationMs=None,
+            tags=list(case.tags),
+            caseDigest=case.digest(),
+            traceLoaded=False,
+            evidence=UNREAD,
+        )
+    trace = outcome.trace
+    failures = run_rules(case, trace, config)
+    return CaseResult(
+        caseId=case.id,
+        title=case.display_title,
+        status="failed" if failures else "passed",
+        passed=not failures,
+        failedChecks=failures,
+        verdict=trace.verdict,
+        matchedKeywordCount=len(matched_keywords(case, trace)),
+        requiredKeywordCount=len(case.expectedRootCauseKeywords),
+        evidenceCoverage=evidence_coverage(case, trace),
+        toolCallCount=len(trace.toolInvocations),
+        durationMs=trace.session.totalDurationMs,
+        tags=list(case.tags),
+        caseDigest=case.digest(),
+        traceLoaded=True,
+        evidence=trace_evidence(trace, outcome.digest),
+    )
+
+
+def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:
+    """Evaluate every case (one parsed trace, or one case's trials, held at a time) and aggregate the report."""
+    return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture), config) for case in cases])

@@ -1,0 +1,110 @@
+"""A case with several trials: its result made of its trials' results by the suite's trial policy.
+
+What each field of the case's result takes from its trials is fixed in eval/README.md ("Trials"): the case
+passes by the policy (`all`: every trial passed, pass^k; `majority`: more than half; `any`: at least one,
+pass@k); `failedChecks` lists each distinct failed check once, with how many trials failed it; `verdict` is
+the most common (ties: the earliest trial's); `matchedKeywordCount` the lowest; a tool counts as evidence only
+when it did in every trial; `toolCallCount` and `durationMs` are means; the evidence (answer, tool calls, gatekeeper status, composer mode)
+is the first trial's, with a `traceDigest` over every trial's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Sequence
+
+from sitegen.checks import with_trial_count
+from sitegen.defaults import TRIAL_POLICIES
+from sitegen.finite import finite_mean
+from sitegen.report.evidence import UNREAD, trials_digest
+from sitegen.report.results import CaseResult, TrialResult
+
+
+def policy_passes(policy: str, passed: int, trials: int) -> bool:
+    """Whether a case with `passed` of `trials` trials passing passes by `policy`."""
+    if trials <= 0:
+        return False
+    if policy == "all":
+        return passed == trials
+    if policy == "majority":
+        return 2 * passed > trials
+    if policy == "any":
+        return passed >= 1
+    raise ValueError(f"unknown trial policy {policy!r}: expected one of {', '.join(TRIAL_POLICIES)}")
+
+
+def trial_checks(results: Sequence[CaseResult]) -> list[str]:
+    """Each distinct failed check of the trials once, in order of first appearance; with K > 1 trials suffixed
+    ` (in N of K trials)`."""
+    counts: Counter[str] = Counter()
+    for result in results:
+        counts.update(set(result.failedChecks))
+    ordered = dict.fromkeys(check for result in results for check in result.failedChecks)
+    if len(results) <= 1:
+        return list(ordered)
+    return [with_trial_count(check, counts[check], len(results)) for check in ordered]
+
+
+def most_common_verdict(verdicts: Sequence[str | None]) -> str | None:
+    """The verdict most trials gave (a missing one counts as one value); a tie goes to the earliest trial's."""
+    counts = Counter(verdicts)
+    best = max(counts.values(), default=0)
+    return next((verdict for verdict in verdicts if counts[verdict] == best), None)
+
+
+def _mean(values: Sequence[int | float]) -> int | float:
+    """The mean, as an integer when it is one (so that equal trials report as a single trace would)."""
+    mean = finite_mean(values)
+    return int(mean) if float(mean).is_integer() else mean
+
+
+def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> CaseResult:
+    """The case's result from its trials' results (each made by the same rules), passing by `policy`."""
+    assert trials, "a folder without trials is a fixture problem, not an empty list"
+    results = [result for _, result in trials]
+    first = results[0]
+    passed = sum(1 for result in results if result.passed)
+    passes = policy_passes(policy, passed, len(results))
+    if passes:
+        status = "passed"
+    elif all(result.status == "not_run" for result in results):
+        status = "not_run"
+    else:
+        status = "failed"
+    read = [result for result in results if result.traceLoaded]
+    durations = [result.durationMs for result in read if result.durationMs is not None]
+    tools = list(dict.fromkeys(tool for result in results for tool in result.evidenceCoverage))
+    evidence = [result.evidence or UNREAD for result in results]
+    digest = trials_digest([(name, trial.traceDigest) for (name, _), trial in zip(trials, evidence)])
+    return CaseResult(
+        caseId=first.caseId,
+        title=first.title,
+        status=status,
+        passed=passes,
+        failedChecks=trial_checks(results),
+        verdict=most_common_verdict([result.verdict for result in results]),
+        matchedKeywordCount=min(result.matchedKeywordCount for result in results),
+        requiredKeywordCount=first.requiredKeywordCount,
+        evidenceCoverage={tool: all(result.evidenceCoverage.get(tool, False) for result in results) for tool in tools},
+        toolCallCount=_mean([result.toolCallCount for result in read]) if read else 0,
+        durationMs=_mean(durations) if durations else None,
+        tags=list(first.tags),
+        caseDigest=first.caseDigest,
+        traceLoaded=bool(read),
+        evidence=dataclasses.replace(evidence[0], traceDigest=digest),
+        trialResults=[
+            TrialResult(
+                fixture=name,
+                status=result.status,
+                failedChecks=list(result.failedChecks),
+                verdict=result.verdict,
+                matchedKeywordCount=result.matchedKeywordCount,
+                toolCallCount=result.toolCallCount,
+                durationMs=result.durationMs,
+                evidence=result.evidence,
+            )
+            for name, result in trials
+        ],
+    )
+

@@ -1,0 +1,1 @@
+"""The run history: runs read, recorded in time order and kept; flaky cases; since when a case fails."""

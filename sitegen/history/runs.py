@@ -1,0 +1,408 @@
+"""The run history of the site (eval/README.md, "History"): read, record this run in time order, keep the last N.
+
+`history.json` is a JSON array of runs, oldest first. Each run carries `formatVersion` so a later sitegen can
+tell what it reads; unknown fields of a run are kept and written back. The previous history comes from a file
+or an http(s) URL and is only ever read: the extended history is written into the site, nowhere else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from sitegen.defaults import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT, MAX_RESPONSE_BYTES
+from sitegen.errors import BadInput, UsageError
+from sitegen.finite import RANGE_TEXT, in_float_range
+from sitegen.plumbing.deadline import TooLarge, TooSlow
+from sitegen.plumbing.jsontext import dumps_json
+from sitegen.report.results import CaseResult, Report
+
+HISTORY_FORMAT_VERSION = 1
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_URL = re.compile(r"^https?://", re.IGNORECASE)
+# Longer than any ISO-8601 time: such a createdAt is not parsed at all (it cannot be a time).
+_MAX_TIME_TEXT = 64
+
+
+def _number_or_null(value: Any) -> int | float | None:
+    """A JSON number kept as written (an integer stays an integer), or null."""
+    if value is None:
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _in_range(value)
+    raise PydanticCustomError("history_number", "expected a number or null")
+
+
+def _count(value: Any) -> int | float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _in_range(value)
+    raise PydanticCustomError("history_count", "expected a count (a number)")
+
+
+def _ratio_or_null(value: Any) -> int | float | None:
+    """A pass rate: a number from 0 to 1 (the charts show it in percent), or null."""
+    number = _number_or_null(value)
+    return None if number is None else _ratio(number)
+
+
+def _ratio(number: int | float) -> int | float:
+    if not 0 <= number <= 1:
+        raise PydanticCustomError("history_ratio", "expected a ratio from 0 to 1 or null")
+    return number
+
+
+def _in_range(value: int | float) -> int | float:
+    """Only a number a double can hold: the charts scale every figure."""
+    if not in_float_range(value):
+        raise PydanticCustomError("history_number", f"expected a number within {RANGE_TEXT} (the range of a double)")
+    return value
+
+
+def _interval_or_null(value: Any) -> tuple[int | float, int | float] | None:
+    """A [low, high] pair of ratios kept as written, or null."""
+    if value is None:
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return (_ratio(value[0]), _ratio(value[1]))
+    raise PydanticCustomError("history_interval", "expected [low, high], two numbers, or null")
+
+
+NumberOrNull = Annotated[int | float | None, PlainValidator(_number_or_null)]
+RatioOrNull = Annotated[int | float | None, PlainValidator(_ratio_or_null)]
+Count = Annotated[int | float, PlainValidator(_count)]
+IntervalOrNull = Annotated[tuple[int | float, int | float] | None, PlainValidator(_interval_or_null)]
+
+
+class Run(BaseModel):
+    """One recorded build: who/when, the report's aggregate figures and each case's pass/fail."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    formatVersion: int = HISTORY_FORMAT_VERSION
+    runId: Annotated[str, StringConstraints(min_length=1)]
+    label: str = ""
+    createdAt: str = ""
+    commit: str | None = None
+    totalCases: int | None = None
+    passedCases: int | None = None
+    failedCases: int | None = None
+    notRunCases: int | None = None
+    passRate: RatioOrNull = None
+    averageToolCallCount: NumberOrNull = None
+    averageDurationMs: NumberOrNull = None
+    verdictDistribution: dict[str, Count] | None = None
+    cases: dict[str, bool]
+    # A run some case of which had a folder of trials also records the report's trial figures
+    # (report.TrialFigures; the pass-rate chart's band), written after `cases` as they always were.
+    totalTrials: int | None = None
+    passedTrials: int | None = None
+    trialPassRate: RatioOrNull = None
+    trialPassRateInterval: IntervalOrNull = None
+
+    @field_validator("formatVersion")
+    @classmethod
+    def _readable_version(cls, version: int) -> int:
+        if version < 1:
+            raise PydanticCustomError("history_format", "expected a positive history format version")
+        if version > HISTORY_FORMAT_VERSION:
+            raise PydanticCustomError(
+                "history_format",
+                "written by a newer sitegen: this one reads history format up to {supported}",
+                {"supported": HISTORY_FORMAT_VERSION},
+            )
+        return version
+
+    def figure(self, name: str) -> Any:
+        """An aggregate figure (e.g. `passRate`), or None when this run did not record it."""
+        return getattr(self, name) if name in _AGGREGATES else None
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """The run's fields this sitegen does not know, kept as read."""
+        return dict(self.model_extra or {})
+
+    def to_json(self) -> dict[str, Any]:
+        """The run as written to history.json: fixed field order, sorted maps, unknown fields last."""
+        data: dict[str, Any] = {
+            "formatVersion": HISTORY_FORMAT_VERSION,
+            "runId": self.runId,
+            "label": self.label,
+            "createdAt": self.createdAt,
+            "commit": self.commit,
+        }
+        for name in _AGGREGATES:
+            if name in self.model_fields_set:
+                value = getattr(self, name)
+                data[name] = dict(sorted(value.items())) if isinstance(value, dict) else value
+        data["cases"] = dict(sorted(self.cases.items()))
+        tail = self.extra
+        for name in _TRIAL_FIGURES:
+            if name in self.model_fields_set:
+                value = getattr(self, name)
+                tail[name] = list(value) if isinstance(value, tuple) else value
+        for key in sorted(tail):
+            data[key] = tail[key]
+        return data
+
+
+_AGGREGATES = (
+    "totalCases", "passedCases", "failedCases", "notRunCases",
+    "passRate", "averageToolCallCount", "averageDurationMs", "verdictDistribution",
+)
+_TRIAL_FIGURES = ("totalTrials", "passedTrials", "trialPassRate", "trialPassRateInterval")
+
+
+@dataclass(frozen=True)
+class History:
+    """The previous runs a build continues, and what to tell the user about where they came from."""
+
+    runs: list[Run]
+    warnings: list[str] = field(default_factory=list)
+
+
+def _run_from_json(source: str, index: int, item: Any) -> Run:
+    from sitegen.plumbing.jsonread import describe_error, format_loc
+
+    try:
+        return Run.model_validate(item)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        place = format_loc(first["loc"])
+        where = f"[{index}].{place}" if place else f"[{index}]"
+        raise BadInput(source, f"{describe_error(first)}{more}", where=where) from None
+
+
+def parse_history(source: str, text: str) -> list[Run]:
+    """The runs of a history.json text, oldest first; BadInput names `source` and the place of a problem."""
+    from sitegen.plumbing.jsonread import TextProblem, parse_json_text
+
+    if text.lstrip("\ufeff \t\r\n").startswith("<"):
+        raise BadInput(source, "got an HTML page, not a history (expected the JSON array of runs sitegen writes)")
+    data = parse_json_text(text, strict_keys=True)
+    if isinstance(data, TextProblem):
+        raise BadInput(source, data.problem, where=data.where)
+    if not isinstance(data, list):
+        raise BadInput(source, "expected a JSON array of runs (the history.json sitegen writes)")
+    runs = [_run_from_json(source, index, item) for index, item in enumerate(data)]
+    seen: dict[str, int] = {}
+    for index, run in enumerate(runs):
+        if run.runId in seen:
+            raise BadInput(source, f"duplicate runId {run.runId!r} (also run #{seen[run.runId] + 1})", where=f"[{index}].runId")
+        seen[run.runId] = index
+    return runs
+
+
+def read_history(path: Path) -> list[Run]:
+    """Read a history.json file (oldest run first); a missing or corrupt file is BadInput."""
+    from sitegen.suite.loading import read_input
+
+    return parse_history(str(path), read_input(path, "history file").text)
+
+
+def is_url(source: str | Path) -> bool:
+    """Whether a --history source is an http(s) address rather than a file."""
+    return isinstance(source, str) and _URL.match(source) is not None
+
+
+def _fetch(url: str, timeout: float) -> str | None:
+    """The body of `url` as text, or None when the server says it does not exist (404/410); the whole download
+    within `timeout` seconds and MAX_RESPONSE_BYTES (sitegen/plumbing/download.py)."""
+    # Imported here: urllib with http.client, ssl and email is a good part of a small build's start, and only
+    # a --history address needs it.
+    import http.client
+    import urllib.error
+
+    from sitegen.plumbing.download import download
+
+    headers = {"Accept": "application/json", "User-Agent": "sitegen", "Cache-Control": "no-cache"}
+    try:
+        answer = download(url, seconds=timeout, headers=headers)
+    except TooSlow:
+        raise BadInput(url, f"cannot read the history: the download took longer than {timeout:g} s (expected history.json in that time)") from None
+    except TooLarge:
+        raise BadInput(url, f"cannot read the history: larger than {MAX_RESPONSE_BYTES // 2**20} MiB (expected a history.json below that)") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise BadInput(url, f"cannot read the history: {reason}") from None
+    if answer.status in (404, 410):
+        return None
+    if not 200 <= answer.status < 300:
+        raise BadInput(url, f"cannot read the history: HTTP {answer.status} {answer.reason} (expected 200 with history.json)")
+    if answer.content_type == "text/html":
+        # Access-controlled Pages answer with a login page and status 200.
+        raise BadInput(url, "got an HTML page (HTTP 200, text/html), not a history: a login page? (expected history.json)")
+    try:
+        return answer.body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(url, f"not UTF-8 (byte 0x{answer.body[exc.start]:02x} at offset {exc.start})") from None
+
+
+def load_history(
+    source: str | Path | None, site_history: Path, *, optional: bool = False, timeout: float = HISTORY_URL_TIMEOUT
+) -> History:
+    """The runs a build continues: from `source` (a file or URL, read only), else the site's own history.json.
+
+    Without `source`, a site that has no history.json yet starts a new history. A `source` that does not exist
+    (no such file, HTTP 404) is bad input unless `optional`, which starts a new history with a warning. A URL is
+    read within `timeout` seconds in all and MAX_RESPONSE_BYTES, or it is bad input.
+    """
+    if source is None:
+        return History(read_history(site_history) if site_history.exists() else [])
+    if is_url(source):
+        text = _fetch(str(source), timeout)
+        if text is None:
+            return _missing(str(source), "HTTP 404", optional)
+        return History(parse_history(str(source), text))
+    path = Path(source)
+    if not path.exists():
+        return _missing(str(path), "no such file", optional)
+    return History(read_history(path))
+
+
+def _missing(source: str, why: str, optional: bool) -> History:
+    if not optional:
+        raise BadInput(
+            source, f"history not found ({why}); give --history-optional to start a new history when there is none yet"
+        )
+    return History([], [f"{source}: history not found ({why}): starting a new history with this run"])
+
+
+def check_history_limit(limit: int) -> None:
+    """Refuse a history limit that would keep no run (the one check of --history-limit)."""
+    if limit < 1:
+        raise UsageError(f"--history-limit must be at least 1, got {limit}")
+
+
+def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None) -> Run:
+    """This build's run record: the report's figures (its trial figures when some case has trials; a suite of
+    single files records its runs as it always did) and each case's pass/fail."""
+    aggregates = {name: value for name, value in report.aggregates().items() if name in _AGGREGATES}
+    run = Run.model_validate(
+        {"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **aggregates,
+         "cases": {result.caseId: result.passed for result in report.results}}
+    )
+    figures = report.trial_figures
+    if figures is None:
+        return run
+    trials = {"totalTrials": figures.total, "passedTrials": figures.passed, "trialPassRate": figures.rate,
+              "trialPassRateInterval": figures.interval}
+    return run.model_copy(update=trials)
+
+
+def _moment(created_at: str) -> datetime | None:
+    """createdAt as a UTC time, or None when it is not an ISO-8601 time (such a run keeps its place)."""
+    if not created_at or len(created_at) > _MAX_TIME_TEXT:
+        return None
+    try:
+        moment = datetime.fromisoformat(created_at)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
+
+
+def record_run(history: Sequence[Run], run: Run, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Run]:
+    """Record `run` in createdAt order, replacing a run with the same runId, and keep the last `limit` runs.
+
+    The run goes before the runs that are later than it, so a re-run of an old commit (whose createdAt is
+    that commit's time) lands in its place and a new run at the end; the others keep their order as read,
+    and a run without a readable time stays where it is.
+    """
+    check_history_limit(limit)
+    runs = [existing for existing in history if existing.runId != run.runId]
+    moment = _moment(run.createdAt)
+    place = index = len(runs)
+    while moment is not None and index > 0:
+        before = _moment(runs[index - 1].createdAt)
+        if before is not None:
+            if before <= moment:
+                break
+            place = index - 1  # before this later run (and any undated ones after it)
+        index -= 1
+    runs.insert(place, run)
+    return runs[-limit:]
+
+
+def history_json(runs: Sequence[Run]) -> str:
+    """history.json text: byte-identical for the same runs."""
+    return dumps_json([run.to_json() for run in runs])
+
+
+def default_run_id(commit: str | None, report_json_text: bytes) -> str:
+    """A run id that is the same for the same commit and the same report (report.json's text in UTF-8, a lone
+    surrogate as it is), so a rebuild replaces its run."""
+    digest = hashlib.sha256(f"{commit or 'no-commit'}\n".encode("utf-8", "surrogatepass") + report_json_text)
+    return f"run-{digest.hexdigest()[:12]}"
+
+
+def build_time(environ: dict[str, str] | None = None) -> datetime:
+    """Now in UTC, or SOURCE_DATE_EPOCH when set (reproducible builds; CI sets it to the commit's time)."""
+    env = os.environ if environ is None else environ
+    value = env.get("SOURCE_DATE_EPOCH")
+    if value is None or value == "":
+        return datetime.now(timezone.utc).replace(microsecond=0)
+    if not value.isdigit():
+        raise UsageError(f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got {value!r}")
+    return datetime.fromtimestamp(int(value), timezone.utc)
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO-8601 in UTC with a `Z`, to the second."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_commit(cwd: Path | None = None) -> str | None:
+    """The commit checked out in `cwd` (`git rev-parse HEAD`), or None outside git or without git."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and _COMMIT.match(commit) else None
+
+
+def pass_strip(runs: Sequence[Run], case_id: str) -> str:
+    """One character per run, oldest first: `P` passed, `F` failed, `-` not in that run."""
+    return "".join("-" if case_id not in run.cases else ("P" if run.cases[case_id] else "F") for run in runs)
+
+
+def flips(strip: str) -> int:
+    """How often pass/fail changed between consecutive runs that contain the case."""
+    present = [c for c in strip if c != "-"]
+    return sum(1 for before, after in zip(present, present[1:]) if before != after)
+
+
+def is_flaky(strip: str) -> bool:
+    """Pass/fail flipped at least FLAKY_FLIPS times in the last FLAKY_WINDOW runs."""
+    return flips(strip[-FLAKY_WINDOW:]) >= FLAKY_FLIPS
+
+
+def trials_disagree(result: CaseResult) -> bool:
+    """Some of the case's trials in this run passed and some did not."""
+    return result.trialResults is not None and 0 < result.passedTrials < result.trials
+
+
+def flaky_cases(results: Sequence[CaseResult], strips: dict[str, str]) -> set[str]:
+    """The flaky cases (eval/README.md, "Flaky cases"): their trials disagree now, or they flipped across runs."""
+    return {r.caseId for r in results if trials_disagree(r) or is_flaky(strips.get(r.caseId, ""))}
+
+

@@ -1,0 +1,118 @@
+"""JSON as text, in each of the styles sitegen writes and reads it: orjson where it can, the json module for the rest.
+
+orjson is several times quicker on suites of thousands of cases, but refuses what JSON allows and json
+handles: integers beyond 64 bits, lone surrogates, very deep nesting. Every "orjson, else json" choice of
+sitegen is one of the functions here. orjson writes exactly what json writes for the same options except a
+float below 1e-4 in size, which it may write without an exponent (`0.00001`, json `1e-05`): the same number to
+every JSON reader, but other bytes, so the indented styles give such a float to json.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+import orjson
+
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")  # legal in a JSON string, not in UTF-8
+
+
+def dumps_json(data: Any) -> str:
+    """The one JSON style of every file sitegen writes: 2-space indent, UTF-8, trailing newline."""
+    return indented(data) + "\n"
+
+
+def indented(data: Any, *, has_floats: bool = True) -> str:
+    """json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False), written by orjson where that is the same.
+
+    orjson writes it byte for byte unless a float is below 1e-4 in size or not finite (json refuses NaN and
+    infinities here); it is many times quicker, and json's indenting encoder leaves a reference cycle behind on
+    every call (plumbing/gcpause.py). `has_floats=False`: the caller knows `data` holds no float, so it is not searched.
+    """
+    if not has_floats or _floats_written_alike(data):
+        try:
+            return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode("utf-8")
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate: json writes them
+            pass
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def _floats_written_alike(data: Any) -> bool:
+    """Whether orjson writes `data` as json does: only JSON's own types (no subclass: json and orjson treat
+    those differently), every float 0 or finite and at least 1e-4 in size. A key that is not a str makes
+    orjson refuse the whole."""
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        kind = type(value)
+        if kind is str or kind is int or kind is bool or value is None:
+            continue
+        if kind is dict:
+            pending += value.values()
+        elif kind is list or kind is tuple:
+            pending += value
+        elif kind is not float or (value and not 1e-4 <= abs(value) <= _LARGEST):  # NaN fails every comparison
+            return False
+    return True
+
+
+_LARGEST = sys.float_info.max
+
+
+def pretty(value: Any) -> str:
+    """Any parsed JSON value with two-space indents, for people to read (a float's exponent either way)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def compact_sorted(data: Any) -> str:
+    """Compact JSON with sorted keys, as json.dumps(sort_keys=True, separators=(",", ":")) writes it.
+
+    A lone surrogate (legal in a JSON string, not in UTF-8) becomes U+FFFD.
+    """
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+    except TypeError:  # a lone surrogate, an integer beyond 64 bits, a key that is not a string
+        text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return LONE_SURROGATE.sub("\ufffd", text)
+
+
+def compact_sorted_bytes(data: Any) -> bytes:
+    """compact_sorted's text in UTF-8 (orjson's bytes as they are, not decoded only to be encoded again)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return compact_sorted(data).encode("utf-8")
+
+
+def compact_sorted_exact_bytes(data: Any) -> bytes:
+    """Compact JSON with sorted keys in UTF-8 that reads back as the same value: a lone surrogate is kept,
+    `\\u`-escaped."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(data, ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode("ascii")
+
+
+def identity(value: Any) -> bytes:
+    """Bytes that differ whenever the value (parsed JSON, or a dataclass of it; no NaN) does: for keys, not files."""
+    try:
+        return orjson.dumps(value)  # a few times quicker than repr
+    except TypeError:  # what orjson cannot write (an integer beyond 64 bits, a lone surrogate)
+        return b"repr:" + repr(value).encode("utf-8", "surrogatepass")
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON known to be well-formed (sitegen wrote it, or read it before with every check).
+
+    What orjson refuses (a lone surrogate, deep nesting, an integer beyond 64 bits) goes to the json module;
+    ValueError or RecursionError if neither reads it.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)

@@ -1,0 +1,159 @@
+"""What the agent did in a trace, as a report records it beside each result and trial (eval/README.md, "The report"):
+its answer, its tool calls, the gatekeeper status, the composer mode and the trace file's digest.
+
+A comparison reads it from the two reports alone, so any report is a complete baseline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sitegen.plumbing.digests import short_digest
+
+if TYPE_CHECKING:
+    from sitegen.suite.models import Trace
+
+# Not frozen: a frozen dataclass is built more than twice as slowly, and a build makes one per call recorded.
+@dataclass(slots=True)
+class ToolCall:
+    """One tool call as a report records it (eval/README.md, "The report"): the tool and whether it succeeded."""
+
+    toolName: str
+    success: bool | None  # None: the trace does not say
+
+    def __reduce__(self) -> tuple[type[ToolCall], tuple[str, bool | None]]:
+        # Pickled by its fields: a slotted dataclass's default state is built and applied in Python, four times
+        # slower, and every result a worker process sends back carries its calls (site/workers.py).
+        return ToolCall, (self.toolName, self.success)
+
+    def to_json(self) -> dict[str, Any]:
+        """The call as an entry of `toolCalls`."""
+        return {"toolName": self.toolName, "success": self.success}
+
+    @property
+    def label(self) -> str:
+        """The tool's name, suffixed ` (failed)` for a call that failed (how a diff item lists a call)."""
+        return self.toolName + " (failed)" if self.success is False else self.toolName
+
+
+@dataclass(slots=True)
+class Evidence:
+    """What the agent did in one trace, as a report records it beside each result and trial (eval/README.md,
+    "The report"): its final answer (None: the trace could not be read), its tool calls in recorded order, the
+    gatekeeper status and composer mode as recorded, and the digest of the trace file's bytes."""
+
+    answer: str | None = None
+    toolCalls: tuple[ToolCall, ...] = ()
+    gatekeeperStatus: str | None = None
+    composerMode: str | None = None
+    traceDigest: str | None = None
+
+    def __reduce__(self) -> tuple[type[Evidence], tuple[Any, ...]]:
+        # As ToolCall's: pickled by its fields, the quick way.
+        return Evidence, (self.answer, self.toolCalls, self.gatekeeperStatus, self.composerMode, self.traceDigest)
+
+    def to_json(self) -> dict[str, Any]:
+        """The evidence fields of a result or trial, in their fixed order."""
+        return {
+            "answer": self.answer,
+            "toolCalls": [call.to_json() for call in self.toolCalls],
+            "gatekeeperStatus": self.gatekeeperStatus,
+            "composerMode": self.composerMode,
+            "traceDigest": self.traceDigest,
+        }
+
+
+EVIDENCE_KEYS = ("answer", "toolCalls", "gatekeeperStatus", "composerMode", "traceDigest")
+
+_CALL_KEYS = frozenset(("toolName", "success"))
+
+
+def written_evidence(data: dict[str, Any]) -> Evidence | None | bool:
+    """The evidence when `data` holds it as Evidence.to_json writes it; None when `data` has none; False when
+    it holds it otherwise (the tolerant reader then reads the result)."""
+    if "answer" not in data:
+        return None
+    answer, calls, status, mode, trace = (data[key] for key in EVIDENCE_KEYS)
+    if not (
+        (answer is None or type(answer) is str)
+        and (status is None or type(status) is str)
+        and (mode is None or type(mode) is str)
+        and (trace is None or type(trace) is str)
+        and type(calls) is list
+    ):
+        return False
+    try:  # every call as to_json writes it: exactly its two fields, a name and a bool or null
+        tools = tuple([ToolCall(call["toolName"], call["success"]) for call in calls if len(call) == 2])
+    except (TypeError, KeyError):
+        return False
+    if len(tools) != len(calls) or not all(
+        type(call.toolName) is str and (call.success is None or type(call.success) is bool) for call in tools
+    ):
+        return False
+    return Evidence(answer, tools, status, mode, trace)
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def evidence_from_json(data: dict[str, Any]) -> Evidence | None:
+    """A result's or trial's evidence fields as read, tolerating odd values; None when it records none (a report
+    of the Java harness or of an older sitegen: no `toolCalls` array)."""
+    calls = data.get("toolCalls")
+    if not isinstance(calls, list):
+        return None
+    tools = tuple(
+        ToolCall(call["toolName"], call.get("success") if isinstance(call.get("success"), bool) else None)
+        for call in calls
+        if isinstance(call, dict) and isinstance(call.get("toolName"), str)
+    )
+    return Evidence(
+        _text_or_none(data.get("answer")),
+        tools,
+        _text_or_none(data.get("gatekeeperStatus")),
+        _text_or_none(data.get("composerMode")),
+        _text_or_none(data.get("traceDigest")),
+    )
+
+
+def trials_digest(trials: list[tuple[str, str | None]]) -> str | None:
+    """A case's `traceDigest` over its trials: of each trial's file name and digest, a line each, in name order
+    (a trial added, removed, renamed or changed changes it); None when some trial's file could not be read."""
+    if any(trace is None for _, trace in trials):
+        return None
+    lines = "".join(f"{name}\t{trace}\n" for name, trace in trials)
+    return short_digest(lines.encode("utf-8", "surrogatepass"))
+
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _as_utf8(text: str) -> str:
+    """Text UTF-8 can carry: a lone surrogate (legal in a JSON string, not in UTF-8) becomes U+FFFD."""
+    if text.isascii() or not _LONE_SURROGATE.search(text):
+        return text
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _optional_text(text: str | None) -> str | None:
+    return None if text is None else _as_utf8(text)
+
+
+def trace_evidence(trace: Trace, digest: str | None) -> Evidence:
+    """What the agent did in a trace that was read: its answer, calls, gatekeeper status and composer mode."""
+    verifier = trace.verifier
+    gatekeeper = verifier.gatekeeper_result if verifier else None
+    composer = verifier.composer_output if verifier else None
+    return Evidence(
+        _as_utf8(trace.session.answer),
+        tuple([ToolCall(_as_utf8(call.toolName), call.success) for call in trace.toolInvocations]),
+        _optional_text(gatekeeper.status if gatekeeper else None),
+        _optional_text(composer.mode if composer else None),
+        digest,
+    )
+
+
+UNREAD = Evidence()  # a trace that could not be read: no answer, no calls, no digest

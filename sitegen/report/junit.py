@@ -1,0 +1,183 @@
+"""The report as JUnit XML, the test-result format CI servers (GitLab, Jenkins, GitHub apps) display.
+
+What the readers use (eval/README.md, "JUnit XML"): a <testcase>'s `classname`, `name`, `file` and `line` (where a
+pull-request annotation points: the case's object in the case file), and a <failure>'s `message` (the annotation's
+text: every failed check in full) with the checks one per line as its text.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from sitegen.defaults import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
+from sitegen.errors import UsageError
+from sitegen.report.results import CaseResult, Report, TrialResult
+
+# XML 1.0 allows only TAB, LF, CR and these ranges; anything else (e.g. a NUL or ESC echoed by an LLM)
+# makes the whole file unreadable, so it is dropped rather than escaped.
+_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Jenkins groups test classes by dots, so a tag's own separators become dots: matrix:reject-safety → matrix.reject-safety.
+_CLASS_SEPARATORS = re.compile(r"[:/\\\s]+")
+
+
+def xml_text(text: str) -> str:
+    """Text with every character XML 1.0 forbids removed."""
+    return _NOT_XML_CHAR.sub("", text)
+
+
+def case_classname(result: CaseResult, suite_name: str) -> str:
+    """The JUnit classname of a case: its first tag in dotted form, else the suite's name."""
+    if result.tags:
+        dotted = _CLASS_SEPARATORS.sub(".", xml_text(result.tags[0])).strip(".")
+        if dotted:
+            return dotted
+    return xml_text(suite_name)
+
+
+def _seconds(duration_ms: int | float | None) -> str:
+    return f"{(duration_ms or 0) / 1000:.3f}"
+
+
+KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL = JUNIT_KNOWN_FAILURE_MODES
+KNOWN_FAILURE_MODES = JUNIT_KNOWN_FAILURE_MODES
+KNOWN_FAILURE = "known failure since the baseline"
+WITHIN_NOISE = "within noise of the baseline (the trial pass rate did not fall by more than chance)"
+
+
+def _checks_message(checks: list[str]) -> str:
+    """Every check in full, on one line (an attribute: many readers show it unwrapped)."""
+    return xml_text("; ".join(checks))
+
+
+@dataclass(frozen=True)
+class _Case:
+    """What a <testcase> says of a case beyond its result: where it is, and what the baseline said."""
+
+    suite_name: str
+    file: str | None
+    line: int | None
+    known: bool  # failed in the baseline too
+    broken: bool  # passed in the baseline
+    skip_known: bool
+    noisy: bool = False  # its trial policy flipped within chance of the baseline
+
+    def attributes(self, result: CaseResult, name: str | None) -> dict[str, str]:
+        """The <testcase> attributes of `result` (a trial of the case when `name` is given)."""
+        attributes = {"classname": case_classname(result, self.suite_name), "name": xml_text(name or result.caseId)}
+        if self.file is not None:
+            attributes["file"] = xml_text(self.file)
+            if self.line is not None:
+                attributes["line"] = str(self.line)
+        attributes["time"] = _seconds(result.durationMs)
+        return attributes
+
+
+def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.Element:
+    element = ET.Element("testcase", case.attributes(result, name))
+    body = xml_text("\n".join(result.failedChecks))
+    if result.status == "not_run" and not case.broken:
+        ET.SubElement(element, "skipped", {"message": _checks_message(result.failedChecks) or "not run"})
+    elif result.passed:
+        return element
+    elif case.known and case.skip_known:
+        # The baseline failed too: red here would only repeat what the pull request did not break.
+        message = f"{KNOWN_FAILURE}: {_checks_message(result.failedChecks)}" if result.failedChecks else KNOWN_FAILURE
+        ET.SubElement(element, "skipped", {"message": message}).text = body
+    elif case.noisy and case.skip_known:
+        # The trial policy flipped, but the trial pass rate did not fall by more than chance: not a regression.
+        message = f"{WITHIN_NOISE}: {_checks_message(result.failedChecks)}" if result.failedChecks else WITHIN_NOISE
+        ET.SubElement(element, "skipped", {"message": message}).text = body
+    elif result.failedChecks:
+        failure = ET.SubElement(
+            element, "failure", {"message": _checks_message(result.failedChecks), "type": xml_text(result.failed_codes[0])}
+        )
+        failure.text = body
+    else:
+        # A report read from elsewhere may mark a case failed without naming a check.
+        ET.SubElement(element, "failure", {"message": "failed", "type": "failed"}).text = "failed without a recorded check"
+    return element
+
+
+def _trial_as_result(result: CaseResult, trial: TrialResult) -> CaseResult:
+    return CaseResult(
+        result.caseId, result.title, trial.status, trial.passed, list(trial.failedChecks), trial.verdict,
+        trial.matchedKeywordCount, result.requiredKeywordCount, {}, trial.toolCallCount, trial.durationMs,
+        list(result.tags),
+    )  # fmt: skip
+
+
+def _testcases(result: CaseResult, case: _Case) -> list[ET.Element]:
+    """A case's <testcase>, or one per trial when it has several (named `<case id> [<trial file>]`)."""
+    if result.trialResults is None or len(result.trialResults) < 2:
+        return [_testcase(result, case)]
+    elements = []
+    for trial in result.trialResults:
+        name = f"{result.caseId} [{trial.fixture.rsplit('/', 1)[-1]}]"
+        element = _testcase(_trial_as_result(result, trial), case, name)
+        if result.passed and element.find("failure") is not None:
+            # The case passes by its trial policy: a failed trial is shown, but is not what breaks the build.
+            element.remove(element.find("failure"))  # type: ignore[arg-type]
+            message = f"trial failed; the case passes by its trial policy ({result.passedTrials}/{result.trials} trials passed)"
+            ET.SubElement(element, "skipped", {"message": message}).text = xml_text("\n".join(trial.failedChecks))
+        elements.append(element)
+    return elements
+
+
+def junit_xml(
+    report: Report,
+    suite_name: str,
+    *,
+    case_file: str | None = None,
+    case_lines: Mapping[str, int] | None = None,
+    known_failures: Collection[str] = (),
+    broken: Collection[str] = (),
+    within_noise: Collection[str] = (),
+    known_failure_mode: str = DEFAULT_JUNIT_KNOWN_FAILURES,
+) -> str:
+    """One <testsuite> inside <testsuites>, a <testcase> per case (per trial when it has several): failures carry
+    every failed check.
+
+    `case_file` (the path as given) and `case_lines` (case id → line of its object) become each testcase's `file`
+    and `line`. With a baseline: `known_failures` are the ids of cases that failed there too, reported as
+    <skipped> (or as failures with `known_failure_mode="fail"`); `broken` those that passed there, so a case
+    of theirs that did not run now is a failure, not a skip; `within_noise` those whose trial policy flipped within
+    chance, whose failed trials are reported as <skipped> like known failures.
+    """
+    if known_failure_mode not in KNOWN_FAILURE_MODES:
+        raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failure_mode!r}")
+    known, gone, noisy = set(known_failures), set(broken), set(within_noise)
+    lines = case_lines or {}
+    skip_known = known_failure_mode == KNOWN_FAILURES_SKIP
+    cases = [
+        element
+        for result in report.results
+        for element in _testcases(
+            result,
+            _Case(
+                suite_name, case_file, lines.get(result.caseId), result.caseId in known, result.caseId in gone,
+                skip_known, result.caseId in noisy,
+            ),
+        )
+    ]
+    skipped = sum(1 for case in cases if case.find("skipped") is not None)
+    failures = sum(1 for case in cases if case.find("failure") is not None)
+    total_ms = sum(
+        sum(trial.durationMs or 0 for trial in result.trialResults) if result.trialResults else result.durationMs or 0
+        for result in report.results
+    )
+    counts = {
+        "name": xml_text(suite_name),
+        "tests": str(len(cases)),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": str(skipped),
+        "time": _seconds(total_ms),
+    }
+    root = ET.Element("testsuites", counts)
+    suite = ET.SubElement(root, "testsuite", counts)
+    suite.extend(cases)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,284 @@
+"""Each case's change against the baseline on the pages: the headline banner (index and diff page), the
+statement at the top of a case page, and the diff page's tables of cases by change.
+
+The words are compare/wording.py's: the banner says exactly what `format_headline` says in the terminal and in
+diff.md; this module only links each case id the headline names to its page (eval/README.md, "Comparing with
+the baseline").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from sitegen import formatting as fmt
+from sitegen.checks import check_codes, parse_check
+from sitegen.compare import wording
+from sitegen.compare.changes import (
+    BREAKING,
+    FIXED,
+    NEW,
+    REGRESSED,
+    REMOVED,
+    STILL_FAILING,
+    WITHIN_NOISE,
+    CaseChange,
+    Headline,
+)
+from sitegen.compare.diff_report import DiffReport
+from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
+from sitegen.defaults import FOLD_AFTER
+from sitegen.site.html import urls
+from sitegen.site.pages.badges import Badge, change_badge
+from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
+
+REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
+
+
+class Segment(NamedTuple):
+    """A piece of a headline: text, a link to a case page when `href` is set."""
+
+    text: str
+    href: str | None = None
+
+
+class ChangedCase(NamedTuple):
+    """A regressed or fixed case under the headline: its name (linked), its rules, and what the agent did
+    differently (compare/whatchanged.py's parts: a tool's name shown as code)."""
+
+    case: Segment
+    rules: str
+    phrase: tuple[Part, ...]
+
+
+class Banner(NamedTuple):
+    """The headline against the baseline: the cases by change, then the pass rate."""
+
+    css: str
+    icon: str
+    cases: tuple[Segment, ...]
+    pass_rate: str
+    note: str  # a cost regression, which fails the gate without any case regressing; else ""
+    definitions: str  # the cases edited since the baseline, as diff.md names them; else ""
+    regressions: int  # cases regressed or removed
+    more: Segment | None  # "See the diff" on the index; None on the diff page itself
+    changed: tuple[ChangedCase, ...] = ()  # the regressed, then the fixed cases with a phrase (HEADLINE_LISTED each)
+    evidence_note: tuple[Part, ...] = ()  # on the diff page, when the baseline does not record the agent's answers
+
+
+def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Segment, ...]:
+    """The cases part of the headline (wording.headline_segments), each case with a page linked to it and "and N
+    more" to the diff page's full table."""
+    out = []
+    for segment in wording.headline_segments(headline):
+        href = None
+        if segment.kind == wording.CASE_ID and segment.text in slugs:
+            href = urls.case_href(slugs[segment.text])
+        elif segment.kind == wording.MORE:
+            href = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+        out.append(Segment(segment.text, href))
+    return tuple(out)
+
+
+def pass_rate_css(diff: DiffReport | None) -> str:
+    """The pass-rate card's colour: by its comparison with the baseline (red only when lower), neutral without one."""
+    if diff is None or diff.currentPassRate == diff.baselinePassRate:
+        return "stat"
+    return "stat stat-bad" if diff.currentPassRate < diff.baselinePassRate else "stat stat-good"
+
+
+def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner:
+    """The headline banner of the index (linking the diff page) or of the diff page."""
+    headline = diff.headline()
+    bad = diff.hasRegression
+    return Banner(
+        css="banner banner-bad" if bad else "banner banner-good",
+        icon="▼" if bad else "✓",
+        cases=headline_segments(headline, slugs),
+        pass_rate=wording.format_pass_rate(headline),
+        note=wording.cost_note(diff),
+        definitions=f"{wording.DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}" if diff.changedDefinitions else "",
+        regressions=diff.caseRegressionCount,
+        more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
+        changed=_changed_cases(diff, slugs),
+        evidence_note=() if diff.baselineEvidence or on_index else no_evidence_parts(),
+    )
+
+
+def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedCase, ...]:
+    """The regressed and the fixed cases (up to HEADLINE_LISTED of each) with what the agent did differently."""
+    if not diff.baselineEvidence:
+        return ()
+    out = []
+    for kind in PHRASED:
+        listed = 0
+        for change in diff.caseChanges:
+            phrase = what_changed(change.behaviour) if change.change == kind and listed < wording.HEADLINE_LISTED else ()
+            if phrase:
+                listed += 1
+                slug = slugs.get(change.caseId)
+                case = Segment(change.caseId, urls.case_href(slug) if slug is not None else None)
+                out.append(ChangedCase(case, ", ".join(rule_codes(change)), phrase))
+    return tuple(out)
+
+
+class CheckLine(NamedTuple):
+    """A failed check, its rule code apart from its message."""
+
+    code: str
+    message: str
+
+
+def check_line(check: str) -> CheckLine:
+    """`"<code>: <message>"` as a CheckLine, clipped for a page (a check without a code is all message)."""
+    parsed = parse_check(clip(check, CELL_LIMIT).text)
+    return CheckLine(parsed.code, parsed.detail) if parsed.has_detail else CheckLine("check", parsed.text)
+
+
+class CaseChangeView(NamedTuple):
+    """What happened to this case since the baseline, stated at the top of its page."""
+
+    value: str  # the change kind, for data-change
+    badge: Badge
+    css: str
+    statement: str
+    detail: str
+    resolved: tuple[CheckLine, ...]  # the checks that failed in the baseline and no longer do
+
+
+def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
+    codes = check_codes(checks)
+    return f"{lead}: {', '.join(codes)}" if codes else f"{lead}."
+
+
+def case_change_view(change: CaseChange) -> CaseChangeView:
+    """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
+    kind, before, now = change.change, wording.STATUS_WORDS[change.baselineStatus], wording.STATUS_WORDS[change.currentStatus]
+    resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
+    new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
+    css, detail = "case-change", ""
+    if kind == REGRESSED:
+        statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
+        detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
+        css = "case-change case-change-bad"
+    elif kind == FIXED:
+        statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
+        detail = f"In the baseline: {before}; now: {now}."
+        css = "case-change case-change-good"
+    elif kind == STILL_FAILING:
+        statement = "Known failure: it failed in the baseline too."
+        if new:
+            statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
+            detail = "The failed checks marked new below did not fail in the baseline."
+        css = "case-change case-change-known"
+    elif kind == WITHIN_NOISE:
+        moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
+        statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
+        detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
+        css = "case-change case-change-noise"
+    elif kind == NEW:
+        statement = f"New since the baseline (not in the baseline report); {now} in this run."
+    else:
+        statement = "Unchanged: it passed in the baseline too."
+    return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
+
+
+class CaseRef(NamedTuple):
+    """A case mentioned on the diff page (linked when it has a page in this run)."""
+
+    text: str
+    href: str | None
+
+
+class ChangeRow(NamedTuple):
+    """One case in a table of cases by change."""
+
+    case: CaseRef
+    change: str  # the change kind, for data-change
+    badge: Badge
+    cells: tuple[str, ...]
+
+
+class ChangeSection(NamedTuple):
+    """The cases of one change (or two: regressed and removed), as a table."""
+
+    anchor: str
+    title: str
+    badge: Badge
+    empty: str
+    headers: tuple[str, ...]
+    rows: tuple[ChangeRow, ...]
+    folded: bool  # a long list starts folded (never the regressions)
+
+
+def _codes(checks: tuple[str, ...]) -> str:
+    return ", ".join(check_codes(checks)) or fmt.UNKNOWN
+
+
+def _checks(checks: tuple[str, ...]) -> str:
+    return clip("; ".join(checks), CELL_LIMIT).text if checks else fmt.UNKNOWN
+
+
+def _what_changed(change: CaseChange) -> str:
+    return phrase_text(what_changed(change.behaviour)) or fmt.UNKNOWN
+
+
+def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
+    """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
+    if change.change == REMOVED:
+        return ("removed", fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
+    if change.change == REGRESSED:
+        what = (_what_changed(change),) if phrased else ()
+        return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
+    if change.change == FIXED:
+        return (wording.status_change(change), _checks(change.resolvedChecks), *((_what_changed(change),) if phrased else ()))
+    if change.change == NEW:
+        return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
+    return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
+
+
+_WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rules and a fixed case's resolved checks
+# (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.
+_CHANGE_SECTIONS = (
+    (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
+     "No case regressed or was removed."),
+    ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
+     ("Case", "Change", "New failed checks", "Resolved checks"),
+     "No case flipped within noise."),
+    ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
+     ("Case", "Change", "New failed checks", "Resolved checks"),
+     "No known failures: no case failed in the baseline and still fails."),
+    ("fixed-cases", "Fixed cases", frozenset((FIXED,)), ("Case", "Change", "Resolved checks"), "No case was fixed."),
+    ("new-cases", "New cases", frozenset((NEW,)), ("Case", "Status", "Failed rules"), "No new cases."),
+)
+
+
+def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeSection, ...]:
+    """The diff page's tables of cases: regressed and removed, known failures, fixed, new."""
+    sections = []
+    phrased = diff.baselineEvidence
+    for anchor, title, kinds, headers, empty in _CHANGE_SECTIONS:
+        if phrased and (kinds is BREAKING or FIXED in kinds):
+            headers = (*headers[:3], _WHAT_CHANGED, *headers[3:])
+        rows = tuple(
+            ChangeRow(
+                CaseRef(c.caseId, urls.case_href(slugs[c.caseId]) if c.caseId in slugs else None),
+                c.change,
+                change_badge(c.change),
+                _cells(c, phrased),
+            )
+            for c in diff.caseChanges
+            if c.change in kinds
+        )
+        if not rows and kinds == {WITHIN_NOISE}:
+            continue  # only trials can be within noise: a suite of single traces never shows the section
+        badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
+        folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
+        sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))
+    return tuple(sections)
+
+
+def changes_by_case(diff: DiffReport | None) -> dict[str, str] | None:
+    """Each case's change kind by id (for the case tables); None without a baseline."""
+    return None if diff is None else {change.caseId: change.change for change in diff.caseChanges}
+

@@ -1,0 +1,475 @@
+"""index.html (the dashboard) and index-<n>.html (the static pages of a long case list).
+
+A suite of more than SiteInfo.index_page_rows cases gets its case list in static pages of that many rows: the
+index shows the first and links the others, so that every case page is linked in plain HTML without one huge
+index; the index's script shows every case from compact data inlined in the index (case_table_data).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from markupsafe import Markup
+
+from sitegen import formatting as fmt
+from sitegen.compare.changes import FIXED, NEW
+from sitegen.compare.diff_report import DiffReport
+from sitegen.compare.wording import pass_rate_points
+from sitegen.defaults import TABLE_PAGE_SIZE
+from sitegen.history.runs import Run
+from sitegen.history.since import FailingSince, runs_ago_text, since_run_text
+from sitegen.report.failures_by_rule import RuleCount
+from sitegen.report.results import MISSING_VERDICT, CaseResult, Report
+from sitegen.site.html import urls
+from sitegen.site.html.render import json_for_script
+from sitegen.site.pages.badges import (
+    CHANGE_ORDER,
+    FLAKY_HINT,
+    STATUS_ORDER,
+    Badge,
+    change_badge,
+    flaky_title,
+    ordered_verdicts,
+    status_badge,
+    verdict_badge,
+)
+from sitegen.site.pages.change_views import REGRESSED_ANCHOR, Banner, banner, changes_by_case, pass_rate_css
+from sitegen.site.pages.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
+from sitegen.site.pages.common import Layout, Link, Option, SiteInfo, Stat, make_layout
+from sitegen.suite.config import SuiteConfig
+
+
+class CaseRow(NamedTuple):
+    """One row of the index's case table."""
+
+    case_id: str
+    href: str
+    title: str
+    show_title: bool
+    tags: tuple[Link, ...]
+    status: Badge
+    status_value: str
+    status_sort: int
+    change: Badge | None  # the change against the baseline, shown in the status cell; None without a baseline
+    change_value: str  # for data-change; "" without a baseline
+    verdict: Badge
+    verdict_value: str
+    codes: tuple[str, ...]
+    codes_text: str
+    keywords: str
+    keywords_sort: str
+    tool_calls: str
+    tool_calls_sort: str
+    duration: str
+    duration_sort: str
+    flaky: bool
+    flaky_title: str
+    trials: str = ""  # "passed/trials" for a case with a folder of trials, else empty
+    since: SinceCell | None = None  # the Failing since cell (the index only, when some case has a streak to tell)
+
+
+class SinceCell(NamedTuple):
+    """The index's Failing since cell: how long a failing case has failed (empty for the others)."""
+
+    ago: str  # "3 runs ago", "this run"; "" when the case is not failing
+    run: str  # the streak's first run, "PR #12 · a1b2c3d · 2026-11-30"; "" for this run
+    sort: float  # minus the runs ago, half a run more for "or earlier" (the earliest first); 1 when not failing: last
+
+
+_NOT_FAILING = SinceCell("", "", 1)
+
+
+def since_cell(streak: FailingSince | None) -> SinceCell:
+    """A case's Failing since cell (history/since.py): sorted ascending, the longest-failing case comes first."""
+    if streak is None:
+        return _NOT_FAILING
+    run = since_run_text(streak) if streak.runs_ago else ""
+    return SinceCell(runs_ago_text(streak), run, -streak.runs_ago - (0.5 if streak.first_recorded else 0))
+
+
+class PageLink(NamedTuple):
+    """A link to one static page of the case list."""
+
+    text: str
+    href: str
+    current: bool
+
+
+class PageNav(NamedTuple):
+    """Where a static page of the case list is and links to all of them."""
+
+    summary: str
+    links: tuple[PageLink, ...]
+
+
+class CaseTable(NamedTuple):
+    """The index's case table and its filter choices."""
+
+    rows: tuple[CaseRow, ...]
+    status_options: tuple[Option, ...]
+    verdict_options: tuple[Option, ...]
+    tag_options: tuple[Option, ...]
+    code_options: tuple[Option, ...]  # the rule codes some case fails
+    change_options: tuple[Option, ...]  # none without a baseline: no Change filter
+    total_text: str
+    page_size: int
+    flaky_count: int
+    pages: PageNav | None = None  # the static pages of a long case list
+    data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
+    search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
+    since_column: bool = False  # the Failing since column: some case fails with a streak to tell (the index only)
+    flaky_hint: str = ""  # what the "Flaky only" box keeps, said beside it
+
+
+class RuleRow(NamedTuple):
+    """One row of the failures-by-rule panel: a rule code and the cases failing it."""
+
+    code: str
+    code_parts: tuple[str, ...]  # the code cut after each underscore, where a narrow screen may break the line
+    href: str  # the index filtered to the cases failing it now; "" when none does
+    current: str
+    label: str  # what the count's link does, for a screen reader
+    baseline: str  # "" without a baseline
+    change: str  # +2, −1 or =; "" without a baseline
+    change_css: str
+    change_title: str
+
+
+class RulePanel(NamedTuple):
+    """The index's failures-by-rule panel."""
+
+    rows: tuple[RuleRow, ...]
+    with_baseline: bool
+    summary: str
+
+
+class IndexPage(NamedTuple):
+    """index.html: headline figures, charts, failures by rule, the case table."""
+
+    layout: Layout
+    heading: str
+    subtitle: str
+    stats: tuple[Stat, ...]
+    charts: tuple[Chart, ...]
+    table: CaseTable
+    banner: Banner | None
+    rules: RulePanel | None  # None when no case fails a rule, now or in the baseline
+
+
+class CaseListPage(NamedTuple):
+    """index-<n>.html: one static page of a long case list (the index shows the first)."""
+
+    layout: Layout
+    heading: str
+    subtitle: str
+    table: CaseTable
+    pages: PageNav
+
+
+def _page_nav(number: int, total: int, rows: int) -> PageNav:
+    count = urls.case_list_page_count(total, rows)
+    first = (number - 1) * rows
+    summary = f"Cases {first + 1:,}–{min(total, first + rows):,} of {total:,} (page {number:,} of {count:,})"
+    links = tuple(PageLink(f"{n:,}", urls.case_list_page(n), n == number) for n in range(1, count + 1))
+    return PageNav(summary, links)
+
+
+def _verdict_value(result: CaseResult) -> str:
+    return fmt.shorten(result.verdict) if result.verdict else MISSING_VERDICT
+
+
+def _case_row(
+    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: str | None, on_index: bool = True,
+    since: SinceCell | None = None,
+) -> CaseRow:
+    ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
+    duration = result.durationMs
+    codes = tuple(result.failed_codes)
+    return CaseRow(
+        case_id=result.caseId,
+        href=urls.case_href(slug) if slug else "",
+        title=result.title,
+        show_title=result.title != result.caseId,
+        tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
+        status=status_badge(result.status),
+        status_value=result.status,
+        status_sort=_status_sort(result),
+        change=change_badge(change) if change else None,
+        change_value=change or "",
+        verdict=verdict_badge(result.verdict, config),
+        verdict_value=_verdict_value(result),
+        codes=codes,
+        codes_text=", ".join(codes),
+        keywords=f"{result.matchedKeywordCount}/{result.requiredKeywordCount}",
+        keywords_sort=f"{ratio:.4f}",
+        tool_calls=f"{result.toolCallCount:,}",
+        tool_calls_sort=str(result.toolCallCount),
+        duration=fmt.duration(duration),
+        duration_sort="-1" if duration is None else repr(float(duration)),
+        flaky=flaky,
+        flaky_title=flaky_title(result) if flaky else "",
+        trials=_trial_count(result),
+        since=since,
+    )
+
+
+def _trial_count(result: CaseResult) -> str:
+    """passed/trials for the status cell of a case with a folder of trials; empty otherwise."""
+    return "" if result.trialResults is None else f"{result.passedTrials}/{result.trials}"
+
+
+def _status_sort(result: CaseResult) -> int | float:
+    """The status order (failed, not run, passed); with trials, then the trial pass rate (as the script sorts)."""
+    order = STATUS_ORDER.get(result.status, 3)
+    if result.trialResults is None or not result.trials:
+        return order
+    return round(order + 0.999 * result.passedTrials / result.trials, 4)
+
+
+def _trial_row_data(result: CaseResult) -> list[list[int]]:
+    """What a row of the inlined case data adds for a case with a folder of trials: [[passed, trials]]."""
+    return [] if result.trialResults is None else [[result.passedTrials, result.trials]]
+
+
+# A suite has few distinct tags and thousands of rows that link them.
+@lru_cache(maxsize=4096)
+def _tag_filter_link(tag: str, on_index: bool) -> Link:
+    # On the index a tag filters its table in place; other pages link to the index filtered.
+    return Link(tag, urls.index_filter(tag=tag).removeprefix(urls.INDEX if on_index else ""))
+
+
+def _change_options(changes: Mapping[str, str] | None) -> tuple[Option, ...]:
+    """The Change filter's choices: the kinds some listed case has (removed cases are not rows); none without a baseline."""
+    if changes is None:
+        return ()
+    present = set(changes.values())
+    return (Option("", "All changes"), *(Option(c, change_badge(c).text) for c in CHANGE_ORDER if c in present))
+
+
+_RULE_CODE_LIMIT = 80
+
+
+def _rule_row(count: RuleCount) -> RuleRow:
+    change = count.change
+    css = "" if not change else "rule-change rule-worse" if change > 0 else "rule-change rule-better"
+    title = "" if count.baseline is None else f"{fmt.plural(count.current, 'case')} now, {count.baseline:,} in the baseline"
+    # A report read from elsewhere may carry a check with no colon, all of it its code: shown cut, not linked.
+    code = fmt.shorten(count.code, _RULE_CODE_LIMIT)
+    return RuleRow(
+        code=code,
+        code_parts=tuple(part for part in re.split(r"(?<=_)", code) if part),
+        href=urls.index_filter(code=code).removeprefix(urls.INDEX) if count.current and code == count.code else "",
+        current=f"{count.current:,}",
+        label=f"Show the {fmt.plural(count.current, 'case')} failing {code}",
+        baseline="" if count.baseline is None else f"{count.baseline:,}",
+        change=count.change_text,
+        change_css=css or "rule-change",
+        change_title=title,
+    )
+
+
+def _rule_panel(by_rule: Sequence[RuleCount]) -> RulePanel | None:
+    """The failures-by-rule panel: each code with its counts (rule_counts.failures_by_rule), or None if none fails."""
+    if not by_rule:
+        return None
+    failing = sum(1 for count in by_rule if count.current)
+    summary = f"{fmt.plural(failing, 'rule')} failing at least one case; a case failing several counts under each"
+    return RulePanel(tuple(_rule_row(c) for c in by_rule), any(c.baseline is not None for c in by_rule), summary)
+
+
+def _index_table(
+    site: SiteInfo,
+    report: Report,
+    slugs: dict[str, str],
+    flaky: set[str],
+    changes: Mapping[str, str] | None,
+    codes: Sequence[str],
+    since: Mapping[str, FailingSince],
+) -> CaseTable:
+    """The case table of the index: the first page of rows when the list has several, and the filters."""
+    config, results, rows_per_page = site.config, report.results, site.index_page_rows
+    paged = urls.case_list_page_count(len(results), rows_per_page) > 1
+    shown = results[:rows_per_page] if paged else results
+    cells = {r.caseId: since_cell(since.get(r.caseId)) for r in results} if since else None
+    verdicts = ordered_verdicts(list({_verdict_value(r): None for r in results}), config)
+    tags = sorted({tag for r in results for tag in r.tags})
+    statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
+    return CaseTable(
+        rows=tuple(
+            _case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r),
+                      since=None if cells is None else cells[r.caseId])
+            for r in shown
+        ),
+        status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
+        verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
+        tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
+        code_options=(Option("", "Any"), *(Option(c, c) for c in sorted(codes))),
+        change_options=_change_options(None if changes is None else {r.caseId: _change(changes, r) for r in results}),
+        total_text=fmt.plural(len(results), "case"),
+        page_size=TABLE_PAGE_SIZE,
+        flaky_count=len(flaky & {r.caseId for r in results}),
+        pages=_page_nav(1, len(results), rows_per_page) if paged else None,
+        data=json_for_script(case_table_data(results, slugs, flaky, config, changes, cells)) if paged else None,
+        search_text=urls.SEARCH_TEXT,
+        since_column=cells is not None,
+        flaky_hint=FLAKY_HINT,
+    )
+
+
+def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
+    """The headline figures: pass rate, the counts per status, regressions, averages."""
+    rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
+    if diff is not None:
+        points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
+        rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
+    failed_css = "stat stat-bad" if report.failedCases else "stat"
+    not_run_css = "stat stat-warn" if report.notRunCases else "stat"
+    stats = [
+        Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
+        Stat("Passed", f"✓ {report.passedCases:,}", "cases", "stat stat-good", urls.index_filter(status="passed")),
+        Stat("Failed", f"✗ {report.failedCases:,}", "cases", failed_css, urls.index_filter(status="failed")),
+        Stat("Not run", f"⊘ {report.notRunCases:,}", "trace missing", not_run_css, urls.index_filter(status="not_run")),
+    ]
+    if diff is not None:
+        counts = diff.caseChangeCounts
+        css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
+        detail = f"cases · ▲ {counts.get(FIXED, 0):,} fixed · ✚ {counts.get(NEW, 0):,} new"
+        link = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+        stats.append(Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", detail, css, link))
+    stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
+    stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
+    return stats
+
+
+def _change(changes: Mapping[str, str] | None, result: CaseResult) -> str | None:
+    return None if changes is None else changes.get(result.caseId)
+
+
+def build_index_page(
+    site: SiteInfo,
+    report: Report,
+    slugs: dict[str, str],
+    runs: Sequence[Run],
+    flaky: set[str],
+    diff: DiffReport | None,
+    run: Run,
+    by_rule: Sequence[RuleCount] = (),
+    since: Mapping[str, FailingSince] | None = None,
+) -> IndexPage:
+    """The dashboard's view model (with the first page of the case list when there are several)."""
+    config = site.config
+    changes = changes_by_case(diff)
+    name = fmt.run_name(run.label, run.runId)
+    # A CI run is often named by its commit: then the commit is not printed a second time.
+    named_by_commit = bool(run.commit) and (name == run.commit or (len(name) >= 7 and run.commit.startswith(name)))
+    commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
+    subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}"
+    return IndexPage(
+        layout=make_layout(
+            site,
+            title="Overview",
+            description=(
+                f"Diagnosis eval, {fmt.run_phrase(name)}: {report.passedCases:,} of {fmt.plural(report.totalCases, 'case')} passed "
+                f"({fmt.percent(report.passRate)}); failures by rule, charts and every case."
+            ),
+            depth=0,
+            current="index",
+            charts=True,
+        ),
+        heading="Diagnosis eval report",
+        subtitle=subtitle,
+        stats=tuple(_index_stats(report, diff)),
+        charts=(pass_rate_chart(runs), verdict_bar_chart(report, config), verdict_history_chart(runs, config)),
+        table=_index_table(site, report, slugs, flaky, changes, [c.code for c in by_rule if c.current], since or {}),
+        banner=banner(diff, slugs, on_index=True) if diff is not None else None,
+        rules=_rule_panel(by_rule),
+    )
+
+
+def case_table_data(
+    results: Sequence[CaseResult],
+    slugs: dict[str, str],
+    flaky: set[str],
+    config: SuiteConfig,
+    changes: Mapping[str, str] | None = None,
+    since: Mapping[str, SinceCell] | None = None,
+) -> dict[str, Any]:
+    """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
+
+    A row: [id, link (its slug; for a case without a page its raw trace's file name, or "": urls.case_href),
+    title ("" when it is the id), tags, status, verdict, failed check codes, matched keywords, required keywords, tool calls, duration text, duration in ms or null, why it is flaky (its badge's title) or 0, change
+    against the baseline ("" without one)], plus [passed trials, trials] for a case with a folder of trials; the
+    badges of each status, verdict and change are given once. With the Failing since column, `since` holds the
+    failing cases' cells as [id, sort key, runs ago, first run] (SinceCell).
+    """
+    statuses: dict[str, list[Any]] = {}
+    verdicts: dict[str, list[str]] = {}
+    change_badges: dict[str, list[str]] = {}
+    rows = []
+    for r in results:
+        change = _change(changes, r) or ""
+        if change and change not in change_badges:
+            badge = change_badge(change)
+            change_badges[change] = [badge.icon, badge.text, badge.css, badge.title]
+        if r.status not in statuses:
+            badge = status_badge(r.status)
+            statuses[r.status] = [badge.icon, badge.text, badge.css, STATUS_ORDER.get(r.status, 3)]
+        verdict = _verdict_value(r)
+        if verdict not in verdicts:
+            badge = verdict_badge(r.verdict, config)
+            verdicts[verdict] = [badge.icon, badge.text, badge.css]
+        rows.append(
+            [
+                r.caseId, slugs.get(r.caseId, ""), r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
+                r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
+                fmt.duration(r.durationMs), r.durationMs, flaky_title(r) if r.caseId in flaky else 0, change, *_trial_row_data(r),
+            ]
+        )
+    data = {"formatVersion": 3, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
+    if since is not None:
+        data["since"] = [[case_id, cell.sort, cell.ago, cell.run] for case_id, cell in since.items() if cell.ago]
+    return data
+
+
+def case_list_rows(results: Sequence[CaseResult], number: int, rows: int) -> Sequence[CaseResult]:
+    """The results on static page `number` of the case list at `rows` a page."""
+    return results[(number - 1) * rows : number * rows]
+
+
+def build_case_list_page(
+    site: SiteInfo,
+    results: Sequence[CaseResult],
+    slugs: dict[str, str],
+    flaky: set[str],
+    number: int,
+    diff: DiffReport | None,
+) -> CaseListPage:
+    """Page `number` (2 or more) of a long case list: its rows as plain HTML, with links to every page."""
+    shown = case_list_rows(results, number, site.index_page_rows)
+    changes = changes_by_case(diff)
+    config = site.config
+    rows = tuple(
+        _case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r), on_index=False) for r in shown
+    )
+    nav = _page_nav(number, len(results), site.index_page_rows)
+    table = CaseTable(
+        rows=rows, status_options=(), verdict_options=(), tag_options=(), code_options=(), change_options=(),
+        total_text=fmt.plural(len(results), "case"),
+        page_size=site.index_page_rows, flaky_count=0, pages=nav,
+    )
+    return CaseListPage(
+        layout=make_layout(
+            site,
+            title=f"Cases, page {number:,}",
+            description=f"{nav.summary}: each case's status, agent verdict and failed checks.",
+            depth=0,
+            current="index",
+        ),
+        heading="Cases",
+        subtitle=nav.summary + ". The overview filters and sorts them all.",
+        table=table,
+        pages=nav,
+    )

@@ -1,0 +1,300 @@
+"""The case page's comparison with the baseline: what the agent did differently (docs/comparison.md).
+
+Shown right under the result box of a case whose trace changed: the status, verdict, gatekeeper status and
+composer mode then → now, a table of the tools called on either side, and the two answers with removed and
+added text marked. Everything comes from the two reports' evidence fields (eval/README.md, "The report"), so
+the comparison needs no trace of the baseline's. Only these pages pay for the text diff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from sitegen import formatting as fmt
+from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed
+from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
+from sitegen.report.evidence import Evidence, ToolCall
+from sitegen.report.results import CaseResult, TrialResult
+from sitegen.site.html.highlight import Highlight
+from sitegen.site.html.phrase_diff import ADDED, LINES, REMOVED, REWRITTEN, SENTENCES, UNMARKED, diff_text
+from sitegen.site.pages.answer_diff import Chunk, cut_spans, side_chunks, side_spans, side_text
+from sitegen.site.pages.badges import Badge, mark_na, mark_no, mark_yes
+from sitegen.site.pages.text import TEXT_LIMIT, clip
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.models import Case
+from sitegen.textmatch import found_in
+
+COMPARED, UNCHANGED, NO_EVIDENCE, UNREADABLE = "compared", "unchanged", "no-evidence", "unreadable"
+NO_EVIDENCE_TEXT = (
+    "The baseline does not record the agent's answers and tool calls (it was written by the Java harness or an "
+    "older sitegen), so there is nothing to compare them with."
+)
+REGENERATE = "sitegen baseline"
+_DIFF_NOTES = {
+    SENTENCES: "These answers differ in many places, so they are compared sentence by sentence.",
+    LINES: "These answers differ in many places, so they are compared line by line.",
+    REWRITTEN: "The answer was rewritten: too little is common to mark word by word, so each side is marked whole.",
+    UNMARKED: "These answers are too long and too different to compare in detail, so each side is marked whole.",
+}
+
+
+class FoundPhrases(NamedTuple):
+    """The case's phrases found in an answer, as the rules find them."""
+
+    matched: list[str]  # expected keywords present
+    forbidden: list[str]  # forbidden phrases present
+    markers: list[str]  # raw Executor markers present
+
+    @property
+    def highlights(self) -> list[Highlight]:
+        """The phrases to mark: expected keywords as found, forbidden phrases and markers as alarms."""
+        return [(k, "hl-keyword") for k in self.matched] + [(k, "hl-forbidden") for k in self.forbidden + self.markers]
+
+
+def found_phrases(case: Case, answer: str, config: SuiteConfig) -> FoundPhrases:
+    """The expected keywords, forbidden phrases and raw Executor markers that `answer` holds."""
+    forbidden = list(dict.fromkeys(case.forbiddenAnswerKeywords + case.forbiddenConfirmedClaimKeywords))
+    return FoundPhrases(
+        found_in(answer, case.expectedRootCauseKeywords),
+        found_in(answer, forbidden),
+        found_in(answer, list(config.raw_executor_markers)),
+    )
+
+
+class StateRow(NamedTuple):
+    """One recorded value then → now."""
+
+    label: str
+    before: str
+    after: str
+    changed: bool
+
+
+class ToolRow(NamedTuple):
+    """One tool called on either side: what each side did with it."""
+
+    tool: str
+    required: bool
+    before: tuple[Badge, ...]
+    after: tuple[Badge, ...]
+    changed: bool
+
+
+class AnswerSide(NamedTuple):
+    """One side's answer: which run and trial it is from, and its text as chunks of HTML."""
+
+    title: str
+    source: str
+    chunks: tuple[Chunk, ...]
+    missing: str | None  # why there is no answer to show
+    note: str | None  # the answer was cut to the page's budget
+    legend: str
+
+
+class ComparisonView(NamedTuple):
+    """The comparison section, or the one line saying why there is none to show."""
+
+    state: str  # COMPARED, UNCHANGED, NO_EVIDENCE or UNREADABLE
+    message: str
+    shown: str | None  # which trials the answers are from
+    states: tuple[StateRow, ...]
+    tools: tuple[ToolRow, ...]
+    tools_note: str
+    answers: tuple[AnswerSide, AnswerSide] | None  # None: the answers are the same
+    diff_note: str | None
+    command: str | None = None  # the command that would make the comparison possible
+    answers_title: str = "Answers"
+
+
+def trace_changed(behaviour: Behaviour, before: Evidence, after: Evidence) -> bool:
+    """Whether the trace differs from the baseline's: by digest (`traceChanged`), or, with a digest unknown on one
+    side, when both sides record an answer (the comparison then shows what it can)."""
+    if behaviour.traceChanged is not None:
+        return behaviour.traceChanged
+    return before.answer is not None and after.answer is not None
+
+
+def comparison_view(
+    case: Case,
+    baseline: CaseResult,
+    result: CaseResult,
+    change: CaseChange | None,
+    config: SuiteConfig,
+    found: Mapping[str, FoundPhrases] | None = None,
+) -> ComparisonView:
+    """The comparison of a case with its baseline entry (the case is in both reports); `found`: the phrases
+    already found in some answers (found_phrases), by answer."""
+    if baseline.evidence is None:
+        return _line(NO_EVIDENCE, NO_EVIDENCE_TEXT)._replace(command=REGENERATE)
+    assert result.evidence is not None, "a report made now records the evidence"
+    if result.evidence.answer is None and result.evidence.traceDigest is None:
+        return _line(UNREADABLE, "The trace could not be read now, so there is no answer to compare.")
+    behaviour = change.behaviour if change is not None else compare_behaviour(baseline, result)
+    if not trace_changed(behaviour, baseline.evidence, result.evidence):
+        if baseline.status != result.status or (change is not None and change.change in (REGRESSED, FIXED)):
+            return _line(UNCHANGED, "The trace is unchanged since the baseline: the case or the rules changed.")
+        return _line(UNCHANGED, "The trace is unchanged since the baseline.")
+    # The trials compare/behaviour.shown_evidence compares (so the answer's "% changed" is of these two): for a
+    # case with trials that passed and fails now, the baseline's first passing trial and the first failing one now.
+    regressed = bool(baseline.trialResults and result.trialResults and baseline.passed and not result.passed)
+    b_number, b_trial = _shown(baseline, passed=True if regressed else None)
+    c_number, c_trial = _shown(result, passed=False if regressed else None)
+    b_evidence = b_trial.evidence if b_trial is not None and b_trial.evidence is not None else baseline.evidence
+    c_evidence = c_trial.evidence if c_trial is not None and c_trial.evidence is not None else result.evidence
+    answers, diff_note = _answers(case, config, b_evidence, c_evidence, b_number, c_number, found or {})
+    similarity = behaviour.answerSimilarity
+    tools, tools_note = _tools(case, baseline, result)
+    return ComparisonView(
+        state=COMPARED,
+        message="The trace changed since the baseline. What the agent did then and now:",
+        shown=_shown_text(baseline, result, b_number, c_number, regressed),
+        states=_states(b_trial or baseline, c_trial or result, b_evidence, c_evidence, config),
+        tools=tools,
+        tools_note=tools_note,
+        answers=answers,
+        diff_note=diff_note,
+        answers_title="Answers" if similarity is None or answers is None else f"Answers · {percent_changed(similarity)} % changed",
+    )
+
+
+def _line(state: str, message: str) -> ComparisonView:
+    return ComparisonView(state, message, None, (), (), "", None, None)
+
+
+def _shown(result: CaseResult, *, passed: bool | None) -> tuple[int | None, TrialResult | None]:
+    """The trial a side shows (number from 1, and its result): the first that passed or failed as `passed` says
+    (None: the first trial); (None, None) without trials."""
+    trials = result.trialResults
+    if not trials:
+        return None, None
+    wanted = [number for number, trial in enumerate(trials, 1) if passed is None or trial.passed == passed]
+    number = wanted[0] if wanted else 1
+    return number, trials[number - 1]
+
+
+def _shown_text(baseline: CaseResult, result: CaseResult, before: int | None, after: int | None, regressed: bool) -> str | None:
+    if before is None and after is None:
+        return None
+    then = f"the baseline's trial {before} of {baseline.trials}" if before else "the baseline's one trace"
+    now = f"trial {after} of {result.trials} now" if after else "the one trace now"
+    why = " (the baseline's first passing trial, the first failing trial now)" if regressed else ""
+    return f"The answers and states shown are from {then} and {now}{why}."
+
+
+def _states(
+    before: CaseResult | TrialResult, after: CaseResult | TrialResult, b: Evidence, c: Evidence, config: SuiteConfig
+) -> tuple[StateRow, ...]:
+    pairs = (
+        ("Status", before.status.replace("_", " "), after.status.replace("_", " ")),
+        ("Verdict", before.verdict or "no verdict", after.verdict or "no verdict"),
+        ("Gatekeeper status", b.gatekeeperStatus or "not recorded", c.gatekeeperStatus or "not recorded"),
+        ("Composer mode", b.composerMode or "not recorded", c.composerMode or "not recorded"),
+    )
+    return tuple(StateRow(label, fmt.shorten(x), fmt.shorten(y), x != y) for label, x, y in pairs)
+
+
+# --- the tool table ------------------------------------------------------------------------------------
+
+
+def _tool_states(calls: Sequence[ToolCall]) -> dict[str, str]:
+    """What one trace did with each tool it called: "called" (some call did not fail) or "failed" (every call
+    failed); a tool not in it was not called."""
+    states: dict[str, str] = {}
+    for call in calls:
+        if states.get(call.toolName) != "called":
+            states[call.toolName] = "failed" if call.success is False else "called"
+    return states
+
+
+def _side_calls(result: CaseResult) -> list[dict[str, str]]:
+    """Each trial's tool states (one entry for a single trace); empty when the report records none."""
+    if result.trialResults:
+        return [_tool_states(trial.evidence.toolCalls) for trial in result.trialResults if trial.evidence is not None]
+    return [_tool_states(result.evidence.toolCalls)] if result.evidence is not None else []
+
+
+_SINGLE = {
+    "called": (mark_yes("called"),),
+    "failed": (mark_no("failed", "every call of it failed"),),
+    "none": (mark_na("not called"),),
+}
+
+
+def _tool_badges(traces: list[dict[str, str]], tool: str) -> tuple[Badge, ...]:
+    states = [trace.get(tool, "none") for trace in traces]
+    if len(traces) == 1:
+        return _SINGLE[states[0]]
+    called, failed = states.count("called"), states.count("failed")
+    badges = []
+    if called:
+        badges.append(mark_yes(f"called {called}/{len(traces)}", "trials in which it was called"))
+    if failed:
+        badges.append(mark_no(f"failed {failed}/{len(traces)}", "trials in which every call of it failed"))
+    return tuple(badges) or (mark_na(f"not called 0/{len(traces)}", "trials in which it was called"),)
+
+
+def _tools(case: Case, baseline: CaseResult, result: CaseResult) -> tuple[tuple[ToolRow, ...], str]:
+    before, after = _side_calls(baseline), _side_calls(result)
+    names = list(dict.fromkeys(case.requiredEvidenceTools))
+    for traces in (before, after):
+        names.extend(name for states in traces for name in states)
+    names = list(dict.fromkeys(names))
+    required = set(case.requiredEvidenceTools)
+    rows = []
+    for name in names[:200]:
+        then, now = _tool_badges(before, name), _tool_badges(after, name)
+        rows.append(ToolRow(fmt.shorten(name), name in required, then, now, then != now))
+    unit = "trials" if len(before) > 1 or len(after) > 1 else "the trace"
+    note = f"Each tool called on either side and each required tool; counted over {unit}."
+    if len(names) > 200:
+        note += f" The first 200 of {len(names):,} tools are listed."
+    return tuple(rows), note
+
+
+# --- the answers -----------------------------------------------------------------------------------------
+
+
+def _answers(
+    case: Case,
+    config: SuiteConfig,
+    b: Evidence,
+    c: Evidence,
+    b_trial: int | None,
+    c_trial: int | None,
+    found: Mapping[str, FoundPhrases],
+) -> tuple[tuple[AnswerSide, AnswerSide] | None, str | None]:
+    if b.answer is not None and b.answer == c.answer:
+        return None, "The answers are the same."
+    # The whole answers are diffed (their common start and end cost next to nothing), then each side is cut to
+    # the page's budget: cutting first would make two long answers that differ in one place differ at the end.
+    diff = diff_text(b.answer or "", c.answer or "")
+    sides = []
+    for title, trial, evidence, side in (("Baseline", b_trial, b, REMOVED), ("Now", c_trial, c, ADDED)):
+        clipped = clip(side_text(diff.runs, side), TEXT_LIMIT)
+        spans = cut_spans(side_spans(diff.runs, side), len(clipped.text))
+        phrases = found.get(clipped.text) or found_phrases(case, clipped.text, config)
+        missing = None
+        if evidence.answer is None:
+            missing = "The trace could not be read, so it has no answer."
+        elif not evidence.answer.strip():
+            missing = "The trace has no answer."
+        note = clipped.note
+        sides.append(
+            AnswerSide(
+                title=title,
+                source=f"trial {trial}" if trial else "",
+                chunks=side_chunks(clipped.text, spans, side, phrases.highlights) if missing is None else (),
+                missing=missing,
+                note=note,
+                legend=_legend(case, phrases),
+            )
+        )
+    return (sides[0], sides[1]), _DIFF_NOTES.get(diff.mode)
+
+
+def _legend(case: Case, phrases: FoundPhrases) -> str:
+    text = f"{len(phrases.matched)} of {len(case.expectedRootCauseKeywords)} expected keywords"
+    if phrases.forbidden or phrases.markers:
+        text += f"; {fmt.plural(len(phrases.forbidden) + len(phrases.markers), 'forbidden phrase')}"
+    return text

@@ -1,0 +1,584 @@
+"""`sitegen build`: evaluate, compare with the baseline, record the run, write the static site (README.md, "What
+it does"; docs/architecture.md walks through the steps, docs/big-suites.md through rebuilds and workers).
+
+build_site is the whole build, one step after another, each handing its values to the next. First every input
+is read and checked (bad input raises before anything is written). Then, in a temporary sibling of --out
+(site/staging.py): the assets; the case pages, each case's trace read once to decide whether its page changed and,
+if it did, to evaluate the case and render the page (in worker processes for big suites, site/workers.py); the
+run's data (report, diff, history); the pages that show the whole run. Last the folder is swapped in whole,
+so a failure or a kill leaves the previous site as it was. The same inputs, SOURCE_DATE_EPOCH and run id give
+a byte-identical site.
+
+Case pages depend only on their case, its trace, its baseline entry and its neighbours; what changes with
+every run (the pass/fail history) lives in one shared file, assets/history-data.js. So a rebuild takes every
+page whose inputs did not change from the previous site, as recorded in its status file (site/incremental.py),
+and the output is the same as a full build's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import chain
+from pathlib import Path
+from typing import NamedTuple
+
+from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
+from sitegen.compare.diff_markdown import diff_markdown
+from sitegen.compare.diff_report import (
+    CaseComparison,
+    DiffReport,
+    check_comparable,
+    compare_reports,
+    diff_json,
+    incomparable,
+)
+from sitegen.defaults import (
+    CASE_PAGE_MODES,
+    DEFAULT_BASELINE,
+    DEFAULT_CASE_PAGES,
+    DEFAULT_CASES,
+    DEFAULT_FIXTURES,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_OUT,
+    INDEX_PAGE_ROWS,
+    LIST_POOL_MIN_PAGES,
+)
+from sitegen.errors import UsageError
+from sitegen.history.runs import (
+    Run,
+    build_time,
+    check_history_limit,
+    default_run_id,
+    flaky_cases,
+    git_commit,
+    history_json,
+    iso_utc,
+    load_history,
+    new_run,
+    pass_strip,
+    record_run,
+)
+from sitegen.history.since import FailingSince, failing_since_all
+from sitegen.plumbing.gcpause import cycle_collection_paused
+from sitegen.plumbing.progress import Progress
+from sitegen.report.failures_by_rule import RuleCount, failures_by_rule
+from sitegen.report.results import (
+    CaseResult,
+    Report,
+    build_report,
+    read_report,
+    report_json,
+    report_json_bytes,
+    report_markdown,
+)
+from sitegen.site import incremental
+from sitegen.site.case_jobs import PageContext, PageReused, build_cases, take_unchanged
+from sitegen.site.faults import STAGED, kill_point
+from sitegen.site.html import render, urls
+from sitegen.site.html.render import (
+    PLOTLY_LICENCE,
+    asset_bytes,
+    content_hashed_name,
+    environment,
+    markdown_parser,
+    page_bytes,
+    plotly_bundle,
+    plotly_style_guards,
+    script_file,
+)
+from sitegen.site.incremental import (
+    STATUS_FILE,
+    BuildStatus,
+    CaseRecord,
+    PageRecord,
+    baseline_seal,
+    build_settings,
+    case_file_seal,
+    read_status,
+    report_seal,
+    status_file_bytes,
+)
+from sitegen.site.list_jobs import ListPages, page_numbers, write_list_page
+from sitegen.site.pages import SiteInfo, build_diff_page, build_history_page, history_data, page_context
+from sitegen.site.pages.search import search_text_data
+from sitegen.site.sitesize import bytes_outside, size_warning
+from sitegen.site.staging import SiteWriter, check_out_apart, check_out_folder, recover_moved_site, staging_folder
+from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
+from sitegen.site.workers import Tasks, run_batches, run_tasks, start_method, worker_count
+from sitegen.slugs import assign_slugs
+from sitegen.suite.casefile import CaseList, read_case_list
+from sitegen.suite.config import SuiteConfig, config_for
+from sitegen.suite.loading import check_fixtures_folder, read_input
+from sitegen.suite.validate import verdict_warnings
+
+HISTORY_FILE = urls.HISTORY_JSON
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything `sitegen build` can be told; the CLI fills it from its options."""
+
+    cases: Path = DEFAULT_CASES
+    fixtures: Path = DEFAULT_FIXTURES
+    config: Path | None = None
+    baseline: Path | None = None
+    out: Path = DEFAULT_OUT
+    history: Path | str | None = None  # a file or an http(s) URL, only ever read
+    history_optional: bool = False  # a missing --history source starts a new history (with a warning)
+    run_id: str | None = None
+    run_label: str | None = None
+    history_limit: int = DEFAULT_HISTORY_LIMIT
+    fail_on_regression: bool = False
+    cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
+    workers: int | None = None  # processes for case pages (default: one per core for big suites)
+    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
+    index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
+    cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
+    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page of their own (defaults.CASE_PAGE_MODES)
+
+
+@dataclass
+class BuildResult:
+    """What a build produced."""
+
+    report: Report
+    diff: DiffReport | None
+    out: Path
+    run: Run
+    runs: list[Run]
+    case_pages: int
+    baseline: Path | None
+    fail_on_regression: bool = False
+    reused_pages: int = 0  # case pages taken unchanged from the previous site
+    warnings: tuple[str, ...] = ()  # said to the user, e.g. a missing optional --history
+    site_bytes: int = 0  # the size of the site written, every file in --out (the JUnit file aside)
+    by_rule: tuple[RuleCount, ...] = ()  # the cases failing each rule code, now and in the baseline
+
+    @property
+    def exit_code(self) -> int:
+        """1 when --fail-on-regression was given and the diff has a regression, else 0."""
+        return 1 if self.fail_on_regression and self.diff is not None and self.diff.hasRegression else 0
+
+
+class Assets(NamedTuple):
+    """The site's own files (stylesheet, script, icon, plotly.js and its licence) by their path in the site, and their names."""
+
+    files: tuple[tuple[str, bytes], ...]
+    info: SiteInfo
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Step 1: every input, read and checked, and what the previous build recorded."""
+
+    options: BuildOptions
+    cases: CaseList
+    config: SuiteConfig
+    baseline: Report | None
+    baseline_path: Path | None
+    history: list[Run]
+    warnings: tuple[str, ...]
+    moment: datetime
+    commit: str | None
+    assets: Assets
+    previous: BuildStatus  # the previous site's records that this build may reuse (none: a full build)
+    status: BuildStatus  # what this build records: its settings and the seals of what it validated
+
+
+class CasePages(NamedTuple):
+    """Step 2: every case's page written, and its record (result, report texts, page key) by case id."""
+
+    records: dict[str, CaseRecord]
+    results: list[CaseResult]  # in case-file order
+    reused: int  # pages taken unchanged from the previous site
+    compared: dict[str, CaseComparison]  # the rendered cases against their baseline entries, by case id
+    files: int = 0  # bytes of the cases folder: every case page and raw trace
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """Step 3: all the data the pages of the whole run show."""
+
+    report: Report
+    report_bytes: bytes  # report.json's bytes (report.report_json_bytes)
+    report_exact: bool  # False: a result's lone surrogate is U+FFFD in them (the status then keeps its text)
+    diff: DiffReport | None
+    run: Run
+    runs: list[Run]
+    slugs: dict[str, str]  # what each case links to on the other pages (case_links)
+    strips: dict[str, str]
+    flaky: set[str]
+    by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
+    since: dict[str, FailingSince]  # each failing case's streak of failures (history/since.py)
+
+
+# Step 1: read and check every input
+
+
+def read_inputs(options: BuildOptions) -> Inputs:
+    """Read and validate cases, config, baseline and history; raise BadInput/UsageError before any write."""
+    check_history_limit(options.history_limit)
+    if options.index_page_rows < 1:
+        raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
+    if options.case_pages not in CASE_PAGE_MODES:
+        raise UsageError(f"--case-pages must be one of {', '.join(CASE_PAGE_MODES)}, got {options.case_pages!r}")
+    if options.run_id is not None and not options.run_id.strip():
+        raise UsageError("--run-id must not be empty")
+    check_out_folder(options.out)
+    check_fixtures_folder(options.fixtures)
+    check_out_apart(options.out, options.fixtures, options.cases)
+    config = config_for(options.config)
+    baseline_path = options.baseline
+    if baseline_path is None and DEFAULT_BASELINE.is_file():
+        baseline_path = DEFAULT_BASELINE
+    code = incremental.code_fingerprint()
+    assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
+    case_file = read_input(options.cases, "case file", decoded=False)  # its text only if it is validated
+    cases_sealed = case_file_seal(case_file.data, code)
+    cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
+    baseline, baseline_sealed = None, ""
+    warnings = [w for raw in cases.raw for w in verdict_warnings(raw["id"], raw, config)]
+    if baseline_path is not None:
+        baseline_file = read_input(baseline_path, "report", decoded=False)
+        baseline_sealed = baseline_seal(baseline_file.data, code)
+        # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
+        known = previous.validated_baseline == baseline_sealed
+        baseline = read_report(baseline_path, baseline_file.data if known else baseline_file.text, checked=known)
+        if options.baseline is not None:
+            check_comparable(baseline, set(cases.ids), baseline_path)
+        elif (problem := incomparable(baseline, set(cases.ids))) is not None:
+            # The default baseline belongs to the shipped suite; another suite built here is simply not compared.
+            warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")
+            baseline, baseline_path, baseline_sealed = None, None, ""
+            assets, settings, previous = _site_settings(options, config, code, has_baseline=False)
+    history = load_history(options.history, options.out / HISTORY_FILE, optional=options.history_optional)
+    return Inputs(
+        options=options,
+        cases=cases,
+        config=config,
+        baseline=baseline,
+        baseline_path=baseline_path,
+        history=history.runs,
+        warnings=(*warnings, *history.warnings),
+        moment=build_time(),
+        commit=git_commit(options.cwd),
+        assets=assets,
+        previous=previous,
+        status=BuildStatus(settings, validated_cases=cases_sealed, validated_baseline=baseline_sealed),
+    )
+
+
+def _site_settings(
+    options: BuildOptions, config: SuiteConfig, code: str, has_baseline: bool
+) -> tuple[Assets, str, BuildStatus]:
+    """The site's own files, the settings every page depends on besides its own inputs (another value means
+    every page is rendered), and what the previous build with these settings recorded."""
+    assets = read_assets(
+        config, has_baseline=has_baseline, index_page_rows=options.index_page_rows,
+        every_case_page=options.case_pages == DEFAULT_CASE_PAGES,
+    )
+    settings = build_settings(code, repr(assets.info), config, options.fixtures, options.case_pages)
+    return assets, settings, read_status(options.out, settings)
+
+
+def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, every_case_page: bool = True) -> Assets:
+    """The site's own files, named by their content, and the facts every page builder needs."""
+    css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
+    version, plotly = plotly_bundle()
+    names = (
+        content_hashed_name("site.css", css),
+        content_hashed_name("site.js", js),
+        content_hashed_name("favicon.svg", icon),
+        f"plotly-{version}.min.js",
+        f"plotly-{version}.LICENSE.txt",  # beside the bundle, as its banner says
+    )
+    info = SiteInfo(
+        stylesheet=names[0],
+        script=names[1],
+        icon=names[2],
+        plotly=names[3],
+        style_guards=plotly_style_guards(plotly),
+        has_baseline=has_baseline,
+        config=config,
+        index_page_rows=index_page_rows,
+        every_case_page=every_case_page,
+    )
+    contents = (css, js, icon, plotly, asset_bytes(PLOTLY_LICENCE))
+    return Assets(tuple((urls.asset(name), data) for name, data in zip(names, contents, strict=True)), info)
+
+
+# Step 2: the case pages
+
+
+def write_case_pages(
+    writer: SiteWriter, inputs: Inputs, slugs: dict[str, str], progress: Progress
+) -> CasePages:
+    """Take every unchanged case page from the previous site and render the others, in worker processes for big
+    suites; remember the digests of the traces read (site/tracecache.py)."""
+    cases, previous, options = inputs.cases, inputs.previous, inputs.options
+    ids = cases.ids
+    writer.folder(urls.CASES_FOLDER)
+    context = _page_context(writer, inputs, slugs)
+    environment().get_template("case.html")  # compiled once, before any worker is forked
+    if not previous.cases:
+        # Made once here, inherited by every worker. Not for a rebuild, which may render no page at all: there
+        # only a worker that renders one makes it (markdown-it takes a few dozen milliseconds to import).
+        markdown_parser()
+    progress.start("case pages", len(cases))
+    indices: Sequence[int] = range(len(cases))
+    checked: list[PageReused] = []
+    forks = start_method(options.start_method) == "fork"
+    if previous.cases and not forks:
+        # Spawned workers take a while to start and get the whole context pickled: on a rebuild, find the
+        # unchanged pages here first, and start workers only if enough pages are left to render.
+        indices, checked = _unchanged_first(indices, context, progress)
+    workers = worker_count(options.workers, len(indices))
+    records: dict[str, CaseRecord] = {}
+    compared: dict[str, CaseComparison] = {}
+    remember: dict[str, Remembered] = {}
+    reused = files = 0
+    with run_batches(build_cases, indices, context, workers, progress.advance, options.start_method) as jobs:
+        for done in chain(checked, jobs):
+            case_id = ids[done.position]
+            files += done.files
+            if done.remember is not None:
+                remember[cases.fixture(done.position)] = done.remember
+            if isinstance(done, PageReused):
+                records[case_id] = previous.cases[case_id]
+                reused += 1
+            else:
+                records[case_id] = done.record
+                if done.comparison is not None:
+                    compared[case_id] = done.comparison
+    progress.finish()
+    if any(context.remembered.get(name) != entry for name, entry in remember.items()):
+        # Not merely to forget a trace just changed: it is hashed anyway.
+        save_remembered(context.fixtures_root, remember)
+    return CasePages(records, [records[case_id].result for case_id in ids], reused, compared, files)
+
+
+def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
+    """What every case page job shares (inherited by forked workers, pickled once for each spawned one)."""
+    fixtures_root = inputs.options.fixtures.resolve()
+    baseline = inputs.baseline
+    return PageContext(
+        fixtures=inputs.options.fixtures,
+        fixtures_root=fixtures_root,
+        config=inputs.config,
+        site=inputs.assets.info,
+        cases=inputs.cases,
+        slugs=[slugs[case_id] for case_id in inputs.cases.ids],
+        baseline=baseline.by_id if baseline is not None else None,
+        settings=inputs.status.settings,
+        previous=inputs.previous,
+        # Only a rebuild looks digests up (a full build reads every trace anyway).
+        remembered=load_remembered(fixtures_root) if inputs.previous.cases else {},
+        writer=writer,
+        case_pages=inputs.options.case_pages,
+    )
+
+
+def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Progress) -> tuple[list[int], list[PageReused]]:
+    """The cases whose page is still to be rendered, and the pages taken unchanged from the previous site."""
+    pending, taken = [], []
+    for index in indices:
+        done = take_unchanged(index, context)
+        if done is None:
+            pending.append(index)
+        else:
+            taken.append(done)
+            progress.advance(1)
+    return pending, taken
+
+
+def case_links(slugs: dict[str, str], pages: CasePages) -> dict[str, str]:
+    """What each case's link on the other pages points at (urls.case_href): its page (its slug), or, for a case the
+    build wrote no page for (--case-pages), its raw trace (urls.raw_trace, by file name); not there when it has
+    neither (its trace could not be read)."""
+    links = {}
+    for case_id, slug in slugs.items():
+        record = pages.records[case_id]
+        if record.page:
+            links[case_id] = slug
+            continue
+        result = record.result
+        first = result.trialResults[0].failedChecks if result.trialResults else result.failedChecks
+        unread = any(parse_check(check).code in (FIXTURE_MISSING, FIXTURE_PATH_INVALID) for check in first)
+        if not unread:
+            links[case_id] = urls.raw_trace(slug, 1 if result.trialResults else None).split("/")[-1]
+    return links
+
+
+# Step 3: the run's data
+
+
+def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
+    """The report of the evaluated cases, its diff against the baseline, and the run recorded in the history."""
+    options = inputs.options
+    report = build_report(pages.results)
+    texts = [pages.records[case_id].report for case_id in inputs.cases.ids]
+    report_data, exact = report_json_bytes(report, texts)
+    tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
+    alpha = inputs.config.alpha
+    diff = None
+    if inputs.baseline is not None:
+        # The cases whose page was rendered were compared with their baseline entry then; the others are here.
+        diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha, compared=pages.compared)
+    # The id hashes report.json's text as it is; only a lone surrogate makes that other than the bytes written.
+    exact_text = report_data if exact else report_json(report, texts).encode("utf-8", "surrogatepass")
+    run_id = options.run_id or default_run_id(inputs.commit, exact_text)
+    label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
+    run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
+    runs = record_run(inputs.history, run, options.history_limit)
+    strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
+    flaky = flaky_cases(report.results, strips)
+    by_rule = failures_by_rule(report.results, None if inputs.baseline is None else inputs.baseline.results)
+    since = failing_since_all(runs, run, strips)
+    return Gathered(report, report_data, exact, diff, run, runs, slugs, strips, flaky, by_rule, since)
+
+
+# Step 4: the pages and files of the whole run
+
+
+def write_text(writer: SiteWriter, relative: str, text: str) -> None:
+    """Write a text file of the site (a page, a report) as UTF-8."""
+    writer.write(relative, page_bytes(text))
+
+
+def write_history_data(writer: SiteWriter, data: Gathered) -> None:
+    """assets/history-data.js: the runs and every case's pass/fail strip, which every case page reads."""
+    shared = history_data(data.runs, data.report, data.strips, data.flaky, data.since)
+    writer.write(urls.HISTORY_DATA, script_file("SITEGEN_HISTORY", shared))
+
+
+def write_search_text(writer: SiteWriter, inputs: Inputs, pages: CasePages) -> None:
+    """assets/search-text.js: every case's question and answer, which the index's search loads when first used."""
+    texts = ((case_id, pages.records[case_id].search) for case_id in inputs.cases.ids)
+    writer.write(urls.SEARCH_TEXT, script_file("SITEGEN_SEARCH_TEXT", search_text_data(texts)))
+
+
+def start_list_pages(
+    writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered
+) -> Tasks[tuple[str, PageRecord | None]]:
+    """Start on the index and the static pages 2, 3, … of a long case list: in worker processes when there are
+    several, which write them while this process writes the diff, the history and the reports."""
+    options = inputs.options
+    list_pages = ListPages(
+        site=inputs.assets.info,
+        report=data.report,
+        slugs=data.slugs,
+        runs=data.runs,
+        run=data.run,
+        flaky=data.flaky,
+        diff=data.diff,
+        by_rule=data.by_rule,
+        since=data.since,
+        settings=inputs.status.settings,
+        keys={case_id: record.key for case_id, record in pages.records.items()},
+        previous=inputs.previous.pages,
+        writer=writer,
+    )
+    numbers = page_numbers(list_pages)
+    # Spawned workers start too slowly (and get the run's data pickled) for a few dozen pages at most.
+    forks = start_method(options.start_method) == "fork"
+    workers = worker_count(options.workers, len(numbers), minimum=LIST_POOL_MIN_PAGES if forks else len(numbers) + 1)
+    return run_tasks(write_list_page, numbers, list_pages, workers, method=options.start_method)
+
+
+def write_diff(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
+    """diff.html, diff.json and diff.md, when there is a baseline."""
+    if data.diff is None or inputs.baseline is None:
+        return
+    page = build_diff_page(inputs.assets.info, data.diff, inputs.baseline, data.report, data.slugs)
+    write_text(writer, urls.DIFF, render.render_template("diff.html", page_context(page)))
+    write_text(writer, urls.DIFF_JSON, diff_json(data.diff))
+    write_text(writer, urls.DIFF_MD, diff_markdown(data.diff))
+
+
+def write_history(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
+    """history.html and history.json."""
+    page = build_history_page(inputs.assets.info, data.runs, data.run.runId, inputs.options.history_limit)
+    write_text(writer, urls.HISTORY, render.render_template("history.html", page_context(page)))
+    write_text(writer, HISTORY_FILE, history_json(data.runs))
+
+
+def write_reports(writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered) -> tuple[str, bool]:
+    """report.json, report.md and .nojekyll (GitHub Pages serves the files as they are). Returns report.json's
+    seal and whether it holds every result's text as it is (no lone surrogate replaced), for the status file."""
+    writer.write(urls.REPORT_JSON, data.report_bytes)
+    rows = [pages.records[case_id].markdown for case_id in inputs.cases.ids]
+    write_text(writer, urls.REPORT_MD, report_markdown(data.report, rows=rows))
+    writer.write(".nojekyll", b"")
+    return report_seal(data.report_bytes), data.report_exact
+
+
+def write_status(
+    writer: SiteWriter, inputs: Inputs, pages: CasePages, list_pages: dict[str, PageRecord], report: tuple[str, bool]
+) -> None:
+    """The build status file, for the next build to reuse what did not change (`report`: write_reports')."""
+    status = BuildStatus(
+        inputs.status.settings,
+        cases=pages.records,
+        pages=list_pages,
+        validated_cases=inputs.status.validated_cases,
+        validated_baseline=inputs.status.validated_baseline,
+    )
+    writer.write(STATUS_FILE, status_file_bytes(status, inputs.cases.ids, *report))
+
+
+# The build
+
+
+def build_site(options: BuildOptions, progress: Progress | None = None) -> BuildResult:
+    """Run the whole build; raises BadInput/UsageError (nothing written) on bad input.
+
+    `progress` hears of each step as it begins (Progress.step) and of the case pages as they are done.
+    """
+    progress = progress or Progress()
+    with cycle_collection_paused():
+        recover_moved_site(options.out)
+        progress.step("inputs")
+        inputs = read_inputs(options)
+        slugs = assign_slugs(inputs.cases.ids)
+        with staging_folder(options.out) as stage:
+            writer = SiteWriter(stage, options.out)
+            progress.step("assets")
+            writer.folder("assets")
+            for relative, content in inputs.assets.files:
+                writer.write_or_take(relative, content)  # 1.1 MB of plotly.js not written again on every rebuild
+            progress.step("case pages")
+            pages = write_case_pages(writer, inputs, slugs, progress)
+            progress.step("run data")
+            data = gather(inputs, pages, case_links(slugs, pages))
+            write_history_data(writer, data)
+            write_search_text(writer, inputs, pages)
+            progress.step("case list")
+            with start_list_pages(writer, inputs, pages, data) as list_pages:
+                progress.step("diff")
+                write_diff(writer, inputs, data)
+                progress.step("history")
+                write_history(writer, inputs, data)
+                progress.step("reports")
+                report = write_reports(writer, inputs, pages, data)
+                written = {name: record for name, record in list_pages if record is not None}
+            progress.step("status")
+            write_status(writer, inputs, pages, written, report)
+            site_bytes = pages.files + bytes_outside(str(stage), urls.CASES_FOLDER)
+            kill_point(STAGED)  # test-only fault injection (site/faults.py)
+        progress.step("swapped in")
+    return BuildResult(
+        report=data.report,
+        diff=data.diff,
+        out=options.out,
+        run=data.run,
+        runs=data.runs,
+        case_pages=sum(1 for record in pages.records.values() if record.page),
+        reused_pages=pages.reused,
+        baseline=inputs.baseline_path,
+        fail_on_regression=options.fail_on_regression,
+        warnings=tuple(w for w in (*inputs.warnings, size_warning(site_bytes, options.case_pages)) if w),
+        by_rule=data.by_rule,
+        site_bytes=site_bytes,
+    )

@@ -1,0 +1,1 @@
+"""`sitegen serve`: the local preview server and its live reload."""

@@ -1,0 +1,130 @@
+"""The suite's known values (`[suite]` of eval/sitegen.toml, which may override them without code changes) and the
+diff's `[diff]` settings, read and checked (eval/README.md). Every other default is defaults.py's."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic_core import ErrorDetails
+
+from sitegen.defaults import (
+    DEFAULT_ALPHA,
+    DEFAULT_CONFIG_PATH,
+    DEFAULT_COST_TOLERANCE,
+    DEFAULT_TRIAL_POLICY,
+    TrialPolicy,
+)
+from sitegen.errors import BadInput
+from sitegen.plumbing.jsonread import describe_error, format_loc
+
+_LIST = "a non-empty list of non-empty strings"
+_STRING = "a non-empty string"
+_Text = Annotated[str, StringConstraints(min_length=1), Field(description=_STRING)]
+_Texts = Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1, description=_LIST)]
+
+
+class SuiteConfig(BaseModel):
+    """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff]` settings."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdicts: _Texts = ("PASS", "LOW_CONFID", "REJECT")
+    claim_verifications: _Texts = ("SUPPORTED", "PARTIALLY_SUPPORTED", "UNSUPPORTED", "CONTRADICTED", "INSUFFICIENT_EVIDENCE")
+    raw_executor_markers: _Texts = ("executor_evidence_v2", "answer_version", "evidence_bindings", "claim_id")
+    degraded_answer_markers: _Texts = ("证据不足",)
+    composer_modes: _Texts = ("parsed", "fallback", "degraded")
+    reject_verdict: _Text = "REJECT"
+    pass_verdict: _Text = "PASS"
+    trialPolicy: Annotated[TrialPolicy, Field(description='one of "all", "majority", "any"')] = DEFAULT_TRIAL_POLICY
+    # `[diff] costTolerance` (set in its own table, see DiffSettings): the relative change of a paired cost
+    # average that counts (compare/diff_report.py).
+    cost_tolerance: float = DEFAULT_COST_TOLERANCE
+    # `[diff] alpha` (see DiffSettings): the significance level of a trial pass rate's change (compare/diff_report.py).
+    alpha: float = DEFAULT_ALPHA
+
+    def fingerprint(self) -> str:
+        """A stable text form, used to hash the configuration into build status."""
+        return ";".join(f"{name}={getattr(self, name)!r}" for name in type(self).model_fields)
+
+
+class DiffSettings(BaseModel):
+    """`[diff]` of the config file: how the baseline diff decides a cost regression and a trial pass rate's change."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    costTolerance: Annotated[
+        float, Field(ge=0, allow_inf_nan=False, strict=True, description="a number ≥ 0 (a ratio such as 0.1)")
+    ] = DEFAULT_COST_TOLERANCE
+    alpha: Annotated[
+        float, Field(gt=0, lt=1, allow_inf_nan=False, strict=True, description="a number between 0 and 1 (such as 0.05)")
+    ] = DEFAULT_ALPHA
+
+
+_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in ("cost_tolerance", "alpha"))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The tables of a TOML config file; BadInput naming the file when it is not UTF-8 TOML."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadInput(path, f"not UTF-8 text (byte {exc.start}): expected a UTF-8 TOML file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInput(path, f"invalid TOML: {exc}") from None
+
+
+def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
+    """Read `[suite]` and `[diff]` from a TOML file; a missing default file means built-in defaults."""
+    if path is None:
+        return SuiteConfig()
+    if not path.is_file():
+        if explicit:
+            raise BadInput(path, "config file not found (expected a TOML file with a [suite] table)")
+        return SuiteConfig()
+    data = read_toml(path)
+    suite = data.get("suite", {})
+    if not isinstance(suite, dict):
+        raise BadInput(path, "expected [suite] to be a table")
+    diff = data.get("diff", {})
+    if not isinstance(diff, dict):
+        raise BadInput(path, "expected [diff] to be a table")
+    unknown = next((key for key in suite if key not in _SUITE_KEYS), None)
+    if unknown is not None:
+        raise BadInput(path, f"unknown setting (expected one of: {', '.join(sorted(_SUITE_KEYS))})", where=f"suite.{unknown}")
+    try:
+        settings = DiffSettings.model_validate(diff)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadInput(path, _diff_problem(first), where=format_loc(("diff", *first["loc"]))) from None
+    try:
+        return SuiteConfig.model_validate({**suite, "cost_tolerance": settings.costTolerance, "alpha": settings.alpha})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None
+
+
+def _diff_problem(error: ErrorDetails) -> str:
+    """What is wrong with a `[diff]` setting."""
+    if error["type"] == "extra_forbidden":
+        return f"unknown setting (expected one of: {', '.join(DiffSettings.model_fields)})"
+    value = error.get("input")
+    got = "" if isinstance(value, dict) else f", got {value!r}"
+    return f"expected {DiffSettings.model_fields[str(error['loc'][0])].description}{got}"
+
+
+def config_for(path: Path | None) -> SuiteConfig:
+    """The config a command uses: the file it was given (which must exist), else the default file if present."""
+    return load_config(path, explicit=True) if path is not None else load_config(DEFAULT_CONFIG_PATH)
+
+
+def _problem(error: ErrorDetails) -> str:
+    """What is wrong with one setting: an unknown key, or what its value should have been."""
+    loc = error["loc"]
+    if error["type"] == "extra_forbidden":
+        return f"unknown setting (expected one of: {', '.join(sorted(_SUITE_KEYS))})"
+    if len(loc) == 1:  # the value as a whole (not one item of a list) is not what the setting takes
+        return f"expected {SuiteConfig.model_fields[str(loc[0])].description}"
+    return describe_error(error)

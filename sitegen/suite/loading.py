@@ -1,0 +1,414 @@
+"""Reading the case file and trace fixtures, with validation and precise error messages."""
+
+from __future__ import annotations
+
+import difflib
+import errno
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, NamedTuple
+
+from pydantic import ValidationError
+
+from sitegen.checks import FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
+from sitegen.errors import BadInput
+from sitegen.plumbing.digests import from_hexdigest
+from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
+from sitegen.suite.models import Case, Trace
+
+
+class InputFile:
+    """A required input file as read: its bytes, and the text they are (decoded when first asked for).
+
+    A build parses an input it validated before from its bytes (the seals of site/incremental.py), so the
+    text of a big case file or baseline is not decoded there at all.
+    """
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        self._text: str | None = None
+
+    def decode(self) -> str:
+        """The file's text, decoded once; BadInput (with line and column) when it is not UTF-8."""
+        if self._text is None:
+            text = decode_utf8(self.data)
+            if isinstance(text, TextProblem):
+                raise BadInput(self.path, text.problem, where=text.where)
+            self._text = text
+        return self._text
+
+    text = property(decode)
+
+
+def read_input(path: Path, what: str, *, decoded: bool = True) -> InputFile:
+    """Read a required UTF-8 input file, or raise BadInput naming it: when it is not UTF-8 too, unless
+    `decoded` is False (for a caller that may need only the bytes: its text is checked when asked for)."""
+    if not path.exists():
+        raise BadInput(path, f"{what} not found")
+    if path.is_dir():
+        raise BadInput(path, f"is a directory (expected the {what})")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(path, f"cannot read the {what}: {exc.strerror}") from None
+    found = InputFile(path, data)
+    if decoded:
+        found.decode()
+    return found
+
+
+def check_fixtures_folder(path: Path) -> None:
+    """Raise BadInput unless `path` is a folder: a misspelt --fixtures must stop the command, not fail every case
+    with fixture_missing."""
+    if not path.exists():
+        raise BadInput(path, "fixtures folder not found (expected the folder the cases' traceFixture paths are relative to)")
+    if not path.is_dir():
+        raise BadInput(path, "is not a folder (expected the fixtures folder)")
+
+
+def load_json_file(path: Path, what: str, text: str | None = None, expected: str = "a JSON document") -> Any:
+    """Read and parse a required JSON input, raising BadInput with line and column (`text`: already read)."""
+    text = read_input(path, what).text if text is None else text
+    if not text.strip():
+        raise BadInput(path, f"the {what} is empty (expected {expected})")
+    value = parse_json_text(text, strict_keys=True)
+    if isinstance(value, TextProblem):
+        raise BadInput(path, value.problem, where=value.where)
+    return value
+
+
+class CaseFile(NamedTuple):
+    """The case file parsed once: each case as written (what page keys and a recording's copy take) and validated."""
+
+    raw: list[dict[str, Any]]
+    cases: list[Case]
+
+
+def load_cases(path: Path, text: str | None = None) -> list[Case]:
+    """Load and validate the case file: a non-empty JSON array of cases with unique ids (`text`: already read)."""
+    return load_case_file(path, text).cases
+
+
+def load_case_file(path: Path, text: str | None = None) -> CaseFile:
+    """The case file parsed and validated, each case also as parsed (`text`: already read)."""
+    data = load_json_file(path, "case file", text, expected="a JSON array of cases")
+    if not isinstance(data, list):
+        raise BadInput(path, f"expected a JSON array of cases, got {_json_kind(data)}")
+    if not data:
+        raise BadInput(path, "expected at least one case, got an empty array")
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(data):
+        label = _case_label(item, index)
+        if not isinstance(item, dict):
+            raise BadInput(path, f"expected an object, got {_json_kind(item)}", where=label)
+        try:
+            case = Case.model_validate(item)
+        except ValidationError as exc:
+            field, problem = _case_problem(exc.errors())
+            raise BadInput(path, problem, where=f"{label}, field {field!r}") from None
+        if case.id in seen:
+            raise BadInput(
+                path, f"duplicate id (already used by case #{seen[case.id] + 1}): expected unique ids", where=f"{label}, field 'id'"
+            )
+        seen[case.id] = index
+        cases.append(case)
+    return CaseFile(data, cases)
+
+
+def case_lines(path: Path) -> dict[str, int]:
+    """Case id → the line on which the case's object starts in the case file (1-based), for tools that point at it.
+
+    The file was read and validated moments before (every command reads the cases first); it is read again only
+    when a line is wanted (JUnit), and the positions are the JSON parser's own: each item of the top-level array
+    is decoded in turn from where the previous one ended. An item without a string id is left out.
+    """
+    text = read_input(path, "case file").text
+    decoder = json.JSONDecoder(parse_int=parse_int)
+    lines: dict[str, int] = {}
+    offset, line, start = _skip_json_space(text, 0), 1, 0
+    if text[offset : offset + 1] != "[":
+        return lines
+    offset = _skip_json_space(text, offset + 1)
+    while offset < len(text) and text[offset] != "]":
+        line += text.count("\n", start, offset)
+        start = offset
+        try:
+            item, offset = decoder.raw_decode(text, offset)
+        except (ValueError, RecursionError):  # changed since it was validated: the cases before keep their lines
+            break
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            lines.setdefault(item["id"], line)
+        offset = _skip_json_space(text, offset)
+        if text[offset : offset + 1] == ",":
+            offset = _skip_json_space(text, offset + 1)
+    return lines
+
+
+def _skip_json_space(text: str, offset: int) -> int:
+    """The offset of the first character at or after `offset` that is not JSON whitespace."""
+    while offset < len(text) and text[offset] in " \t\n\r":
+        offset += 1
+    return offset
+
+
+def _case_problem(errors: Sequence[Any]) -> tuple[str, str]:
+    """The field and the message for a case that failed validation: an unknown field first (most likely a typo)."""
+    first = min(errors, key=lambda error: error["type"] != "extra_forbidden")
+    field = format_loc(first["loc"])
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    if first["type"] == "extra_forbidden":
+        return field, f"{_unknown_field_problem(field)}{more}"
+    return field, f"{describe_error(first)}{more}"
+
+
+def _unknown_field_problem(name: str) -> str:
+    """Why a case field name is refused, with the closest defined field when one is close enough."""
+    defined = {field.casefold(): field for field in Case.model_fields}
+    close = difflib.get_close_matches(name.casefold(), list(defined), n=1, cutoff=0.6)
+    annotation = "free annotations start with `_` or `x-`"
+    if close:
+        return f"unknown field: did you mean `{defined[close[0]]}`? ({annotation})"
+    return f"unknown field: expected one of {', '.join(Case.model_fields)} ({annotation})"
+
+
+def _case_label(item: Any, index: int) -> str:
+    if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
+        return f"case {json.dumps(item['id'], ensure_ascii=False)} (#{index + 1})"
+    return f"case #{index + 1}"
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+@dataclass(frozen=True)
+class FixtureProblem:
+    """Why a case's trace could not be used; becomes that case's only failed check."""
+
+    code: str
+    message: str
+
+    def as_check(self) -> str:
+        """The `"<code>: <message>"` form of a failed check."""
+        return format_check(self.code, self.message)
+
+
+@dataclass(frozen=True)
+class LoadedTrace:
+    """A trace that parsed and has the expected shape."""
+
+    path: Path
+    trace: Trace
+    raw: Any
+    size: int
+    text: str | None = None  # the file's text as read (None when the trace did not come from a file)
+    digest: str | None = None  # plumbing.digests.short_digest of the file's bytes (None when it did not come from a file)
+
+
+def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Path | FixtureProblem:
+    """Where a `traceFixture` points, or why it may not be read (absolute, outside, via symlink).
+
+    `root` is `fixtures_dir.resolve()` when the caller resolved it already (once for a whole suite).
+    """
+    if plain_fixture_name(name):
+        # A plain file name (no separator, drive or NUL) is neither absolute nor outside the folder unless it is
+        # a link: one lstat instead of resolving every path component, as most suites' fixtures are named.
+        root = fixtures_dir.resolve() if root is None else root
+        target = root / name
+        if not os.path.islink(target):
+            return target
+    if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is absolute: expected a path relative to {fixtures_dir}")
+    if "\x00" in name:
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
+    root = fixtures_dir.resolve() if root is None else root
+    # resolve() follows symlinks, so a link that points out of the folder is caught here too.
+    target = (root / name).resolve()
+    if not target.is_relative_to(root) or target == root:
+        return FixtureProblem(
+            FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
+        )
+    return target
+
+
+# What Path.exists() takes for "not there" (a dangling or looping link, a file where a folder should be).
+_MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def plain_fixture_name(name: str) -> bool:
+    """Whether a traceFixture names a file right in the fixtures folder: no separator, drive or NUL."""
+    # Chained tests rather than any() over the characters: this runs for every case of every rebuild.
+    return bool(name) and "/" not in name and "\\" not in name and ":" not in name and "\x00" not in name and name not in (".", "..")
+
+
+@dataclass(frozen=True)
+class FixtureBytes:
+    """A trace fixture's resolved path and its bytes, as read."""
+
+    path: Path
+    data: bytes
+
+    @cached_property
+    def sha256(self) -> str:
+        """The SHA-256 of the bytes in hex, computed once: a build keys the page by it, the report records it."""
+        return hashlib.sha256(self.data).hexdigest()
+
+
+def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> FixtureBytes | TrialFiles | FixtureProblem:
+    """Read one case's trace fixture (a file, or a folder of trials); missing, outside the folder or unreadable is a
+    FixtureProblem."""
+    target = resolve_fixture(fixtures_dir, name, root)
+    if isinstance(target, FixtureProblem):
+        return target
+    shown = f"{fixtures_dir}/{name}"
+    try:
+        mode = os.stat(target).st_mode
+    except OSError as exc:
+        if exc.errno in _MISSING_ERRNOS:
+            return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+    if stat.S_ISDIR(mode):
+        return _read_trial_folder(fixtures_dir, name, target, root)
+    if not stat.S_ISREG(mode):
+        return FixtureProblem(FIXTURE_INVALID, f"{shown} is not a regular file")
+    try:
+        return FixtureBytes(target, target.read_bytes())
+    except OSError as exc:
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+
+
+# A folder of trials
+
+# What `sitegen record` writes beside a trial it could not record: not a trial (eval/README.md, "Trials").
+TRIAL_ERROR_SUFFIX = ".error.json"
+
+
+def is_trial_file(file_name: str) -> bool:
+    """Whether a name in a trial folder is a trial: `*.json`, but not a `*.error.json` that record wrote."""
+    return file_name.endswith(".json") and not file_name.endswith(TRIAL_ERROR_SUFFIX)
+
+
+@dataclass(frozen=True)
+class TrialFiles:
+    """A folder of trials as read: each trial's traceFixture-style name (`folder/file.json`) and its bytes (or
+    why they could not be read), in name order."""
+
+    folder: str
+    trials: tuple[tuple[str, FixtureBytes | FixtureProblem], ...]
+
+
+@dataclass(frozen=True)
+class TrialTraces:
+    """A folder of trials, each parsed as a trace (or why it is not one), in name order."""
+
+    folder: str
+    trials: tuple[tuple[str, LoadedTrace | FixtureProblem], ...]
+
+
+def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path | None) -> TrialFiles | FixtureProblem:
+    shown = f"{fixtures_dir}/{name}"
+    try:
+        entries = sorted(entry for entry in os.listdir(target) if is_trial_file(entry))
+    except OSError as exc:
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot list the trial folder: {exc.strerror}")
+    if not entries:
+        return FixtureProblem(FIXTURE_MISSING, f"trace folder {shown} holds no trial (no *.json file besides *{TRIAL_ERROR_SUFFIX})")
+    folder = name.rstrip("/")
+    root = fixtures_dir.resolve() if root is None else root
+    trials = []
+    for entry in entries:
+        trial = f"{folder}/{entry}"
+        # Each trial is checked like a traceFixture of its own: a link out of the fixtures folder is refused.
+        read = read_fixture(fixtures_dir, trial, root)
+        if isinstance(read, TrialFiles):  # a folder named *.json: trials do not nest
+            read = FixtureProblem(FIXTURE_INVALID, f"{fixtures_dir}/{trial} is a folder, not a trace file")
+        trials.append((trial, read))
+    return TrialFiles(folder, tuple(trials))
+
+
+def parse_trials(fixtures_dir: Path, files: TrialFiles) -> TrialTraces:
+    """Every trial of a folder parsed as a trace (or why it is not one)."""
+    return TrialTraces(
+        files.folder,
+        tuple(
+            (trial, read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, trial, read))
+            for trial, read in files.trials
+        ),
+    )
+
+
+def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | TrialTraces | FixtureProblem:
+    """Load one case's trace fixture (or folder of trials); a bad fixture is a FixtureProblem, never an exception."""
+    read = read_fixture(fixtures_dir, name)
+    if isinstance(read, TrialFiles):
+        return parse_trials(fixtures_dir, read)
+    return read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, name, read)
+
+
+def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTrace | FixtureProblem:
+    """A fixture's bytes (from read_fixture) as a trace, or why they are not one."""
+    shown = f"{fixtures_dir}/{name}"
+    target, data = read.path, read.data
+    text = decode_utf8(data)
+    if isinstance(text, TextProblem):
+        return FixtureProblem(FIXTURE_INVALID, text.render(shown))
+    number_texts: dict[int, str] = {}
+    raw = parse_json_text(text, strict_keys=True, number_texts=number_texts)
+    if isinstance(raw, TextProblem):
+        return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
+    return validate_trace(raw, shown, target, len(data), text, number_texts, from_hexdigest(read.sha256))
+
+
+def validate_trace(
+    raw: Any,
+    shown: str,
+    path: Path,
+    size: int,
+    text: str | None = None,
+    number_texts: dict[int, str] | None = None,
+    digest: str | None = None,
+) -> LoadedTrace | FixtureProblem:
+    """Check a parsed trace has the trace shape; name the first field that does not."""
+    if not isinstance(raw, dict):
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: expected a JSON object with a 'session' object, got {_json_kind(raw)}")
+    if not isinstance(raw.get("session"), dict):
+        got = "nothing" if "session" not in raw else _json_kind(raw["session"])
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field 'session': expected an object, got {got}")
+    try:
+        trace = Trace.model_validate(raw, context={"number_texts": number_texts})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")
+    except RecursionError:
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
+    return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text, digest=digest)
+
+
+def fixture_files(fixtures_dir: Path) -> list[Path]:
+    """Every *.json file directly or indirectly inside the fixtures folder, sorted."""
+    if not fixtures_dir.is_dir():
+        return []
+    found = []
+    for dirpath, _dirs, files in os.walk(fixtures_dir):
+        for file in files:
+            if file.endswith(".json"):
+                found.append(Path(dirpath) / file)
+    return sorted(found)

@@ -1,0 +1,309 @@
+"""Typed shapes of the inputs: the case definition and the parts of a trace the rules read."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    StringConstraints,
+    ValidationInfo,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import PydanticCustomError
+
+from sitegen.finite import RANGE_TEXT, in_float_range
+from sitegen.plumbing.digests import short_digest
+from sitegen.textmatch import normalise
+
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+
+# Names a case may carry beyond its defined fields: free annotations, kept and shown (eval/README.md, "Case file").
+ANNOTATION_PREFIXES = ("_", "x-")
+
+
+def is_annotation(name: str) -> bool:
+    """Whether a case field name is a free annotation (`_owner`, `x-ticket`) rather than a defined field."""
+    return name.startswith(ANNOTATION_PREFIXES)
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank_string", "expected text, got an empty or whitespace-only string")
+    return value
+
+
+def _distinct(values: list[str]) -> list[str]:
+    if len(set(map(normalise, values))) == len(values):
+        return values  # the usual case, found without a Python-level loop (validation runs for every case)
+    seen: dict[str, str] = {}
+    for value in values:
+        key = normalise(value)
+        if key not in seen:
+            seen[key] = value
+        else:
+            first = seen[key]
+            raise PydanticCustomError(
+                "duplicate_entry",
+                "entries {first} and {second} are equal after NFKC normalisation and case folding: expected each entry once",
+                {"first": json.dumps(first, ensure_ascii=False), "second": json.dumps(value, ensure_ascii=False)},
+            )
+    return values
+
+
+# A keyword, tool, verdict, marker or tag: blank text would match every answer or name nothing. The JSON
+# Schema says the same with a pattern (Python's `\S` and str.strip() agree on what whitespace is).
+Text = Annotated[str, AfterValidator(_not_blank), WithJsonSchema({"type": "string", "minLength": 1, "pattern": r"\S"})]
+# A list of them, each entry once after normalisation (JSON Schema's uniqueItems only sees exact duplicates).
+TextList = Annotated[list[Text], AfterValidator(_distinct), Field(json_schema_extra={"uniqueItems": True})]
+
+
+def _double_range(value: int | float) -> int | float:
+    if not in_float_range(value):
+        raise PydanticCustomError("number_range", f"expected a number within {RANGE_TEXT} (the range of a double)")
+    return value
+
+
+# A time in milliseconds: averaged and summed, so only a number a double can hold (sitegen/finite.py).
+Milliseconds = Annotated[int | float, AfterValidator(_double_range)]
+
+
+def _drop_nulls(data: Any) -> Any:
+    """Treat JSON null like an absent field: Java serialisers write nulls for unset values."""
+    if isinstance(data, dict):
+        return {key: value for key, value in data.items() if value is not None}
+    return data
+
+
+def _number_as_text(value: Any, info: ValidationInfo) -> Any:
+    """Accept a rule set version written as a number (e.g. 3) and keep it as text: its JSON source text when the
+    parser recorded it (`number_texts` in the validation context), so that `2026.10` stays `2026.10`."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        texts = info.context.get("number_texts") if isinstance(info.context, dict) else None
+        return texts.get(id(value), str(value)) if texts else str(value)
+    return value
+
+
+class Case(BaseModel):
+    """One fixed exam question: what the answer must contain, which evidence, which verdicts."""
+
+    # A field the table in eval/README.md does not define is an error (a typo must not switch a rule off);
+    # free annotations (`_…`, `x-…`) are taken out before validation and kept in `annotations`.
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"patternProperties": {"^_": {}, "^x-": {}}},
+    )
+
+    id: NonEmptyStr = Field(description="Case name, shown everywhere. Unique within the file.")
+    title: str | None = Field(default=None, description="Human title. Default: the id.")
+    question: str = Field(default="", description="The user question (recorded, not sent in fixture mode).")
+    traceFixture: NonEmptyStr = Field(
+        description="File name of the trace, relative to the fixtures folder; must stay inside it."
+    )
+    expectedRootCauseKeywords: TextList = Field(
+        default=[], description="Key points the answer should contain (matched after NFKC + case folding)."
+    )
+    minKeywordMatches: Annotated[int, Field(ge=0)] | None = Field(
+        default=None, description="How many distinct expected keywords must be found. Default: all of them."
+    )
+    requiredEvidenceTools: TextList = Field(
+        default=[], description="Tools that must appear as evidence (toolInvocations or tool_trace_summary)."
+    )
+    allowedVerdicts: Annotated[TextList, Field(min_length=1)] = Field(
+        default=["PASS"], description='Acceptable verifier verdicts. Default: ["PASS"].'
+    )
+    forbiddenVerdicts: TextList = Field(default=[], description="Verdicts that fail the case outright.")
+    forbiddenAnswerKeywords: TextList = Field(
+        default=[], description="Dangerous or over-confident phrases the answer must not contain."
+    )
+    forbiddenConfirmedClaimKeywords: TextList = Field(
+        default=[], description="Unsupported claims that must not reach the answer."
+    )
+    requireV2AuditClosure: bool = Field(
+        default=False,
+        description="gatekeeper_result, claim_checks and composer_output must exist; the raw-JSON leak check applies.",
+    )
+    requireClaimChecks: bool = Field(
+        default=False,
+        description=(
+            "claim_checks must be a non-empty list and every claim check must have claim_id, "
+            "a recognised verification and detail."
+        ),
+    )
+    requireComposerOutput: bool = Field(
+        default=False, description="composer_output must record its mode: parsed, fallback or degraded."
+    )
+    expectedGatekeeperRuleSetVersion: Text | None = Field(
+        default=None, description="Gatekeeper rule set version the trace must record (a number there compares by its JSON text)."
+    )
+    degradedAnswerMarkers: TextList | None = Field(
+        default=None, description="Text the degraded (REJECT) answer always contains. Default: the suite's markers."
+    )
+    requireSuccessfulEvidence: bool = Field(
+        default=False, description="A required tool counts only if one of its invocations succeeded."
+    )
+    tags: TextList = Field(default=[], description="Free labels, e.g. matrix:reject-safety; the site groups and filters by them.")
+    notes: str = Field(default="", description="Free text for readers, shown on the case page.")
+
+    _annotations: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _annotations_apart(cls, data: Any, handler: ModelWrapValidatorHandler[Case]) -> Case:
+        if not isinstance(data, dict):
+            return handler(data)
+        fields: dict[str, Any] = {}
+        annotations: dict[str, Any] = {}
+        for key, value in data.items():
+            if key.startswith(ANNOTATION_PREFIXES):
+                annotations[key] = value  # shown as written, null included: an annotation has no "absent"
+            elif value is not None or key not in cls.model_fields:
+                fields[key] = value  # null means absent for a defined field only; an unknown field is an error
+        case = handler(fields)
+        case._annotations = annotations
+        return case
+
+    @property
+    def display_title(self) -> str:
+        """The title, or the id when none is given."""
+        return self.title if self.title else self.id
+
+    @property
+    def keyword_threshold(self) -> int:
+        """How many expected keywords must match (defaults to all of them)."""
+        if self.minKeywordMatches is None:
+            return len(self.expectedRootCauseKeywords)
+        return self.minKeywordMatches
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        """The case's free annotations (`_…`, `x-…` fields), in file order."""
+        return dict(self._annotations)
+
+    def digest(self) -> str:
+        """A short, stable hash of the definition, so a diff can tell an edited case; where its trace lives
+        (`traceFixture`) is not part of it, so a recording's case file compares with the suite's baseline."""
+        data = self.model_dump(mode="json", exclude_none=False)
+        del data["traceFixture"]
+        # The form the digest had when notes and annotations were kept as unknown fields: an unchanged case keeps its digest.
+        if not self.notes:
+            del data["notes"]
+        data.update(self._annotations)
+        canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return short_digest(canonical.encode("utf-8"))
+
+
+class _TraceObject(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        return _drop_nulls(data)
+
+
+_INVOCATION_FIELDS = ("toolName", "success", "durationMs")
+_START_FIELDS = ("startedAt", "startTime", "start", "timestamp")  # what traces name a call's start time
+
+
+class ToolInvocation(_TraceObject):
+    """One call the agent made to a tool."""
+
+    toolName: str = ""
+    success: bool | None = None
+    durationMs: Milliseconds | None = None
+    # For the case page, not the rules; not trace fields of their own, so not in the trace's JSON schema.
+    start_time: SkipJsonSchema[str | None] = None  # the first of _START_FIELDS whose value is text
+    recorded: SkipJsonSchema[tuple[tuple[str, Any], ...]] = ()  # every other field, as recorded and in order
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known = {key: data[key] for key in _INVOCATION_FIELDS if data.get(key) is not None}
+        start = next((data[key] for key in _START_FIELDS if isinstance(data.get(key), str)), None)
+        recorded = tuple((key, value) for key, value in data.items() if key not in _INVOCATION_FIELDS)
+        return known | {"start_time": start, "recorded": recorded}
+
+
+class ToolTraceEntry(_TraceObject):
+    """One tool the Verifier saw as evidence."""
+
+    tool_name: str = ""
+
+
+class GatekeeperResult(_TraceObject):
+    """The Gatekeeper's decision on the Executor's structured output."""
+
+    status: str | None = None
+    # The schema states what the validator accepts: a string, or a number kept as its JSON text.
+    rule_set_version: Annotated[str, BeforeValidator(_number_as_text), WithJsonSchema({"type": ["string", "number"]})] | None = (
+        None
+    )
+
+
+class ComposerOutput(_TraceObject):
+    """How the Composer rendered the final answer."""
+
+    mode: str | None = None
+
+
+class VerifierEvaluation(_TraceObject):
+    """The Verifier's judgement of the answer."""
+
+    verdict: str | None = None
+    tool_trace_summary: list[ToolTraceEntry] = []
+    gatekeeper_result: GatekeeperResult | None = None
+    # Claim checks are judged by a rule (claim_check_invalid), not by the loader: keep them raw.
+    claim_checks: list[Any] | None = None
+    composer_output: ComposerOutput | None = None
+
+
+class SelfEvaluation(_TraceObject):
+    """The agent's own audit trail."""
+
+    executor_answer: str | None = None
+    verifier_evaluation: VerifierEvaluation | None = None
+
+
+class Session(_TraceObject):
+    """The conversation turn that was saved."""
+
+    answer: str = ""
+    totalDurationMs: Milliseconds | None = None
+    selfEvaluation: SelfEvaluation | None = None
+
+
+class Trace(_TraceObject):
+    """A saved agent run, reduced to the fields the rules read."""
+
+    session: Session
+    toolInvocations: list[ToolInvocation] = []
+
+    @property
+    def verifier(self) -> VerifierEvaluation | None:
+        """The verifier evaluation, if the trace has one."""
+        return self.session.selfEvaluation.verifier_evaluation if self.session.selfEvaluation else None
+
+    @property
+    def verdict(self) -> str | None:
+        """The verdict, or None when absent, empty or whitespace-only."""
+        verifier = self.verifier
+        return verifier.verdict if verifier and verifier.verdict and verifier.verdict.strip() else None
+
+    @property
+    def executor_answer(self) -> str | None:
+        """The Executor's unverified draft, if recorded."""
+        return self.session.selfEvaluation.executor_answer if self.session.selfEvaluation else None

@@ -1,0 +1,70 @@
+"""`sitegen check`: everything wrong with a suite, listed at once, plus warnings for likely mistakes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sitegen.suite.config import SuiteConfig
+from sitegen.suite.loading import (
+    FixtureProblem,
+    TrialTraces,
+    check_fixtures_folder,
+    fixture_files,
+    load_cases,
+    load_trace,
+    resolve_fixture,
+)
+
+VERDICT_FIELDS = ("allowedVerdicts", "forbiddenVerdicts")
+
+
+def verdict_warnings(case_id: str, fields: Mapping[str, Sequence[str] | None], config: SuiteConfig) -> list[str]:
+    """A warning for each verdict in a case's allowedVerdicts/forbiddenVerdicts (`fields`) that the suite does not
+    know (a typo would make the case fail, or a forbidden verdict never match); `check` and `build` both say them."""
+    return [
+        f"case {case_id!r}, field {name!r}: verdict {verdict!r} is not a known verdict ({', '.join(config.verdicts)})"
+        for name in VERDICT_FIELDS
+        for verdict in fields.get(name) or ()
+        if verdict not in config.verdicts
+    ]
+
+
+@dataclass
+class SuiteCheck:
+    """The outcome of checking a suite: problems fail the check, warnings do not."""
+
+    case_count: int = 0
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> SuiteCheck:
+    """Validate the case file (raises BadInput) and every case's fixture (collected as problems)."""
+    cases = load_cases(cases_path)
+    check_fixtures_folder(fixtures_dir)
+    summary = SuiteCheck(case_count=len(cases))
+    used: set[Path] = set()
+    for case in cases:
+        label = f"case {case.id!r}"
+        outcome = load_trace(fixtures_dir, case.traceFixture)
+        if isinstance(outcome, FixtureProblem):
+            summary.problems.append(f"{label}: {outcome.as_check()}")
+        elif isinstance(outcome, TrialTraces):
+            summary.problems += [f"{label}: {trial.as_check()}" for _, trial in outcome.trials if isinstance(trial, FixtureProblem)]
+        resolved = resolve_fixture(fixtures_dir, case.traceFixture)
+        if not isinstance(resolved, FixtureProblem):
+            used.add(resolved)
+            if resolved.is_dir():  # a folder of trials: its files (error files of `record` too) belong to the case
+                used.update(path.resolve() for path in resolved.iterdir() if path.name.endswith(".json"))
+        summary.warnings += verdict_warnings(case.id, {name: getattr(case, name) for name in VERDICT_FIELDS}, config)
+        if case.keyword_threshold > len(case.expectedRootCauseKeywords):
+            summary.warnings.append(
+                f"{label}, field 'minKeywordMatches': {case.keyword_threshold} exceeds the "
+                f"{len(case.expectedRootCauseKeywords)} expected keywords, so the case can never pass"
+            )
+    for path in fixture_files(fixtures_dir):
+        if path.resolve() not in used:
+            summary.warnings.append(f"{path}: no case refers to this fixture")
+    return summary
