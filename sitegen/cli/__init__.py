@@ -290,7 +290,8 @@ def serve(
 ) -> int:
     """Preview the site on http://127.0.0.1:PORT/ (loopback only) until Ctrl+C.
 
-    --cases, --fixtures, --config and --baseline are used by --watch, which needs 'sitegen[watch]'.
+    --cases, --fixtures, --config and --baseline are used by --watch, which needs the watchfiles package
+    (pip install watchfiles).
 
     Example: sitegen serve --out site --port 8000 --watch
     """
