@@ -29,13 +29,7 @@ from sitegen.cli.options import (
     VerboseOpt,
     Verbosity,
 )
-from sitegen.defaults import (
-    DEFAULT_BASELINE_DIR,
-    DEFAULT_CASES,
-    DEFAULT_FIXTURES,
-    DEFAULT_HISTORY_LIMIT,
-    DEFAULT_OUT,
-)
+from sitegen.defaults import DEFAULT_BASELINE_DIR, DEFAULT_HISTORY_LIMIT, DEFAULT_OUT
 from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
 if TYPE_CHECKING:
@@ -113,8 +107,8 @@ def _main(
 
 @command
 def check(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
@@ -130,8 +124,8 @@ def check(
 
 @command
 def evaluate(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the JSON report here ('-' for stdout).")] = None,
     markdown_out: Annotated[
         Optional[Path], typer.Option("--markdown", help="Write the Markdown report here ('-' for stdout).")
@@ -184,9 +178,12 @@ def diff(
 
 @command
 def baseline(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
-    out_dir: Annotated[Path, typer.Option("--dir", help="Folder for report.json and report.md.")] = DEFAULT_BASELINE_DIR,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
+    out_dir: Annotated[
+        Optional[Path],
+        typer.Option("--dir", help=f"Folder for report.json and report.md. Default: {DEFAULT_BASELINE_DIR} in the suite's folder."),
+    ] = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
@@ -202,11 +199,14 @@ def baseline(
 
 @command
 def build(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     config: ConfigOpt = None,
     baseline: BaselineOpt = None,
-    out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = DEFAULT_OUT,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help=f"The site folder, replaced as a whole. Default: {DEFAULT_OUT} in the suite's folder."),
+    ] = None,
     history: Annotated[
         Optional[str],
         typer.Option(
@@ -258,20 +258,23 @@ def build(
 
     Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
-    from sitegen.commands.build import BuildOptions, run
+    from sitegen.commands.build import run
 
-    options = BuildOptions(
-        cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
+    return run(
+        _console(), cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
         history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
-        fail_on_regression=fail_on_regression, workers=jobs, cost_tolerance=cost_tolerance,
-        case_pages=CasePages(case_pages).value,
+        fail_on_regression=fail_on_regression, jobs=jobs, cost_tolerance=cost_tolerance,
+        case_pages=CasePages(case_pages).value, junit_out=junit_out,
+        junit_known_failures=KnownFailures(junit_known_failures).value,
     )
-    return run(options, _console(), junit_out=junit_out, junit_known_failures=KnownFailures(junit_known_failures).value)
 
 
 @command
 def serve(
-    out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = DEFAULT_OUT,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help=f"The site folder to serve. Default: {DEFAULT_OUT} in the suite's folder, else here."),
+    ] = None,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = defaults.DEFAULT_PORT,
     watch: Annotated[
         bool,
@@ -281,8 +284,8 @@ def serve(
             "line per rebuild, and the page open in the browser reloads.",
         ),
     ] = False,
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     config: ConfigOpt = None,
     baseline: BaselineOpt = None,
     quiet: QuietOpt = False,
@@ -304,7 +307,7 @@ def serve(
 def record(
     url: Annotated[str, typer.Option("--url", help="The running agent's endpoint (http:// or https://).")],
     out: Annotated[Path, typer.Option("--out", help="Folder to record into: one folder of trials per case, and cases.json.")],
-    cases: CasesOpt = DEFAULT_CASES,
+    cases: CasesOpt = None,
     config: ConfigOpt = None,
     trials: Annotated[
         int, typer.Option("--trials", min=1, max=defaults.MAX_TRIALS, help="Trials (requests) per case.")
