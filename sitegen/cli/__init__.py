@@ -33,7 +33,7 @@ from sitegen.defaults import DEFAULT_BASELINE_DIR, DEFAULT_HISTORY_LIMIT, DEFAUL
 from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
 if TYPE_CHECKING:
-    from sitegen.commands.output import Console
+    from sitegen.commands.console import Console
 
 app = typer.Typer(
     name="sitegen",
@@ -80,7 +80,7 @@ def command(function: _Command) -> _Command:
 
 def _console() -> Console:
     """Where the command prints, as chatty as the global options said."""
-    from sitegen.commands.output import Console
+    from sitegen.commands.console import Console
 
     return Console(Verbosity.level)
 
@@ -341,6 +341,59 @@ def record(
     return run(
         url, out, cases, config, _console(), trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
     )
+
+
+@command
+def init(
+    folder: Annotated[
+        Path, typer.Argument(metavar="[DIR]", help="The repository to start the suite in. Default: the current folder.")
+    ] = Path("."),
+    action: Annotated[
+        Optional[str],
+        typer.Option(
+            "--action",
+            metavar="OWNER/REPO@REF",
+            help="sitegen's action, as the workflow's `uses:` names it. Default: the GitHub repository and revision "
+            "this sitegen was installed from (pip install git+https://github.com/…), else OWNER/REPO@v1 for you to fill in.",
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Start a suite: one example case and its trace, eval/sitegen.toml, the baseline and a CI workflow.
+
+    Writes eval/cases/diagnosis-cases.json, eval/fixtures/payment-timeout.json, eval/sitegen.toml (every setting
+    commented out), eval/baseline/report.json and report.md (what sitegen baseline writes for them) and
+    .github/workflows/eval-site.yml (sitegen's action on pull requests and pushes to main), so that sitegen build
+    works right after. Writes nothing when any of these files exists (exit 2, naming each).
+
+    Example: sitegen init --action someone/sitegen@v1 && sitegen build
+    """
+    from sitegen.commands.init import run
+
+    return run(folder, action, _console())
+
+
+@command
+def outputs(
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help=f"The site folder sitegen build wrote. Default: {DEFAULT_OUT} in the suite's folder."),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Print a built site's figures as name=value lines, for $GITHUB_OUTPUT or a dotenv file.
+
+    pass-rate (0 to 1), cases, passed, failed, not-run, has-baseline and has-regression; against the baseline,
+    the cases regressed, removed, fixed, new, changed (passing on both sides, behaving differently) and
+    not-evaluated (0 without a baseline).
+
+    Example: sitegen outputs --out site >> "$GITHUB_OUTPUT"
+    """
+    from sitegen.commands.outputs import run
+
+    return run(out, _console())
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sitegen.commands.evaluate import evaluated, one_line_summary
-from sitegen.commands.output import Console, write_outputs
+from sitegen.commands.console import Console, write_outputs
 from sitegen.defaults import DEFAULT_BASELINE_DIR
 from sitegen.suite.discovery import suite_folder, suite_inputs
 

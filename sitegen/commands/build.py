@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sitegen.commands.diff import diff_lines
 from sitegen.commands.evaluate import junit_text
-from sitegen.commands.output import Console, write_outputs
+from sitegen.commands.console import Console, write_outputs
 from sitegen.compare.job_summary import append_step_summary, build_summary_markdown
 from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_CASE_PAGES, DEFAULT_HISTORY_LIMIT, DEFAULT_JUNIT_KNOWN_FAILURES, DEFAULT_OUT
 from sitegen.formatting import byte_size, percent

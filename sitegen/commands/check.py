@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sitegen.commands.output import Console
+from sitegen.commands.console import Console
 from sitegen.suite.config import config_for
 from sitegen.suite.discovery import suite_inputs
 from sitegen.suite.validate import check_suite

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.commands.output import Console, to_stdout, write_outputs
+from sitegen.commands.console import Console, to_stdout, write_outputs
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport

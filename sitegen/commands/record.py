@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sitegen.commands.output import Console
+from sitegen.commands.console import Console
 from sitegen.defaults import DEFAULT_CASES, DEFAULT_CONFIG_PATH
 from sitegen.plumbing.progress import progress_for
 from sitegen.recording.recorder import Recorder, RecordOptions, check_url

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sitegen.commands.output import Console
+from sitegen.commands.console import Console
 from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_OUT
 from sitegen.suite.discovery import suite_folder, suite_inputs
 
