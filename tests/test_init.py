@@ -18,6 +18,7 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
+from helpers import ROOT
 from sitegen.cli import app
 from sitegen.commands.init import ACTION_PLACEHOLDER, action_ref_from_direct_url
 from sitegen.recording.request import RecordConfig, load_record_config
@@ -127,6 +128,9 @@ def test_the_workflow_runs_the_action_named_or_says_where_to_name_it(tmp_path: P
     (gate,), (publish,) = steps["gate"], steps["publish"]
     assert gate["with"] == {"fail-on-regression": True}
     assert publish["with"] == {"record-history": True, "fail-on-regression": False, "artifact-name": "eval-site-main"}
+    # Every input the workflow gives is one the action declares.
+    inputs = _yaml(ROOT / "action.yml")["inputs"]
+    assert {key for step in (gate, publish) for key in step["with"]} <= set(inputs)
 
     bad = run("init", str(tmp_path / "bad"), "--action", "not an action")
     assert bad.exit_code == 2 and "--action 'not an action': expected OWNER/REPO@REF" in bad.output
