@@ -153,6 +153,14 @@ def test_the_workflow_is_valid_and_with_a_pinned_action_zizmor_finds_nothing(tmp
     audit = subprocess.run([_tool("zizmor"), "--offline", "--persona", "pedantic", "--no-progress", str(tmp_path / ".github")],
                            capture_output=True, text=True, timeout=TIMEOUT)
     assert audit.returncode == 0, audit.stdout + audit.stderr
+    # Its scripts: no expression pasted into them, nothing shellcheck finds.
+    scripts = [step["run"] for job in _yaml(workflow)["jobs"].values() for step in job["steps"] if "run" in step]
+    assert scripts and not [script for script in scripts if "${{" in script]
+    for number, script in enumerate(scripts):
+        (tmp_path / f"step-{number}.sh").write_text("#!/usr/bin/env bash\nset -e\n" + script, encoding="utf-8")
+    checked = subprocess.run([_tool("shellcheck"), "--norc", *sorted(map(str, tmp_path.glob("step-*.sh")))],
+                             capture_output=True, text=True, timeout=TIMEOUT)
+    assert checked.returncode == 0, checked.stdout
     # With the placeholder's tag the only finding is that tag, which docs/ci.md says to pin.
     workflow.write_text(workflow.read_text(encoding="utf-8").replace(f"someone/sitegen@{SHA}", "someone/sitegen@v1"), encoding="utf-8")
     audit = subprocess.run([_tool("zizmor"), "--offline", "--persona", "pedantic", "--no-progress", "--format", "json",
