@@ -106,6 +106,37 @@ def _main(
 
 
 @command
+def init(
+    folder: Annotated[
+        Path, typer.Argument(metavar="[DIR]", help="The repository to start the suite in. Default: the current folder.")
+    ] = Path("."),
+    action: Annotated[
+        Optional[str],
+        typer.Option(
+            "--action",
+            metavar="OWNER/REPO@REF",
+            help="sitegen's action, as the workflow's `uses:` names it. Default: the GitHub repository and revision "
+            "this sitegen was installed from (pip install git+https://github.com/…), else OWNER/REPO@v1 for you to fill in.",
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Start a suite: one example case and its trace, eval/sitegen.toml, the baseline and a CI workflow.
+
+    Writes eval/cases/diagnosis-cases.json, eval/fixtures/payment-timeout.json, eval/sitegen.toml (every setting
+    commented out), eval/baseline/report.json and report.md (what sitegen baseline writes for them) and
+    .github/workflows/eval-site.yml (sitegen's action on pull requests and pushes to main), so that sitegen build
+    works right after. Writes nothing when any of these files exists (exit 2, naming each).
+
+    Example: sitegen init --action someone/sitegen@v1 && sitegen build
+    """
+    from sitegen.commands.init import run
+
+    return run(folder, action, _console())
+
+
+@command
 def check(
     cases: CasesOpt = None,
     fixtures: FixturesOpt = None,
@@ -341,37 +372,6 @@ def record(
     return run(
         url, out, cases, config, _console(), trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
     )
-
-
-@command
-def init(
-    folder: Annotated[
-        Path, typer.Argument(metavar="[DIR]", help="The repository to start the suite in. Default: the current folder.")
-    ] = Path("."),
-    action: Annotated[
-        Optional[str],
-        typer.Option(
-            "--action",
-            metavar="OWNER/REPO@REF",
-            help="sitegen's action, as the workflow's `uses:` names it. Default: the GitHub repository and revision "
-            "this sitegen was installed from (pip install git+https://github.com/…), else OWNER/REPO@v1 for you to fill in.",
-        ),
-    ] = None,
-    quiet: QuietOpt = False,
-    verbose: VerboseOpt = False,
-) -> int:
-    """Start a suite: one example case and its trace, eval/sitegen.toml, the baseline and a CI workflow.
-
-    Writes eval/cases/diagnosis-cases.json, eval/fixtures/payment-timeout.json, eval/sitegen.toml (every setting
-    commented out), eval/baseline/report.json and report.md (what sitegen baseline writes for them) and
-    .github/workflows/eval-site.yml (sitegen's action on pull requests and pushes to main), so that sitegen build
-    works right after. Writes nothing when any of these files exists (exit 2, naming each).
-
-    Example: sitegen init --action someone/sitegen@v1 && sitegen build
-    """
-    from sitegen.commands.init import run
-
-    return run(folder, action, _console())
 
 
 @command
