@@ -260,7 +260,8 @@ def diff(
     Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
     """
     from sitegen.compare.diff_markdown import diff_markdown
-    from sitegen.compare.diff_report import check_comparable, compare_reports, diff_json
+    from sitegen.compare.diff_json import diff_json
+    from sitegen.compare.diff_report import check_comparable, compare_reports
     from sitegen.report.results import read_report
     from sitegen.suite.config import config_for
 
