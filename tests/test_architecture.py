@@ -240,7 +240,8 @@ def test_no_test_module_imports_another() -> None:
 @pytest.mark.parametrize("flag", ["--help", "--version"])
 def test_help_and_version_load_no_model_and_no_command(flag: str) -> None:
     # `sitegen --help` and `--version` read only the options' defaults (defaults.py): no pydantic model is built,
-    # no input module, no part of a command, so they answer at once (benchmarks/RESULTS.md, "Seventh round").
+    # no input module, no part of a command, so they answer at once (benchmarks/RESULTS.md, "The options' defaults
+    # without a model").
     script = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('\\n'.join(sorted(m for m in sys.modules"
