@@ -1,8 +1,8 @@
-"""The project speaks of itself only: no file of the repository cites a tracker number ("issue 22", "issues 22 and
-26", a bare "#40"), which means nothing to a reader of the repository; name the feature instead. A number that
-names something else is fine: a run label in the examples (`PR #12`, a user's pull request), a colour in a
-stylesheet, an HTML entity, a position in an error message (`case #1`: one digit), and another project's own issue
-when the text names that project (add it to OTHER_PROJECTS)."""
+"""The project speaks of itself only: no file of the repository cites a tracker number (the word issue followed by
+a number, or a bare number after a hash sign), which means nothing to a reader of the repository; name the
+feature instead. A number that names something else is fine: a run label in the examples (`PR #12`, a user's
+pull request), a colour in a stylesheet, an HTML entity, a position in an error message (`case #1`: one digit),
+and another project's own issue when the text names that project (add it to OTHER_PROJECTS)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from helpers import ROOT
 FOLDERS = ("sitegen", "tests", "docs", "eval", "benchmarks", "templates", ".github", ".ci", "tools")
 FILES = ("README.md", "pyproject.toml")
 LEFT_OUT = ("tests/golden/", "templates/assets/plotly.min.js")
-# Projects whose issue numbers a text may cite next to their name (`<name> #1234`).
+# Projects whose own issues a text may cite by number next to their name (`<name>`, a hash sign, the number).
 OTHER_PROJECTS: tuple[str, ...] = ()
 # A word before a number that makes it something other than this project's tracker.
 _NOT_OURS = ("PR", *OTHER_PROJECTS)
@@ -92,5 +92,5 @@ def test_what_is_not_a_tracker_citation(line: str) -> None:
 
 
 def test_a_colour_is_not_a_citation_in_a_stylesheet_only() -> None:
-    assert citations("color: var(--muted, #666);", stylesheet=True) == []
+    assert citations("color: var(--muted, #" + "666);", stylesheet=True) == []
     assert citations("see #" + "666", stylesheet=False) == ["see #" + "666"]
