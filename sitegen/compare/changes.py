@@ -19,6 +19,7 @@ from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
 from sitegen.defaults import DEFAULT_ALPHA
 from sitegen.report.results import CaseResult
+from sitegen.report.status import Status
 from sitegen.stats import fisher_one_sided
 
 REGRESSED = "regressed"
@@ -40,8 +41,8 @@ class CaseChange:
 
     caseId: str
     change: str
-    baselineStatus: str | None
-    currentStatus: str | None
+    baselineStatus: Status | None
+    currentStatus: Status | None
     newFailedChecks: tuple[str, ...] = ()
     resolvedChecks: tuple[str, ...] = ()
     behaviour: Behaviour = UNKNOWN  # what the agent did differently (compare/behaviour.py)
@@ -56,8 +57,8 @@ class CaseChange:
         return {
             "caseId": self.caseId,
             "change": self.change,
-            "baselineStatus": self.baselineStatus,
-            "currentStatus": self.currentStatus,
+            "baselineStatus": None if self.baselineStatus is None else self.baselineStatus.value,
+            "currentStatus": None if self.currentStatus is None else self.currentStatus.value,
             "newFailedChecks": list(self.newFailedChecks),
             "resolvedChecks": list(self.resolvedChecks),
         } | self.behaviour.to_json()
@@ -163,7 +164,7 @@ class Headline:
     @property
     def new_failing(self) -> int:
         """How many of the new cases do not pass."""
-        return sum(1 for change in self.new if change.currentStatus != "passed")
+        return sum(1 for change in self.new if change.currentStatus is not Status.PASSED)
 
 
 def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, current_pass_rate: float) -> Headline:

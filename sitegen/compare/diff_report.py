@@ -76,6 +76,7 @@ from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.plumbing.jsontext import dumps_json
 from sitegen.report.results import CaseResult, Report
+from sitegen.report.status import Status
 
 DIFF_FORMAT_VERSION = 1
 
@@ -208,7 +209,7 @@ def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResul
     if cur.passed:
         kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
     else:
-        word = "is now not run" if cur.status == "not_run" else "now fails"
+        word = "is now not run" if cur.status is Status.NOT_RUN else "now fails"
         kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
     noise = change.change == WITHIN_NOISE
     item = out.add(CHANGED if noise else kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)

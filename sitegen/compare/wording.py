@@ -28,6 +28,7 @@ from sitegen.compare.items import (
 )
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
+from sitegen.report.status import Status
 
 if TYPE_CHECKING:
     from sitegen.compare.costs import PairedAverage
@@ -36,14 +37,15 @@ if TYPE_CHECKING:
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
 DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
-STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+# A case status in words; None: the case is not in that report.
+STATUS_WORDS: dict[Status | None, str] = {**{status: status.word for status in Status}, None: "absent"}
 # The diff's items in plain words, on the diff page, in diff.md and in the terminal: a difference is one metric
 # (of all cases or of one case) that moved.
 DIFFERENCES_HEADING = "Differences, metric by metric"
 DIFFERENCE_TITLES = {REGRESSION: "Got worse", IMPROVEMENT: "Got better", CHANGED: "Other differences"}
 _WORDS: dict[str, dict[Any, str]] = {
     "present": {True: "present", False: "absent"},
-    "passed": {True: "passed", False: "failed"},
+    "passed": {True: Status.PASSED.word, False: Status.FAILED.word},
     "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
 }
 

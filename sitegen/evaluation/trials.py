@@ -19,6 +19,7 @@ from sitegen.defaults import TRIAL_POLICIES
 from sitegen.finite import finite_mean
 from sitegen.report.evidence import UNREAD, trials_digest
 from sitegen.report.results import CaseResult, TrialResult
+from sitegen.report.status import Status
 
 
 def policy_passes(policy: str, passed: int, trials: int) -> bool:
@@ -67,11 +68,11 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> Cas
     passed = sum(1 for result in results if result.passed)
     passes = policy_passes(policy, passed, len(results))
     if passes:
-        status = "passed"
-    elif all(result.status == "not_run" for result in results):
-        status = "not_run"
+        status = Status.PASSED
+    elif all(result.status is Status.NOT_RUN for result in results):
+        status = Status.NOT_RUN
     else:
-        status = "failed"
+        status = Status.FAILED
     read = [result for result in results if result.traceLoaded]
     durations = [result.durationMs for result in read if result.durationMs is not None]
     tools = list(dict.fromkeys(tool for result in results for tool in result.evidenceCoverage))

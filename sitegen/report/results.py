@@ -18,11 +18,11 @@ from sitegen.plumbing.jsontext import dumps_json, indented, loads
 from sitegen.report.evidence import EVIDENCE_KEYS, Evidence, evidence_from_json, written_evidence
 from sitegen.report.failures_by_rule import by_rule_markdown, failures_by_rule
 from sitegen.report.mdtext import escape_cell, escape_inline, table
+from sitegen.report.status import Status
 from sitegen.stats import wilson_interval
 
 REPORT_FORMAT_VERSION = 1
 MISSING_VERDICT = "MISSING"
-STATUS_LABELS = {"passed": "✅ passed", "failed": "❌ failed", "not_run": "⏭️ not run"}
 
 
 
@@ -32,7 +32,7 @@ class TrialResult:
     """One trial of a case with several (eval/README.md, "Trials"): its own outcome by the same rules."""
 
     fixture: str  # the trial's file, relative to the fixtures folder (`folder/trial-001.json`)
-    status: str
+    status: Status
     failedChecks: list[str]
     verdict: str | None
     matchedKeywordCount: int
@@ -40,16 +40,20 @@ class TrialResult:
     durationMs: int | float | None
     evidence: Evidence | None = None  # None: the report read back does not record it (an older sitegen's)
 
+    def __post_init__(self) -> None:
+        if type(self.status) is not Status:  # given as its value ("passed")
+            self.status = Status(self.status)
+
     @property
     def passed(self) -> bool:
         """Whether every check of this trial passed."""
-        return self.status == "passed"
+        return self.status is Status.PASSED
 
     def to_json(self) -> dict[str, Any]:
         """The trial as an entry of its result's `trialResults`."""
         return {
             "fixture": self.fixture,
-            "status": self.status,
+            "status": self.status.value,
             "failedChecks": list(self.failedChecks),
             "verdict": self.verdict,
             "matchedKeywordCount": self.matchedKeywordCount,
@@ -64,7 +68,7 @@ class CaseResult:
 
     caseId: str
     title: str
-    status: str
+    status: Status
     passed: bool
     failedChecks: list[str]
     verdict: str | None
@@ -82,6 +86,10 @@ class CaseResult:
     # What the agent did (for a case with trials: its first trial's, with a digest over every trial's). None: the
     # report read back does not record it (written by the Java harness or an older sitegen).
     evidence: Evidence | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.status) is not Status:  # given as its value ("passed")
+            self.status = Status(self.status)
 
     @property
     def trials(self) -> int:
@@ -105,7 +113,7 @@ class CaseResult:
         data: dict[str, Any] = {
             "caseId": self.caseId,
             "title": self.title,
-            "status": self.status,
+            "status": self.status.value,
             "passed": self.passed,
             "failedChecks": list(self.failedChecks),
             "verdict": self.verdict,
@@ -210,8 +218,8 @@ def trial_figures(results: Sequence[CaseResult]) -> TrialFigures:
 def build_report(results: list[CaseResult]) -> Report:
     """Aggregate case results into a report."""
     total = len(results)
-    passed = sum(1 for r in results if r.status == "passed")
-    not_run = sum(1 for r in results if r.status == "not_run")
+    passed = sum(1 for r in results if r.status is Status.PASSED)
+    not_run = sum(1 for r in results if r.status is Status.NOT_RUN)
     ran = [r for r in results if r.traceLoaded]
     durations = [r.durationMs for r in ran if r.durationMs is not None]
     verdicts = Counter(r.verdict if r.verdict else MISSING_VERDICT for r in results)
@@ -313,7 +321,7 @@ def result_markdown_row(r: CaseResult) -> str:
     coverage = ", ".join(f"{tool} {'✓' if ok else '✗'}" for tool, ok in sorted(r.evidenceCoverage.items()))
     cells = [
         escape_cell(r.caseId),
-        STATUS_LABELS.get(r.status, escape_cell(r.status)) + trial_count_note(r),
+        r.status.label + trial_count_note(r),
         escape_cell(r.verdict or MISSING_VERDICT),
         f"{r.matchedKeywordCount}/{r.requiredKeywordCount}",
         escape_cell(coverage or "—"),
@@ -415,7 +423,7 @@ def _sitegen_result(data: dict[str, Any]) -> CaseResult | None:
     """
     if frozenset(data) not in _RESULT_LAYOUTS:
         return None
-    case_id, title, status, passed = data["caseId"], data["title"], data["status"], data["passed"]
+    case_id, title, status, passed = data["caseId"], data["title"], Status.written(data["status"]), data["passed"]
     checks, verdict, coverage, tags = data["failedChecks"], data["verdict"], data["evidenceCoverage"], data["tags"]
     matched, required, calls = data["matchedKeywordCount"], data["requiredKeywordCount"], data["toolCallCount"]
     duration, digest = data["durationMs"], data.get("caseDigest")
@@ -424,8 +432,7 @@ def _sitegen_result(data: dict[str, Any]) -> CaseResult | None:
         and case_id
         and type(title) is str
         and title
-        and type(status) is str
-        and status in STATUS_LABELS
+        and status is not None
         and type(passed) is bool
         and (verdict is None or (type(verdict) is str and verdict))
         and type(matched) is int
@@ -446,7 +453,7 @@ def _sitegen_result(data: dict[str, Any]) -> CaseResult | None:
         return None
     return CaseResult(
         case_id, title, status, passed, list(checks), verdict, matched, required, dict(coverage), calls, duration,
-        list(tags), digest, status != "not_run", evidence=evidence,
+        list(tags), digest, status.ran, evidence=evidence,
     )  # fmt: skip
 
 
@@ -459,9 +466,7 @@ def result_from_json(data: dict[str, Any]) -> CaseResult:
 def _any_result(data: dict[str, Any]) -> CaseResult:
     passed = data.get("passed") is True
     checks = [str(c) for c in data.get("failedChecks") or [] if c is not None]
-    status = data.get("status")
-    if not isinstance(status, str) or status not in STATUS_LABELS:
-        status = "passed" if passed else "failed"
+    status = Status.written(data.get("status")) or (Status.PASSED if passed else Status.FAILED)
     coverage = data.get("evidenceCoverage") if isinstance(data.get("evidenceCoverage"), dict) else {}
     return CaseResult(
         caseId=str(data["caseId"]),
@@ -477,7 +482,7 @@ def _any_result(data: dict[str, Any]) -> CaseResult:
         durationMs=_as_number(data.get("durationMs")),
         tags=[str(t) for t in data.get("tags") or [] if isinstance(t, str)],
         caseDigest=data.get("caseDigest") if isinstance(data.get("caseDigest"), str) else None,
-        traceLoaded=status != "not_run",
+        traceLoaded=status.ran,
         trialResults=_trials_from_json(data.get("trialResults")),
         evidence=evidence_from_json(data),
     )
@@ -497,7 +502,7 @@ def _trials_from_json(value: Any) -> list[TrialResult] | None:
     for item in value:
         if not isinstance(item, dict):
             continue
-        status = item.get("status") if item.get("status") in STATUS_LABELS else "failed"
+        status = Status.written(item.get("status")) or Status.FAILED
         verdict = item.get("verdict")
         trials.append(
             TrialResult(

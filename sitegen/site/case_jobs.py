@@ -25,6 +25,7 @@ from sitegen.compare.diff_report import CaseComparison, compare_case
 from sitegen.defaults import DEFAULT_CASE_PAGES
 from sitegen.evaluation.engine import evaluate_case
 from sitegen.report.results import CaseResult, result_json_text, result_markdown_row
+from sitegen.report.status import Status
 from sitegen.site.html import render
 from sitegen.site.html.render import page_bytes
 from sitegen.site.html.urls import case_page, raw_trace
@@ -303,7 +304,7 @@ def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool
     changed = change is not None and (change.change in _CHANGES_SHOWN or (mode == "changed" and change.change == NEW))
     if mode == "changed" and change is not None:
         return changed
-    return changed or result.status != "passed"
+    return changed or result.status is not Status.PASSED
 
 
 def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:

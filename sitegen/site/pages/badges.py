@@ -15,15 +15,10 @@ from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.formatting import shorten
 from sitegen.history.runs import trials_disagree
 from sitegen.report.results import MISSING_VERDICT, CaseResult
+from sitegen.report.status import Status
 from sitegen.site.html.render import bounded_value
 from sitegen.suite.config import SuiteConfig
 
-STATUS_ORDER = {"failed": 0, "not_run": 1, "passed": 2}
-_STATUS_SHOW = {
-    "passed": ("✓", "passed", "status status-passed"),
-    "failed": ("✗", "failed", "status status-failed"),
-    "not_run": ("⊘", "not run", "status status-not-run"),
-}
 _DIFF_SHOW = {
     REGRESSION: ("▼", "regression", "diff diff-regression"),
     IMPROVEMENT: ("▲", "improvement", "diff diff-improvement"),
@@ -80,10 +75,10 @@ def _badge_html(badge: Badge) -> str:
     return f'<span class="{escape(bounded_value(badge.css))}"{title}><i aria-hidden="true">{icon}</i> {text}</span>'
 
 
-def status_badge(status: str) -> Badge:
-    """The badge of a case status (passed / failed / not_run)."""
-    icon, text, css = _STATUS_SHOW.get(status, ("?", status, "status status-other"))
-    return Badge(icon, text, css)
+@lru_cache(maxsize=None)
+def status_badge(status: Status) -> Badge:
+    """The badge of a case status (passed / failed / not run)."""
+    return Badge(status.icon, status.word, f"status status-{status.value.replace('_', '-')}")
 
 
 def diff_badge(kind: str) -> Badge:

@@ -339,7 +339,7 @@ def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) ->
 
 def _description(case: Case, result: CaseResult) -> str:
     """The case page's meta description: its id, status and failed rules, and its title when it has one."""
-    words = f"Eval case {case.id}: {result.status.replace('_', ' ')}"
+    words = f"Eval case {case.id}: {result.status.word}"
     if result.failed_codes:
         words += f" ({', '.join(result.failed_codes)})"
     if case.display_title != case.id:

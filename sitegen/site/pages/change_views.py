@@ -28,6 +28,7 @@ from sitegen.compare.changes import (
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
 from sitegen.defaults import FOLD_AFTER
+from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
@@ -172,7 +173,7 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
             detail = "The failed checks marked new below did not fail in the baseline."
         css = "case-change case-change-known"
     elif kind == WITHIN_NOISE:
-        moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
+        moved = "now passes by the trial policy" if change.currentStatus is Status.PASSED else "now fails by the trial policy"
         statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
         detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
         css = "case-change case-change-noise"

@@ -15,6 +15,7 @@ from markupsafe import Markup
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes
 from sitegen.report.results import CaseResult
+from sitegen.report.status import Status
 from sitegen.site.html.render import markdown_html
 from sitegen.site.pages.badges import Badge, status_badge, verdict_badge
 from sitegen.site.pages.common import RawLink
@@ -29,7 +30,7 @@ class TrialView(NamedTuple):
     number: int
     anchor: str
     fixture: str
-    state: str  # passed / failed / not_run
+    state: Status
     status: Badge
     verdict: Badge
     codes: str
@@ -58,7 +59,7 @@ def shown_trial(outcome: TrialTraces, result: CaseResult) -> int:
     readable one, else the first."""
     statuses = [trial.status for trial in result.trialResults or []]
     read = [index for index, (_, trial) in enumerate(outcome.trials) if isinstance(trial, LoadedTrace)]
-    failed = [index for index in read if index < len(statuses) and statuses[index] != "passed"]
+    failed = [index for index in read if index < len(statuses) and statuses[index] is not Status.PASSED]
     return (failed or read or [0])[0]
 
 
