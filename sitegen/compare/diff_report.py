@@ -39,9 +39,8 @@ from typing import Any, NamedTuple
 
 from sitegen.compare.behaviour import Behaviour, percent_changed, records_evidence
 from sitegen.compare.changes import (
-    BREAKING,
-    WITHIN_NOISE,
     CaseChange,
+    ChangeKind,
     Headline,
     case_headline,
     change_counts,
@@ -211,7 +210,7 @@ def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResul
     else:
         word = "is now not run" if cur.status is Status.NOT_RUN else "now fails"
         kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
-    noise = change.change == WITHIN_NOISE
+    noise = change.change is ChangeKind.WITHIN_NOISE
     item = out.add(CHANGED if noise else kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
     if checks:
         item.message = passed_message(sentence, cur.passed, checks)
@@ -372,7 +371,7 @@ def compare_reports(
     changes += [cases[result.caseId].change for result in baseline.results if result.caseId not in after]
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
-    breaking = sum(1 for change in changes if change.change in BREAKING)
+    breaking = sum(1 for change in changes if change.change.breaking)
     cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
     return DiffReport(

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import FIXED, NEW
+from sitegen.compare.changes import FILTER_ORDER, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.wording import pass_rate_points
 from sitegen.defaults import TABLE_PAGE_SIZE
@@ -27,7 +27,6 @@ from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.html.render import json_for_script
 from sitegen.site.pages.badges import (
-    CHANGE_ORDER,
     FLAKY_HINT,
     Badge,
     change_badge,
@@ -182,7 +181,7 @@ def _verdict_value(result: CaseResult) -> str:
 
 
 def _case_row(
-    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: str | None, on_index: bool = True,
+    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: ChangeKind | None, on_index: bool = True,
     since: SinceCell | None = None,
 ) -> CaseRow:
     ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
@@ -198,7 +197,7 @@ def _case_row(
         status_value=result.status.value,
         status_sort=_status_sort(result),
         change=change_badge(change) if change else None,
-        change_value=change or "",
+        change_value=change.value if change else "",
         verdict=verdict_badge(result.verdict, config),
         verdict_value=_verdict_value(result),
         codes=codes,
@@ -241,12 +240,12 @@ def _tag_filter_link(tag: str, on_index: bool) -> Link:
     return Link(tag, urls.index_filter(tag=tag).removeprefix(urls.INDEX if on_index else ""))
 
 
-def _change_options(changes: Mapping[str, str] | None) -> tuple[Option, ...]:
+def _change_options(changes: Mapping[str, ChangeKind | None] | None) -> tuple[Option, ...]:
     """The Change filter's choices: the kinds some listed case has (removed cases are not rows); none without a baseline."""
     if changes is None:
         return ()
     present = set(changes.values())
-    return (Option("", "All changes"), *(Option(c, change_badge(c).text) for c in CHANGE_ORDER if c in present))
+    return (Option("", "All changes"), *(Option(c.value, change_badge(c).text) for c in FILTER_ORDER if c in present))
 
 
 _RULE_CODE_LIMIT = 80
@@ -285,7 +284,7 @@ def _index_table(
     report: Report,
     slugs: dict[str, str],
     flaky: set[str],
-    changes: Mapping[str, str] | None,
+    changes: Mapping[str, ChangeKind] | None,
     codes: Sequence[str],
     since: Mapping[str, FailingSince],
 ) -> CaseTable:
@@ -336,9 +335,10 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     if diff is not None:
         counts = diff.caseChangeCounts
         css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
-        detail = f"cases · ▲ {counts.get(FIXED, 0):,} fixed · ✚ {counts.get(NEW, 0):,} new"
+        fixed, new = ChangeKind.FIXED, ChangeKind.NEW
+        detail = f"cases · {fixed.icon} {counts.get(fixed, 0):,} {fixed.word} · {new.icon} {counts.get(new, 0):,} {new.word}"
         link = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
-        stats.append(Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", detail, css, link))
+        stats.append(Stat("Regressions", f"{ChangeKind.REGRESSED.icon} {diff.caseRegressionCount:,}", detail, css, link))
     stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
     stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
     return stats
@@ -349,7 +349,7 @@ def _status_stat(status: Status, count: int, detail: str, css: str) -> Stat:
     return Stat(status.word.capitalize(), f"{status.icon} {count:,}", detail, css, urls.index_filter(status=status.value))
 
 
-def _change(changes: Mapping[str, str] | None, result: CaseResult) -> str | None:
+def _change(changes: Mapping[str, ChangeKind] | None, result: CaseResult) -> ChangeKind | None:
     return None if changes is None else changes.get(result.caseId)
 
 
@@ -399,7 +399,7 @@ def case_table_data(
     slugs: dict[str, str],
     flaky: set[str],
     config: SuiteConfig,
-    changes: Mapping[str, str] | None = None,
+    changes: Mapping[str, ChangeKind] | None = None,
     since: Mapping[str, SinceCell] | None = None,
 ) -> dict[str, Any]:
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
@@ -415,9 +415,10 @@ def case_table_data(
     change_badges: dict[str, list[str]] = {}
     rows = []
     for r in results:
-        change = _change(changes, r) or ""
-        if change and change not in change_badges:
-            badge = change_badge(change)
+        kind = _change(changes, r)
+        change = kind.value if kind else ""
+        if kind and change not in change_badges:
+            badge = change_badge(kind)
             change_badges[change] = [badge.icon, badge.text, badge.css, badge.title]
         status = r.status.value
         if status not in statuses:

@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes
+from sitegen.defaults import TrialPolicy
 from sitegen.report.results import CaseResult
 from sitegen.report.status import Status
 from sitegen.site.html.render import markdown_html
@@ -67,7 +68,7 @@ def trials_view(
     outcome: TrialTraces,
     result: CaseResult,
     shown: int,
-    policy: str,
+    policy: TrialPolicy,
     config: SuiteConfig,
     raw: Mapping[int | None, RawLink] | None = None,
 ) -> TrialsView:
@@ -95,10 +96,9 @@ def trials_view(
             )
         )
     verdict = "passes" if result.passed else "fails"
-    rule = {"all": "every trial must pass (pass^k)", "majority": "more than half must pass", "any": "one must pass (pass@k)"}
     summary = (
         f"{result.passedTrials} of {fmt.plural(result.trials, 'trial')} passed; the case {verdict} by the trial "
-        f"policy {policy!r}: {rule.get(policy, policy)}."
+        f"policy {policy.value!r}: {policy.rule}."
     )
     shown_text = f"The sections below show trial {shown + 1} ({outcome.trials[shown][0]}); every trial's answer and trace are in its own view."
     return TrialsView(summary, shown_text, tuple(views))
