@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_evidence
 from sitegen.compare.diff_report import compare_reports, diff_json
 from sitegen.compare.similarity import EXACT_CELLS, LINE_CELLS, similarity
-from sitegen.report.results import CaseResult, Report, build_report, result_from_json
+from sitegen.report.report_json import result_from_json
+from sitegen.report.results import CaseResult, Report, build_report
 
 
 def _lcs(a: str, b: str) -> int:

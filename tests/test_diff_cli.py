@@ -16,7 +16,7 @@ from sitegen.cli import app
 from sitegen.compare.diff_markdown import diff_markdown
 from sitegen.compare.diff_report import compare_reports, diff_json
 from sitegen.compare.terminal import diff_text
-from sitegen.report.results import read_report
+from sitegen.report.report_json import read_report
 
 DATA = ROOT / "tests" / "data" / "reports"
 BASELINE = str(DATA / "baseline.json")

@@ -19,7 +19,8 @@ from sitegen.compare.diff_report import compare_reports, diff_json
 from sitegen.defaults import TrialPolicy
 from sitegen.evaluation.trials import combine_trials
 from sitegen.finite import difference, finite_mean
-from sitegen.report.results import build_report, read_report, report_json, result_from_json
+from sitegen.report.report_json import read_report, report_json, result_from_json
+from sitegen.report.results import build_report
 
 runner = CliRunner()
 BIGGEST = sys.float_info.max

@@ -178,7 +178,8 @@ def evaluate(
 
     Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
     """
-    from sitegen.report.results import report_json, report_markdown
+    from sitegen.report.report_json import report_json
+    from sitegen.report.report_markdown import report_markdown
 
     report = _evaluated(cases, fixtures, config)
     _write_outputs([
@@ -261,7 +262,7 @@ def diff(
     """
     from sitegen.compare.diff_markdown import diff_markdown
     from sitegen.compare.diff_report import check_comparable, compare_reports, diff_json
-    from sitegen.report.results import read_report
+    from sitegen.report.report_json import read_report
     from sitegen.suite.config import config_for
 
     settings = config_for(config)
@@ -301,7 +302,8 @@ def baseline(
 
     Example: sitegen baseline --dir eval/baseline
     """
-    from sitegen.report.results import report_json, report_markdown
+    from sitegen.report.report_json import report_json
+    from sitegen.report.report_markdown import report_markdown
 
     report = _evaluated(cases, fixtures, config)
     json_text, md_text = report_json(report), report_markdown(report, title="Diagnosis eval baseline")

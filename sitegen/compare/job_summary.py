@@ -75,7 +75,7 @@ def report_headline(report: Report) -> str:
 
 
 def _failing_cases(report: Report) -> list[str]:
-    from sitegen.report.results import trial_count_note
+    from sitegen.report.report_markdown import trial_count_note
 
     failing = [result for result in report.results if result.status is not Status.PASSED]
     if not failing:

@@ -24,7 +24,9 @@ from sitegen.compare.changes import CaseChange
 from sitegen.compare.diff_report import CaseComparison, compare_case
 from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.evaluation.engine import evaluate_case
-from sitegen.report.results import CaseResult, result_json_text, result_markdown_row
+from sitegen.report.report_json import result_json_text
+from sitegen.report.report_markdown import result_markdown_row
+from sitegen.report.results import CaseResult
 from sitegen.report.status import Status
 from sitegen.site.html import render
 from sitegen.site.html.render import page_bytes

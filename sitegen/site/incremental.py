@@ -58,7 +58,8 @@ from typing import Any
 from sitegen import __version__
 from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.plumbing.jsontext import LONE_SURROGATE, compact_sorted_exact_bytes, identity, loads
-from sitegen.report.results import CaseResult, result_from_json, result_texts
+from sitegen.report.report_json import result_from_json, result_texts
+from sitegen.report.results import CaseResult
 from sitegen.site.html.urls import REPORT_JSON
 from sitegen.site.staging import SiteWriter
 from sitegen.suite.config import SuiteConfig

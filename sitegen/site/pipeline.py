@@ -64,15 +64,9 @@ from sitegen.history.since import FailingSince, failing_since_all
 from sitegen.plumbing.gcpause import cycle_collection_paused
 from sitegen.plumbing.progress import Progress
 from sitegen.report.failures_by_rule import RuleCount, failures_by_rule
-from sitegen.report.results import (
-    CaseResult,
-    Report,
-    build_report,
-    read_report,
-    report_json,
-    report_json_bytes,
-    report_markdown,
-)
+from sitegen.report.report_json import read_report, report_json, report_json_bytes
+from sitegen.report.report_markdown import report_markdown
+from sitegen.report.results import CaseResult, Report, build_report
 from sitegen.site import incremental
 from sitegen.site.case_jobs import PageContext, PageReused, build_cases, take_unchanged
 from sitegen.site.faults import STAGED, kill_point
