@@ -1,6 +1,7 @@
-"""Defaults, defined once: where the suite lives, what a build keeps, the limits of every option. Plain values
-only, so that a command's options (`--help`, `--version`) need nothing heavier; the suite's known values, which a
-TOML file may override, are suite/config.py's (eval/README.md)."""
+"""Defaults, defined once: where the suite lives, what a build keeps, the limits of every option, and the fixed
+choices an option or setting takes (enums carrying their own rules and words). Plain values and the standard
+library only, so that a command's options (`--help`, `--version`) need nothing heavier; the suite's known values,
+which a TOML file may override, are suite/config.py's (eval/README.md)."""
 
 from __future__ import annotations
 

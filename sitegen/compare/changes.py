@@ -38,6 +38,8 @@ class Said(NamedTuple):
 
 
 _FLIPPED = frozenset((CasePages.FAILING, CasePages.CHANGED))  # a case whose pass/fail is not the baseline's
+# The section the breaking kinds share: its title and what it says when empty.
+_BREAKING = ("Regressed and removed cases", "No case regressed or was removed.")
 
 
 class ChangeKind(StrEnum):
@@ -46,10 +48,8 @@ class ChangeKind(StrEnum):
     reading order, the order of the headline and of the diff page's sections; FILTER_ORDER and TEXT_ORDER below
     give the other two orders (a kind added here goes there too)."""
 
-    REGRESSED = "regressed", Said("regressed", "regressed", "▼", "Regressed and removed cases",
-                                  "No case regressed or was removed.", breaking=True, pages=_FLIPPED)
-    REMOVED = "removed", Said("removed", "removed", "⊖", "Regressed and removed cases",
-                              "No case regressed or was removed.", breaking=True)
+    REGRESSED = "regressed", Said("regressed", "regressed", "▼", *_BREAKING, breaking=True, pages=_FLIPPED)
+    REMOVED = "removed", Said("removed", "removed", "⊖", *_BREAKING, breaking=True)
     # A trial policy flip within chance of the baseline: reported, never breaking.
     WITHIN_NOISE = "within_noise", Said("within noise", "within noise", "≈", "Within noise", None, pages=_FLIPPED)
     STILL_FAILING = "still_failing", Said("known failure", "known failures", "≡", "Known failures",
