@@ -10,7 +10,7 @@ everything else. A kind that is not quick (a case's trials) sends its results th
 
 The writer and the quick reader run once per result of a big suite, so they are made as Python source from the
 declaration and compiled once, as the dataclasses module makes `__init__`: a loop over the fields calling each
-kind is about three times slower (benchmarks/RESULTS.md, "Fifteenth round"). `source(...)` shows what is made.
+kind took twice as long or more (benchmarks/RESULTS.md, "Fifteenth round"). `source(...)` shows what is made.
 """
 
 from __future__ import annotations
