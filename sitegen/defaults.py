@@ -28,6 +28,10 @@ DEFAULT_COST_TOLERANCE = 0.10
 # ([diff] alpha, docs/trials.md).
 DEFAULT_ALPHA = 0.05
 
+# `[otel]` of the config file (eval/README.md, "OpenTelemetry traces"): the `gen_ai.evaluation.name` of the
+# evaluation event whose label is a trace's verdict.
+DEFAULT_OTEL_VERIFIER_NAME = "verifier"
+
 # Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
 # failing ones and those whose status changed against the baseline; or only those that changed (and, without a
 # baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace.
