@@ -64,7 +64,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         tags=list(case.tags),
         caseDigest=case.digest(),
         traceLoaded=True,
-        evidence=trace_evidence(trace, outcome.digest),
+        evidence=trace_evidence(trace, outcome.digest, outcome.tokens),
     )
 
 

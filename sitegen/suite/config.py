@@ -39,9 +39,14 @@ class OtelSettings(BaseModel):
     verifierName: _Text = DEFAULT_OTEL_VERIFIER_NAME
     # ... unless this root-span attribute is named: the verdict is then its value.
     verdictAttribute: _Text | None = None
-    # Root-span attributes holding the gatekeeper status and the composer mode (not recorded when unset).
+    # Root-span attributes holding the gatekeeper status, its rule set version, the claim checks (a JSON array,
+    # as text or structured) and the composer mode: not recorded when unset or absent.
     gatekeeperStatusAttribute: _Text | None = None
+    ruleSetVersionAttribute: _Text | None = None
+    claimChecksAttribute: _Text | None = None
     composerModeAttribute: _Text | None = None
+    # A root-span attribute holding the Executor's unverified draft (selfEvaluation.executor_answer).
+    executorAnswerAttribute: _Text | None = None
 
 
 class SuiteConfig(BaseModel):

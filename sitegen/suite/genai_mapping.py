@@ -75,8 +75,13 @@ def map_run(spans: Sequence[Span], settings: OtelSettings) -> MappedRun:
     if question is not None:
         session["question"] = question
     verifier = _verifier(root, ordered, settings)
-    if verifier:
-        session["selfEvaluation"] = {"verifier_evaluation": verifier}
+    draft = None
+    if settings.executorAnswerAttribute is not None:
+        draft = _setting_attribute(root, settings.executorAnswerAttribute, "executorAnswerAttribute")
+    if verifier or draft is not None:
+        session["selfEvaluation"] = ({"verifier_evaluation": verifier} if verifier else {}) | (
+            {"executor_answer": draft} if draft is not None else {}
+        )
     tools = [_tool_call(span) for span in ordered if _is_tool_call(span) and span is not root]
     return MappedRun({"session": session, "toolInvocations": tools}, _tokens(root, models))
 
@@ -261,7 +266,7 @@ def _first_text(messages: Sequence[tuple[str, str]], role: str) -> str:
 
 
 def _verifier(root: Span, spans: Sequence[Span], settings: OtelSettings) -> dict[str, Any]:
-    """The verifier evaluation's fields the trace records: verdict, gatekeeper status, composer mode."""
+    """The verifier evaluation's fields the trace records: the verdict, and what the `[otel]` settings name."""
     found: dict[str, Any] = {}
     if settings.verdictAttribute is not None:
         verdict = _setting_attribute(root, settings.verdictAttribute, "verdictAttribute")
@@ -269,10 +274,25 @@ def _verifier(root: Span, spans: Sequence[Span], settings: OtelSettings) -> dict
         verdict = _evaluation_label(spans, settings.verifierName)
     if verdict is not None:
         found["verdict"] = verdict
-    if settings.gatekeeperStatusAttribute is not None:
-        status = _setting_attribute(root, settings.gatekeeperStatusAttribute, "gatekeeperStatusAttribute")
-        if status is not None:
-            found["gatekeeper_result"] = {"status": status}
+    gatekeeper = {
+        field: value
+        for field, key, setting in (
+            ("status", settings.gatekeeperStatusAttribute, "gatekeeperStatusAttribute"),
+            ("rule_set_version", settings.ruleSetVersionAttribute, "ruleSetVersionAttribute"),
+        )
+        if key is not None and (value := _setting_attribute(root, key, setting)) is not None
+    }
+    if gatekeeper:
+        found["gatekeeper_result"] = gatekeeper
+    if settings.claimChecksAttribute is not None and root.attributes.get(settings.claimChecksAttribute) is not None:
+        checks = _json_value(root.attributes[settings.claimChecksAttribute])
+        if not isinstance(checks, list):
+            raise OtlpProblem(
+                f"attribute {settings.claimChecksAttribute!r} (the [otel] claimChecksAttribute) of the root span: "
+                "expected a JSON array of claim checks",
+                root.where,
+            )
+        found["claim_checks"] = checks
     if settings.composerModeAttribute is not None:
         mode = _setting_attribute(root, settings.composerModeAttribute, "composerModeAttribute")
         if mode is not None:
