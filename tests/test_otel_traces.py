@@ -301,3 +301,32 @@ def test_trials_of_otlp_files_and_a_suite_of_both_formats_build(tmp_path: Path) 
     page = soup(_page(tmp_path / "site", "payment-timeout"))
     facts = {dt.get_text(): dd.get_text() for dt, dd in zip(page.select("dt"), page.select("dd"))}
     assert facts["Tokens (mean of 3 trials)"] == f"{TOKENS[0]:,} in · {TOKENS[1]:,} out"
+
+
+EXAMPLE = ROOT / "eval" / "otel-example"
+# The order the Java SDK's span marshaler writes a span's fields in (exporters/otlp/common, SpanMarshaler.writeTo).
+_JAVA_SPAN_FIELDS = ["traceId", "spanId", "parentSpanId", "name", "kind", "startTimeUnixNano", "endTimeUnixNano", "attributes", "events", "links", "status", "flags"]  # fmt: skip
+
+
+def test_the_example_suite_is_in_the_java_exporter_layout() -> None:
+    for path in sorted((EXAMPLE / "fixtures").glob("*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert len(lines) >= 2, path  # one line per export
+        for line in lines:
+            document = json.loads(line)
+            assert list(document) == ["resourceSpans"], path
+            for span in (s for rs in document["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]):
+                assert list(span) == [f for f in _JAVA_SPAN_FIELDS if f in span] and set(_JAVA_SPAN_FIELDS) - set(span) <= {"parentSpanId"}
+                assert isinstance(span["kind"], int) and isinstance(span["startTimeUnixNano"], str) and span["flags"] == 257
+
+
+def test_the_example_suite_builds(tmp_path: Path) -> None:
+    args = ["--cases", str(EXAMPLE / "cases.json"), "--fixtures", str(EXAMPLE / "fixtures"), "--config", str(EXAMPLE / "sitegen.toml")]
+    result = runner.invoke(app, ["build", *args, "--out", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "site" / "report.json").read_text(encoding="utf-8"))
+    statuses = {r["caseId"]: r["status"] for r in report["results"]}
+    native = {r["caseId"]: r["status"] for r in json.loads((ROOT / "eval" / "baseline" / "report.json").read_text(encoding="utf-8"))["results"]}
+    assert statuses == {case: native[case] for case in statuses if case != "oom-restart"} | {"oom-restart": "not_run"}
+    page = soup(_page(tmp_path / "site", "oom-restart"))
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in page.get_text()
