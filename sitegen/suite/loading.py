@@ -23,7 +23,7 @@ from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, 
 from sitegen.suite.config import OtelSettings
 from sitegen.suite.genai_mapping import ContentMissing, map_run
 from sitegen.suite.models import Case, TokenUsage, Trace
-from sitegen.suite.otlp import OtlpProblem, file_spans
+from sitegen.suite.otlp import OtlpProblem, file_spans, is_otlp_document
 
 
 class InputFile:
@@ -396,10 +396,8 @@ def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: Ot
     not one; text that is not JSON (nor JSON Lines of OTLP data) is the JSON problem `parsed` holds."""
     try:
         spans = file_spans(text, parsed)
-        if spans is None:
-            if isinstance(parsed, TextProblem):
-                return FixtureProblem(FIXTURE_INVALID, parsed.render(shown))
-            return validate_trace(parsed, shown, read.path, len(read.data), text, None, from_hexdigest(read.sha256))
+        if spans is None:  # not JSON Lines of OTLP data either: the text's JSON problem
+            return FixtureProblem(FIXTURE_INVALID, parsed.render(shown))
         run = map_run(spans, otel)
     except ContentMissing as exc:
         return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown))
@@ -410,7 +408,7 @@ def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: Ot
     loaded = validate_trace(run.trace, shown, read.path, len(read.data), text, None, from_hexdigest(read.sha256))
     if isinstance(loaded, FixtureProblem):
         return loaded
-    return LoadedTrace(loaded.path, loaded.trace, parsed, loaded.size, text, loaded.digest, len(spans), run.tokens)
+    return LoadedTrace(loaded.path, loaded.trace, run.trace, loaded.size, text, loaded.digest, len(spans), run.tokens)
 
 
 def validate_trace(
