@@ -23,7 +23,7 @@ from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, 
 from sitegen.suite.config import OtelSettings
 from sitegen.suite.genai_mapping import ContentMissing, map_run
 from sitegen.suite.models import Case, TokenUsage, Trace
-from sitegen.suite.otlp import OtlpProblem, file_spans, is_otlp_document
+from sitegen.suite.otlp import OtlpProblem, file_spans, is_otlp_document, starts_as_json_lines
 
 
 class InputFile:
@@ -384,20 +384,29 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes, otel: OtelS
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, text.render(shown))
+    if starts_as_json_lines(text):  # as exporters write it: read line by line straight away
+        found = _otel_trace(None, shown, read, text, otel or OtelSettings())
+        if found is not None:
+            return found
     number_texts: dict[int, str] = {}
     raw = parse_json_text(text, strict_keys=True, number_texts=number_texts)
-    if isinstance(raw, TextProblem) or "resourceSpans" in raw:
-        return _otel_trace(raw, shown, read, text, otel or OtelSettings())
+    if isinstance(raw, TextProblem) or is_otlp_document(raw):
+        found = _otel_trace(raw, shown, read, text, otel or OtelSettings())
+        if found is not None:
+            return found
+    if isinstance(raw, TextProblem):
+        return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
     return validate_trace(raw, shown, target, len(data), text, number_texts, from_hexdigest(read.sha256))
 
 
-def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: OtelSettings) -> LoadedTrace | FixtureProblem:
+def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: OtelSettings) -> LoadedTrace | FixtureProblem | None:
     """An OpenTelemetry trace (suite/otlp.py, suite/genai_mapping.py) as the trace its spans record, or why it is
-    not one; text that is not JSON (nor JSON Lines of OTLP data) is the JSON problem `parsed` holds."""
+    not one; None when the text is not OTLP trace data after all (`parsed`: the text parsed as one JSON document,
+    its problem, or None when not parsed yet)."""
     try:
         spans = file_spans(text, parsed)
-        if spans is None:  # not JSON Lines of OTLP data either: the text's JSON problem
-            return FixtureProblem(FIXTURE_INVALID, parsed.render(shown))
+        if spans is None:
+            return None
         run = map_run(spans, otel)
     except ContentMissing as exc:
         return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown))

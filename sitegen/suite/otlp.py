@@ -93,16 +93,27 @@ def is_otlp_line(value: Any) -> bool:
     return is_otlp_document(value) or (isinstance(value, dict) and "scopeSpans" in value and "session" not in value)
 
 
-def file_spans(text: str, parsed: Any | TextProblem) -> list[Span] | None:
-    """The spans of an OTLP file from its text and what parsing it as one JSON document gave; None when it is not
-    OTLP trace data (a native trace, or text that is not JSON either way: its problem is the JSON one).
+def starts_as_json_lines(text: str) -> bool:
+    """Whether a text looks like JSON Lines of OTLP trace data as exporters write it (a compact `TracesData` on its
+    first line, more lines after): then its lines are parsed one by one straight away (file_spans with no
+    `parsed`) rather than after the whole text failed to parse as one document."""
+    return text.startswith(_TRACES_DATA_START) and "\n" in text.rstrip()
+
+
+_TRACES_DATA_START = '{"resourceSpans":'
+
+
+def file_spans(text: str, parsed: Any | TextProblem | None) -> list[Span] | None:
+    """The spans of an OTLP file from its text and what parsing it as one JSON document gave (None: not parsed as
+    one, starts_as_json_lines said it looks like JSON Lines); None when it is not OTLP trace data (a native trace,
+    or text that is not JSON either way: its problem is the JSON one).
 
     A JSON Lines file fails to parse as one document with "Extra data" after its first value; it is OTLP when its
     first line is OTLP trace data on its own, and then every other non-blank line must be too.
     """
-    if not isinstance(parsed, TextProblem):
+    if parsed is not None and not isinstance(parsed, TextProblem):
         return read_spans([(None, parsed)]) if is_otlp_document(parsed) else None
-    if parsed.problem != _EXTRA_DATA:
+    if parsed is not None and parsed.problem != _EXTRA_DATA:
         return None
     lines = text.split("\n")
     first = next(index for index, line in enumerate(lines) if line.strip())  # the parser read a first value
