@@ -213,6 +213,22 @@ def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[
         return TextProblem(None, "invalid JSON: nested too deeply to read (expected a reasonably shallow document)")
 
 
+def json_kind(value: Any) -> str:
+    """What kind of JSON value this is, for a message: `null`, `a boolean`, `a number`, `a string`, `an array`,
+    `an object`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
 def format_loc(loc: Sequence[int | str]) -> str:
     """Render a validation location as a field path like `toolInvocations[2].success`."""
     out = ""

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sitegen.plumbing.digests import short_digest
-
 from sitegen.suite.models import TokenUsage
 
 if TYPE_CHECKING:

@@ -50,7 +50,8 @@ class OtelSettings(BaseModel):
 
 
 class SuiteConfig(BaseModel):
-    """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff]` settings."""
+    """What the rules treat as known values (`[suite]` of the config file), the diff's `[diff]` settings and how
+    OpenTelemetry traces are read (`[otel]`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

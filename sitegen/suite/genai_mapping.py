@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from sitegen.plumbing.jsonread import TextProblem, parse_json_text
+from sitegen.plumbing.jsonread import TextProblem, json_kind, parse_json_text
 from sitegen.suite.config import OtelSettings
 from sitegen.suite.models import TokenUsage
 from sitegen.suite.otlp import STATUS_ERROR, OtlpProblem, Span
@@ -314,7 +314,7 @@ def _evaluation_label(spans: Iterable[Span], name: str) -> str | None:
     label = event.attributes.get("gen_ai.evaluation.score.label")
     if label is not None and not isinstance(label, str):
         raise OtlpProblem(
-            f"event {EVALUATION_EVENT} {name!r}: attribute gen_ai.evaluation.score.label: expected a string, got {_json_kind(label)}",
+            f"event {EVALUATION_EVENT} {name!r}: attribute gen_ai.evaluation.score.label: expected a string, got {json_kind(label)}",
             span.where,
         )
     return label
@@ -324,7 +324,7 @@ def _setting_attribute(root: Span, key: str, setting: str) -> str | None:
     value = root.attributes.get(key)
     if value is not None and not isinstance(value, str):
         raise OtlpProblem(
-            f"attribute {key!r} (the [otel] {setting}) of the root span: expected a string, got {_json_kind(value)}", root.where
+            f"attribute {key!r} (the [otel] {setting}) of the root span: expected a string, got {json_kind(value)}", root.where
         )
     return value
 
@@ -400,15 +400,3 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return "a string"

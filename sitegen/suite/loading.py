@@ -20,6 +20,7 @@ from sitegen.checks import FIXTURE_CONTENT_MISSING, FIXTURE_INVALID, FIXTURE_MIS
 from sitegen.errors import BadInput
 from sitegen.plumbing.digests import from_hexdigest
 from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
+from sitegen.plumbing.jsonread import json_kind as _json_kind
 from sitegen.suite.config import OtelSettings
 from sitegen.suite.genai_mapping import ContentMissing, map_run
 from sitegen.suite.models import Case, TokenUsage, Trace
@@ -186,20 +187,6 @@ def _case_label(item: Any, index: int) -> str:
     if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"]:
         return f"case {json.dumps(item['id'], ensure_ascii=False)} (#{index + 1})"
     return f"case #{index + 1}"
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
 
 
 @dataclass(frozen=True)

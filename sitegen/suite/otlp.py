@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sitegen.plumbing.jsonread import TextProblem, parse_json_text
+from sitegen.plumbing.jsonread import TextProblem, json_kind, parse_json_text
 
 # Span kinds and status codes (opentelemetry/proto/trace/v1/trace.proto), by number and by their enum names
 # (protobuf's own JSON mapping writes names; OTLP JSON writes numbers).
@@ -146,7 +146,7 @@ def read_spans(documents: list[tuple[int | None, Any]]) -> list[Span]:
     for line, document in documents:
         at = f"line {line}: " if line is not None else ""  # a path below it reads `line 3: resourceSpans[0]…`
         if not isinstance(document, dict):
-            raise OtlpProblem(f"expected an object with 'resourceSpans', got {_kind(document)}", _place(at))
+            raise OtlpProblem(f"expected an object with 'resourceSpans', got {json_kind(document)}", _place(at))
         if "resourceSpans" in document:
             resources = _list(document, "resourceSpans", at)
             for r, resource in enumerate(resources):
@@ -160,35 +160,35 @@ def read_spans(documents: list[tuple[int | None, Any]]) -> list[Span]:
 
 def _resource_spans(resource: Any, path: str, spans: list[Span]) -> None:
     if not isinstance(resource, dict):
-        raise OtlpProblem(f"expected an object, got {_kind(resource)}", path)
+        raise OtlpProblem(f"expected an object, got {json_kind(resource)}", path)
     # `instrumentationLibrarySpans`: what OTLP called scopeSpans before 0.15 (older collectors write it).
     key = "scopeSpans" if "scopeSpans" in resource or "instrumentationLibrarySpans" not in resource else "instrumentationLibrarySpans"
     for s, scope in enumerate(_list(resource, key, _prefix(path))):
         scope_path = _join(path, f"{key}[{s}]")
         if not isinstance(scope, dict):
-            raise OtlpProblem(f"expected an object, got {_kind(scope)}", scope_path)
+            raise OtlpProblem(f"expected an object, got {json_kind(scope)}", scope_path)
         for n, span in enumerate(_list(scope, "spans", _prefix(scope_path))):
             spans.append(_span(span, _join(scope_path, f"spans[{n}]")))
 
 
 def _span(data: Any, path: str) -> Span:
     if not isinstance(data, dict):
-        raise OtlpProblem(f"expected a span object, got {_kind(data)}", path)
+        raise OtlpProblem(f"expected a span object, got {json_kind(data)}", path)
     trace_id = _id(data.get("traceId"), 32, "traceId", path)
     span_id = _id(data.get("spanId"), 16, "spanId", path)
     parent = data.get("parentSpanId")
     parent_id = "" if parent is None or parent == "" else _id(parent, 16, "parentSpanId", path)
     name = data.get("name", "")
     if not isinstance(name, str):
-        raise OtlpProblem(f"expected a string, got {_kind(name)}", f"{path}.name")
+        raise OtlpProblem(f"expected a string, got {json_kind(name)}", f"{path}.name")
     start = _uint64(data.get("startTimeUnixNano"), f"{path}.startTimeUnixNano")
     end = _uint64(data.get("endTimeUnixNano"), f"{path}.endTimeUnixNano")
     status = data.get("status") or {}
     if not isinstance(status, dict):
-        raise OtlpProblem(f"expected an object, got {_kind(status)}", f"{path}.status")
+        raise OtlpProblem(f"expected an object, got {json_kind(status)}", f"{path}.status")
     message = status.get("message", "")
     if not isinstance(message, str):
-        raise OtlpProblem(f"expected a string, got {_kind(message)}", f"{path}.status.message")
+        raise OtlpProblem(f"expected a string, got {json_kind(message)}", f"{path}.status.message")
     events = tuple(_event(event, f"{path}.events[{e}]") for e, event in enumerate(_list(data, "events", f"{path}.")))
     return Span(
         trace_id=trace_id,
@@ -208,10 +208,10 @@ def _span(data: Any, path: str) -> Span:
 
 def _event(data: Any, path: str) -> SpanEvent:
     if not isinstance(data, dict):
-        raise OtlpProblem(f"expected an event object, got {_kind(data)}", path)
+        raise OtlpProblem(f"expected an event object, got {json_kind(data)}", path)
     name = data.get("name", "")
     if not isinstance(name, str):
-        raise OtlpProblem(f"expected a string, got {_kind(name)}", f"{path}.name")
+        raise OtlpProblem(f"expected a string, got {json_kind(name)}", f"{path}.name")
     return SpanEvent(name, _uint64(data.get("timeUnixNano"), f"{path}.timeUnixNano"), attributes(data, f"{path}."))
 
 
@@ -229,10 +229,10 @@ def attributes(owner: dict[str, Any], prefix: str) -> dict[str, Any]:
 
 def _key_value(item: Any, path: str) -> tuple[str, Any]:
     if not isinstance(item, dict):
-        raise OtlpProblem(f"expected a key/value object, got {_kind(item)}", path)
+        raise OtlpProblem(f"expected a key/value object, got {json_kind(item)}", path)
     key = item.get("key")
     if not isinstance(key, str):
-        raise OtlpProblem(f"expected a string, got {_kind(key)}", f"{path}.key")
+        raise OtlpProblem(f"expected a string, got {json_kind(key)}", f"{path}.key")
     return key, any_value(item.get("value"), f"{path}.value")
 
 
@@ -242,31 +242,31 @@ def any_value(value: Any, path: str) -> Any:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise OtlpProblem(f"expected an AnyValue object, got {_kind(value)}", path)
+        raise OtlpProblem(f"expected an AnyValue object, got {json_kind(value)}", path)
     if "stringValue" in value:
         text = value["stringValue"]
         if not isinstance(text, str):
-            raise OtlpProblem(f"expected a string, got {_kind(text)}", f"{path}.stringValue")
+            raise OtlpProblem(f"expected a string, got {json_kind(text)}", f"{path}.stringValue")
         return text
     if "intValue" in value:
         return _int64(value["intValue"], f"{path}.intValue")
     if "boolValue" in value:
         flag = value["boolValue"]
         if not isinstance(flag, bool):
-            raise OtlpProblem(f"expected true or false, got {_kind(flag)}", f"{path}.boolValue")
+            raise OtlpProblem(f"expected true or false, got {json_kind(flag)}", f"{path}.boolValue")
         return flag
     if "doubleValue" in value:
         return _double(value["doubleValue"], f"{path}.doubleValue")
     if "arrayValue" in value:
         array = value["arrayValue"] or {}
         if not isinstance(array, dict):
-            raise OtlpProblem(f"expected an object, got {_kind(array)}", f"{path}.arrayValue")
+            raise OtlpProblem(f"expected an object, got {json_kind(array)}", f"{path}.arrayValue")
         items = _list(array, "values", f"{path}.arrayValue.")
         return [any_value(item, f"{path}.arrayValue.values[{i}]") for i, item in enumerate(items)]
     if "kvlistValue" in value:
         kvlist = value["kvlistValue"] or {}
         if not isinstance(kvlist, dict):
-            raise OtlpProblem(f"expected an object, got {_kind(kvlist)}", f"{path}.kvlistValue")
+            raise OtlpProblem(f"expected an object, got {json_kind(kvlist)}", f"{path}.kvlistValue")
         found: dict[str, Any] = {}
         for i, item in enumerate(_list(kvlist, "values", f"{path}.kvlistValue.")):
             key, inner = _key_value(item, f"{path}.kvlistValue.values[{i}]")
@@ -275,7 +275,7 @@ def any_value(value: Any, path: str) -> Any:
     if "bytesValue" in value:
         data = value["bytesValue"]
         if not isinstance(data, str):
-            raise OtlpProblem(f"expected base64 text, got {_kind(data)}", f"{path}.bytesValue")
+            raise OtlpProblem(f"expected base64 text, got {json_kind(data)}", f"{path}.bytesValue")
         try:
             base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
@@ -288,7 +288,7 @@ def _id(value: Any, digits: int, field: str, path: str) -> str:
     """A trace or span id: hex of the given length, as OTLP JSON writes ids (protobuf's own mapping writes base64)."""
     where = f"{path}.{field}"
     if not isinstance(value, str):
-        raise OtlpProblem(f"expected {digits} hex digits, got {_kind(value) if value is not None else 'nothing'}", where)
+        raise OtlpProblem(f"expected {digits} hex digits, got {json_kind(value) if value is not None else 'nothing'}", where)
     if len(value) != digits or not _HEX.fullmatch(value):
         hint = ""
         if len(value) == math.ceil(digits / 2 / 3) * 4:  # the length of its bytes in base64
@@ -355,7 +355,7 @@ def _list(owner: dict[str, Any], key: str, prefix: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise OtlpProblem(f"expected an array, got {_kind(value)}", f"{prefix}{key}")
+        raise OtlpProblem(f"expected an array, got {json_kind(value)}", f"{prefix}{key}")
     return value
 
 
@@ -374,17 +374,3 @@ def _place(at: str) -> str | None:
 
 def _shorten(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
