@@ -330,3 +330,18 @@ def test_the_example_suite_builds(tmp_path: Path) -> None:
     assert statuses == {case: native[case] for case in statuses if case != "oom-restart"} | {"oom-restart": "not_run"}
     page = soup(_page(tmp_path / "site", "oom-restart"))
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in page.get_text()
+    index = soup(tmp_path / "site" / "index.html")
+    assert "⊘ 1" in index.get_text() and "trace missing or content not captured" in index.get_text()
+
+
+def test_the_shipped_config_documents_every_otel_setting_and_its_example_loads(tmp_path: Path) -> None:
+    text = (ROOT / "eval" / "sitegen.toml").read_text(encoding="utf-8")
+    example = text.split("# [otel]\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line[2:] for line in example.splitlines() if line.startswith("# ") and not line.startswith("# #")]
+    config = tmp_path / "sitegen.toml"
+    config.write_text("[otel]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    from sitegen.suite.config import load_config
+
+    settings = load_config(config, explicit=True).otel
+    assert set(settings.model_fields_set) == set(OtelSettings.model_fields)
+    assert settings.verifierName == "verifier" and settings.gatekeeperStatusAttribute == "diagnosis.gatekeeper.status"
