@@ -345,3 +345,20 @@ def test_the_shipped_config_documents_every_otel_setting_and_its_example_loads(t
     settings = load_config(config, explicit=True).otel
     assert set(settings.model_fields_set) == set(OtelSettings.model_fields)
     assert settings.verifierName == "verifier" and settings.gatekeeperStatusAttribute == "diagnosis.gatekeeper.status"
+
+
+def test_the_comparison_of_two_otlp_runs_names_what_the_agent_did_differently(tmp_path: Path) -> None:
+    cases, fixtures, config = _otel_suite(tmp_path / "before", "current")
+    common = ["--cases", str(cases), "--fixtures", str(fixtures), "--config", str(config)]
+    assert runner.invoke(app, ["evaluate", *common, "--json", str(tmp_path / "baseline.json")]).exit_code == 0
+    trace = _native_traces()["db-connection-pool-exhaustion.json"]
+    trace["toolInvocations"] = [call for call in trace["toolInvocations"] if call["toolName"] != "query_db_status"]
+    write_run(fixtures / "db-connection-pool-exhaustion.jsonl", trace, "previous")
+    result = runner.invoke(app, ["build", *common, "--baseline", str(tmp_path / "baseline.json"), "--out", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    diff = json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))
+    change = next(c for c in diff["caseChanges"] if c["caseId"] == "db-connection-pool-exhaustion")
+    assert change["change"] == "regressed" and change["traceChanged"] is True and change["toolsRemoved"] == ["query_db_status"]
+    assert "no longer called query_db_status" in result.output
+    others = [c for c in diff["caseChanges"] if c["caseId"] != "db-connection-pool-exhaustion"]
+    assert all(c["traceChanged"] is False for c in others)  # the same files: the same digests
