@@ -362,3 +362,27 @@ def test_the_comparison_of_two_otlp_runs_names_what_the_agent_did_differently(tm
     assert "no longer called query_db_status" in result.output
     others = [c for c in diff["caseChanges"] if c["caseId"] != "db-connection-pool-exhaustion"]
     assert all(c["traceChanged"] is False for c in others)  # the same files: the same digests
+
+
+@pytest.mark.parametrize(
+    ("spans", "message"),
+    [
+        ([_span("01" * 8, output__value="a"), _span("02" * 8, output__value="b")], "2 invoke_agent spans, none inside another"),
+        ([_span("01" * 8, parent="01" * 8, output__value="a")], "every invoke_agent span is inside another: their parent span ids form a loop"),
+        ([_span("01" * 8, "work", output__value="a"), _span("02" * 8, "other", output__value="b")], "2 spans without a parent and none is an invoke_agent or AGENT span"),
+    ],
+)  # fmt: skip
+def test_a_file_that_is_not_one_run_is_refused(tmp_path: Path, spans: list[dict[str, Any]], message: str) -> None:
+    outcome = _load(tmp_path, _document(spans))
+    assert isinstance(outcome, FixtureProblem) and message in outcome.message, outcome
+
+
+def test_nested_agents_read_the_outermost_and_every_tool_call(tmp_path: Path) -> None:
+    spans = [
+        _span("01" * 8, output__value="outer answer"),
+        _span("02" * 8, "invoke_agent helper", "01" * 8, output__value="inner answer"),
+        _span("03" * 8, "execute_tool query_logs", "02" * 8),
+    ]
+    outcome = _load(tmp_path, _document(spans))
+    assert isinstance(outcome, LoadedTrace), outcome
+    assert outcome.trace.session.answer == "outer answer" and [c.toolName for c in outcome.trace.toolInvocations] == ["query_logs"]

@@ -119,7 +119,9 @@ def _outermost(found: list[Span], spans: Sequence[Span], kind: str) -> Span:
             parent = parents.get(parent, "")
         if not parent or parent in seen:
             outer.append(span)
-    if len(outer) != 1:
+    if not outer:
+        raise OtlpProblem(f"every {kind} span is inside another: their parent span ids form a loop")
+    if len(outer) > 1:
         raise OtlpProblem(f"{len(outer)} {kind} spans, none inside another: expected one agent run per file")
     return outer[0]
 
