@@ -60,7 +60,9 @@ DEFAULT_COST_TOLERANCE = 0.10
 # ([diff] alpha, docs/trials.md).
 DEFAULT_ALPHA = 0.05
 
-
+# `[otel]` of the config file (eval/README.md, "OpenTelemetry traces"): the `gen_ai.evaluation.name` of the
+# evaluation event whose label is a trace's verdict.
+DEFAULT_OTEL_VERIFIER_NAME = "verifier"
 
 class CasePages(StrEnum):
     """Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the

@@ -276,8 +276,8 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
 def _parsed(case: Case, read: FixtureBytes | TrialFiles | FixtureProblem, context: PageContext) -> LoadedTrace | TrialTraces | FixtureProblem:
     """The case's trace (or folder of trials, eval/README.md "Trials") parsed from the bytes read, or the problem."""
     if isinstance(read, TrialFiles):
-        return parse_trials(context.fixtures, read)
-    return read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
+        return parse_trials(context.fixtures, read, context.config.otel)
+    return read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read, context.config.otel)
 
 
 def _page_input(
