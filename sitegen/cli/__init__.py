@@ -50,6 +50,14 @@ app = typer.Typer(
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
+def _echo(message: str, err: bool = False) -> None:
+    """Print what a command says: everything in it that came from input (ids, answers, file names, the messages
+    of errors) made safe for a terminal, as docs/cli.md promises, so a hostile input cannot drive it."""
+    from sitegen.formatting import terminal_text  # not for --help and --version (tests/test_architecture.py)
+
+    typer.echo(terminal_text(message), err=err)
+
+
 def command(function: _Command) -> _Command:
     """Register `function` as a command whose sitegen errors become one message on stderr and their exit code."""
 
@@ -61,13 +69,13 @@ def command(function: _Command) -> _Command:
             except OSError as exc:  # one the code did not expect: a system refusal all the same, not a bug report
                 raise SystemRefused.from_os_error(exc) from None
         except SitegenError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            _echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
         except (typer.Exit, typer.Abort, typer.BadParameter):
             raise
         except Exception:  # a bug: Python's own exit code (1) would read as "a case regressed" to a CI gate
-            traceback.print_exc()
-            typer.echo(
+            _echo(traceback.format_exc().rstrip("\n"), err=True)
+            _echo(
                 f"error: internal error in sitegen {__version__} (a bug, not your input; nothing was replaced): "
                 "please report it with the traceback above",
                 err=True,
@@ -93,13 +101,13 @@ def _evaluated(cases: Path, fixtures: Path, config: Path | None):  # noqa: ANN20
 def _say(message: str) -> None:
     """Normal progress output (silenced by --quiet)."""
     if Verbosity.level >= 0:
-        typer.echo(message)
+        _echo(message)
 
 
 def _detail(message: str) -> None:
     """Extra output shown only with --verbose, on stderr so that it never mixes into a '-' (stdout) output."""
     if Verbosity.level > 0:
-        typer.echo(message, err=True)
+        _echo(message, err=True)
 
 
 def _write_outputs(outputs: list[tuple[Path | None, str]]) -> None:
@@ -152,11 +160,11 @@ def check(
 
     summary = check_suite(cases, fixtures, config_for(config))
     for warning in summary.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        _echo(f"warning: {warning}", err=True)
     if summary.problems:
         for problem in summary.problems:
-            typer.echo(f"error: {problem}", err=True)
-        typer.echo(f"{len(summary.problems)} problem(s) in {cases} / {fixtures}", err=True)
+            _echo(f"error: {problem}", err=True)
+        _echo(f"{len(summary.problems)} problem(s) in {cases} / {fixtures}", err=True)
         raise typer.Exit(2)
     _say(f"ok: {summary.case_count} cases, every trace fixture present and readable")
 
@@ -284,7 +292,7 @@ def diff(
     if append_step_summary(diff_summary_markdown(result)):
         _detail("appended the diff summary to $GITHUB_STEP_SUMMARY")
     if fail_on_regression and result.hasRegression:
-        typer.echo(_diff_lines(result, baseline)[1], err=True)
+        _echo(_diff_lines(result, baseline)[1], err=True)
         raise typer.Exit(1)
 
 
@@ -383,7 +391,7 @@ def build(
     )
     report, diff = result.report, result.diff
     for warning in result.warnings:
-        typer.echo(f"warning: {warning}", err=True)
+        _echo(f"warning: {warning}", err=True)
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
         _write_outputs([(junit_out, _junit_text(report, cases, diff, KnownFailures(junit_known_failures).value))])
@@ -395,7 +403,7 @@ def build(
     if append_step_summary(build_summary_markdown(report, diff, by_rule=result.by_rule, warnings=result.warnings)):
         _detail("appended the build summary to $GITHUB_STEP_SUMMARY")
     if result.exit_code:
-        typer.echo(_diff_lines(diff, result.baseline)[1], err=True)
+        _echo(_diff_lines(diff, result.baseline)[1], err=True)
         raise typer.Exit(result.exit_code)
 
 
@@ -438,7 +446,7 @@ def serve(
     verbose = Verbosity.level > 0
     run_preview(
         out, port, build_options=options, announce=_say, report=_progress_or_error,
-        log=(lambda line: typer.echo(line, err=True)) if verbose else None,
+        log=(lambda line: _echo(line, err=True)) if verbose else None,
     )
 
 
@@ -492,7 +500,7 @@ def record(
     try:
         summary = Recorder(request, headers, options, progress).record(cases)
     except KeyboardInterrupt:
-        typer.echo("record: interrupted; every trial written so far is kept: rerun the same command to resume", err=True)
+        _echo("record: interrupted; every trial written so far is kept: rerun the same command to resume", err=True)
         raise typer.Exit(130) from None
     _detail(f"wrote {out / 'cases.json'}, {summary.recorded} trial file(s) and {summary.failed} error file(s) under {out}/")
     _say(
@@ -501,10 +509,10 @@ def record(
     )
     if summary.failures:
         for failure in summary.failures[:_MAX_LISTED_RECORD_FAILURES]:
-            typer.echo(f"  failed: {failure.case_id} trial {failure.trial}: {failure.reason}", err=True)
+            _echo(f"  failed: {failure.case_id} trial {failure.trial}: {failure.reason}", err=True)
         if summary.failed > _MAX_LISTED_RECORD_FAILURES:
-            typer.echo(f"  … and {summary.failed - _MAX_LISTED_RECORD_FAILURES} more (see the .error.json files)", err=True)
-        typer.echo(f"record: {summary.failed} trial(s) could not be recorded; rerun to retry only those", err=True)
+            _echo(f"  … and {summary.failed - _MAX_LISTED_RECORD_FAILURES} more (see the .error.json files)", err=True)
+        _echo(f"record: {summary.failed} trial(s) could not be recorded; rerun to retry only those", err=True)
         raise typer.Exit(1)
 
 
@@ -512,7 +520,7 @@ def record(
 def _progress_or_error(message: str) -> None:
     """A message from a long-running command, on stderr: errors always, progress unless --quiet."""
     if message.startswith("error:") or Verbosity.level >= 0:
-        typer.echo(message, err=True)
+        _echo(message, err=True)
 
 
 def main() -> None:

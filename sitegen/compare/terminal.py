@@ -3,8 +3,6 @@ headline, gate and cases as diff.md, without Markdown's escapes and tables."""
 
 from __future__ import annotations
 
-import re
-
 from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
@@ -18,19 +16,13 @@ from sitegen.compare.wording import (
     gate_text,
     status_change,
 )
+from sitegen.formatting import terminal_line
 
 _ICONS = {BREAKING: "▼", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖"}
 _CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"),
                   (STILL_FAILING, "Known failures"))
 _ITEM_SECTIONS = ((REGRESSION, "▼"), (IMPROVEMENT, "▲"), (CHANGED, "●"))
 INDENT = "  "
-# Control characters (an escape sequence in a hostile case id would drive the terminal) and the bidirectional
-# overrides that reorder what is shown: written as escapes instead.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _safe(line: str) -> str:
-    return _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), line)
 
 
 def _case_lines(change: CaseChange, icon: str, diff: DiffReport) -> list[str]:
@@ -81,4 +73,5 @@ def diff_text(diff: DiffReport) -> str:
             lines += ["", f"{DIFFERENCE_TITLES[kind]} ({len(items)})", *(_item_line(item, icon) for item in items)]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
-    return "\n".join(_safe(line) for line in lines) + "\n"
+    # Each line made safe on its own, so a line break inside an id or a message is written as `\n` too.
+    return "\n".join(terminal_line(line) for line in lines) + "\n"
