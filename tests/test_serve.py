@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import signal
 import threading
 import time
@@ -476,3 +477,55 @@ def test_ctrl_c_stops_serve_watch_with_a_poll_open(tmp_path: Path) -> None:
         assert process.proc.wait(POLL_SECONDS / 2) == 0
     finally:
         process.stop()
+
+
+# --- hostile clients, on real sockets ---------------------------------------------------------------------------
+
+
+def _raw(server: SiteServer, request: bytes, timeout: float = TIMEOUT) -> bytes:
+    """Send `request` as is on a socket of its own; everything the server answers before it closes."""
+    with socket.create_connection(server.server_address, timeout=timeout) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else 0
+
+
+def _request(path: str, *headers: str) -> bytes:
+    return "\r\n".join([f"GET {path} HTTP/1.1", *headers, "Connection: close", "", ""]).encode("latin-1")
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    [
+        ["attacker.example:{port}"],  # DNS rebinding: the attacker's name, now pointing at 127.0.0.1
+        ["attacker.example"],
+        ["127.0.0.1"],  # another port: 80
+        ["127.0.0.1:1"],
+        ["localhost.attacker.example:{port}"],
+        ["127.0.0.1:{port}@attacker.example"],
+        [],  # no Host at all
+        ["127.0.0.1:{port}", "attacker.example:{port}"],  # two
+    ],
+)
+def test_only_its_own_host_is_answered(live: tuple[SiteServer, BuildCounter], hosts: list[str]) -> None:
+    server, builds = live
+    port = server.server_address[1]
+    headers = [f"Host: {host.format(port=port)}" for host in hosts]
+    for path in ("/report.json", "/", f"{POLL_PATH}?build=another", SCRIPT_PATH):
+        answer = _raw(server, _request(path, *headers))
+        assert _status(answer) == 400, answer[:200]
+        assert b"{}" not in answer.split(b"\r\n\r\n", 1)[1], "the report's body was sent"
+        assert builds.value.encode() not in answer
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST:{port}"])
+def test_its_own_host_is_answered(live: tuple[SiteServer, BuildCounter], host: str) -> None:
+    server, _builds = live
+    answer = _raw(server, _request("/report.json", f"Host: {host.format(port=server.server_address[1])}"))
+    assert _status(answer) == 200 and answer.endswith(b"\r\n\r\n{}")

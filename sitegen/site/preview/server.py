@@ -46,6 +46,17 @@ class SiteHandler(SimpleHTTPRequestHandler):
         """The content type from the file's extension (never from the machine's mimetypes database)."""
         return CONTENT_TYPES.get(Path(path).suffix.lower(), FALLBACK_TYPE)
 
+    def parse_request(self) -> bool:
+        """The request line and headers, answered 400 unless the request names this server as its host."""
+        if not super().parse_request():
+            return False
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1 or not self.server.answers_to(hosts[0]):
+            # DNS rebinding: a page of attacker.example whose name now points at 127.0.0.1 sends its own name.
+            self.send_error(HTTPStatus.BAD_REQUEST, "Unknown host", f"This preview answers only to {self.server.url}")
+            return False
+        return True
+
     def do_GET(self) -> None:
         """With live reload, also the reload script and the poll on the build counter; otherwise files only."""
         builds = self.server.builds
@@ -136,6 +147,15 @@ class SiteServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The address to open in a browser."""
         return f"http://{LOOPBACK}:{self.server_address[1]}/"
+
+    def answers_to(self, host: str) -> bool:
+        """Whether a request's Host header names this server: 127.0.0.1 or localhost with its port (without it on
+        port 80), so a page of another site cannot read the preview through a name rebound to 127.0.0.1."""
+        port = self.server_address[1]
+        names = {f"{name}:{port}" for name in (LOOPBACK, "localhost")}
+        if port == 80:
+            names |= {LOOPBACK, "localhost"}
+        return host.strip().lower() in names
 
 
 def make_server(
