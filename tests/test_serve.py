@@ -529,3 +529,18 @@ def test_its_own_host_is_answered(live: tuple[SiteServer, BuildCounter], host: s
     server, _builds = live
     answer = _raw(server, _request("/report.json", f"Host: {host.format(port=server.server_address[1])}"))
     assert _status(answer) == 200 and answer.endswith(b"\r\n\r\n{}")
+
+
+@pytest.mark.parametrize("path", ["/index.html%00.txt", "/%00", "/assets%00/app.js", "/a%ED%A0%80b.html", "/%ED%B0%80/", "/x%00/"])
+@pytest.mark.parametrize("server_kind", ["running", "live"])
+def test_a_path_no_file_can_have_is_a_bad_request(
+    request: pytest.FixtureRequest, server_kind: str, path: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    found = request.getfixturevalue(server_kind)
+    server = found if isinstance(found, SiteServer) else found[0]
+    host = f"Host: 127.0.0.1:{server.server_address[1]}"
+    for method in ("GET", "HEAD"):
+        answer = _raw(server, _request(path, host).replace(b"GET", method.encode(), 1))
+        assert _status(answer) == 400, answer[:200]
+    assert _status(_raw(server, _request("/index.html", host))) == 200, "still serving"
+    assert "Traceback" not in capfd.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -71,15 +72,20 @@ class SiteHandler(SimpleHTTPRequestHandler):
             super().do_GET()
 
     def send_head(self) -> Any:
-        """Refuse anything that resolves outside the served folder (a symlink, say) before serving it."""
-        target = Path(self.translate_path(self.path)).resolve()
-        if not target.is_relative_to(self.server.root):
-            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+        """Refuse anything that resolves outside the served folder (a symlink, say) before serving it, and a path
+        no file can have (a NUL, `%00`; a lone surrogate) as a bad request."""
+        try:
+            target = Path(self.translate_path(self.path)).resolve()
+            if not target.is_relative_to(self.server.root):
+                self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+                return None
+            if self.server.builds is not None:
+                page = (target / "index.html").resolve() if urlsplit(self.path).path.endswith("/") else target
+                if page.suffix == ".html" and os.path.isfile(page):
+                    return self._page_with_reload(page)
+        except ValueError:  # os.fspath and the system calls refuse a NUL; UTF-8 a lone surrogate
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad path", "The path names no file this server can have")
             return None
-        if self.server.builds is not None:
-            page = (target / "index.html").resolve() if urlsplit(self.path).path.endswith("/") else target
-            if page.suffix == ".html" and page.is_file():
-                return self._page_with_reload(page)
         return super().send_head()
 
     def _page_with_reload(self, page: Path) -> io.BytesIO | None:
