@@ -544,3 +544,80 @@ def test_a_path_no_file_can_have_is_a_bad_request(
         assert _status(answer) == 400, answer[:200]
     assert _status(_raw(server, _request("/index.html", host))) == 200, "still serving"
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.fixture
+def strict(site: Path, request: pytest.FixtureRequest) -> Iterator[SiteServer]:
+    """A live-reload server with small limits: 8 connections at once, and `request_seconds` (a parameter, else
+    1 s) to send a request."""
+    seconds = getattr(request, "param", 1.0)
+    server = make_server(site, port=0, builds=BuildCounter(), request_seconds=seconds, max_connections=8)
+    thread = threading.Thread(target=serve, args=(server,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        thread.join(TIMEOUT)
+
+
+def _closed_within(connection: socket.socket, seconds: float) -> bytes | None:
+    """What the server sent before closing the connection, if it closed it within `seconds`; else None."""
+    connection.settimeout(seconds)
+    answer = b""
+    try:
+        while chunk := connection.recv(65536):
+            answer += chunk
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return answer
+
+
+@pytest.mark.parametrize("strict", [4.0], indirect=True)  # long enough to hold them all while this looks
+def test_slow_clients_take_a_bounded_number_of_threads_for_a_bounded_time(strict: SiteServer) -> None:
+    before = threading.active_count()
+    slow = []
+    try:
+        for _ in range(300):  # half a request line each, and nothing more
+            connection = socket.create_connection(strict.server_address, timeout=TIMEOUT)
+            connection.sendall(b"GET /ind")
+            slow.append(connection)
+        time.sleep(0.3)
+        assert threading.active_count() - before <= 8, "a thread for each slow client"
+        # Past the cap a connection is told at once that the preview is busy, not left waiting.
+        busy = socket.create_connection(strict.server_address, timeout=TIMEOUT)
+        busy.sendall(_request("/", f"Host: 127.0.0.1:{strict.server_address[1]}"))
+        assert _status(_closed_within(busy, 5) or b"") == 503
+        busy.close()
+        # Every slow client is hung up on once its time is up.
+        for connection in slow:
+            assert _closed_within(connection, 10) is not None
+    finally:
+        for connection in slow:
+            connection.close()
+    deadline = time.monotonic() + TIMEOUT
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() <= before, "the slow clients' threads are gone"
+    assert _status(_raw(strict, _request("/index.html", f"Host: 127.0.0.1:{strict.server_address[1]}"))) == 200
+
+
+def test_a_client_dripping_its_headers_is_hung_up_on(strict: SiteServer) -> None:
+    connection = socket.create_connection(strict.server_address, timeout=TIMEOUT)
+    started = time.monotonic()
+    try:
+        connection.sendall(b"GET / HTTP/1.1\r\n")
+        # One byte of a header every 0.2 s: each read comes well within any per-read timeout.
+        while time.monotonic() - started < 8:
+            try:
+                connection.sendall(b"X")
+            except OSError:  # hung up on
+                break
+            if _closed_within(connection, 0.2) is not None:
+                break
+        assert time.monotonic() - started < 5, "the request was let run past its deadline"
+    finally:
+        connection.close()
+
