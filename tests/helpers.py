@@ -534,12 +534,13 @@ class ServeProcess:
     """A `sitegen serve` child process whose output lines are collected as they come; with `terminal`, its stdin,
     stdout and stderr are a pseudo-terminal (what a person sees: click strips nothing there), each line as sent."""
 
-    def __init__(self, args: list[str], cwd: Path, terminal: bool = False) -> None:
+    def __init__(self, args: list[str], cwd: Path, terminal: bool = False, env: dict[str, str] | None = None) -> None:
         self.lines: queue.Queue[str] = queue.Queue()
         if terminal:
             master, child = pty.openpty()
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args], cwd=cwd, stdin=child, stdout=child, stderr=child
+                [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args], cwd=cwd, stdin=child, stdout=child, stderr=child,
+                env=env,
             )
             os.close(child)
             threading.Thread(target=self._pump_terminal, args=(master,), daemon=True).start()
@@ -551,6 +552,7 @@ class ServeProcess:
             stderr=subprocess.STDOUT,
             text=True,
             encoding="utf-8",
+            env=env,
         )
         threading.Thread(target=self._pump, daemon=True).start()
 

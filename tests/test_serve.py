@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import signal
@@ -17,7 +18,7 @@ import pytest
 from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
-from helpers import ServeProcess, make_case, make_trace, served_url, write_suite
+from helpers import ROOT, ServeProcess, make_case, make_trace, served_url, write_suite
 from sitegen.cli import app
 from sitegen.defaults import LOOPBACK
 from sitegen.errors import BadInput, UsageError
@@ -27,6 +28,7 @@ from sitegen.site.preview.server import (
     SiteServer,
     is_editor_temporary,
     make_server,
+    rebuild_error,
     serve,
     site_rebuilder,
     watch_and_rebuild,
@@ -621,3 +623,53 @@ def test_a_client_dripping_its_headers_is_hung_up_on(strict: SiteServer) -> None
     finally:
         connection.close()
 
+
+
+# --- a rebuild that fails in a template ------------------------------------------------------------------------
+
+
+def _sitegen_copy(tmp_path: Path) -> Path:
+    """A copy of sitegen's code with its templates, to run from (PYTHONPATH) and break a template of."""
+    root = tmp_path / "code"
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "sitegen", root / "sitegen", ignore=skip)
+    shutil.copytree(ROOT / "templates", root / "sitegen" / "templates", ignore=skip)
+    return root
+
+
+def test_serve_watch_survives_a_broken_template(tmp_path: Path) -> None:
+    code = _sitegen_copy(tmp_path)
+    template = code / "sitegen" / "templates" / "case.html"
+    good = template.read_text(encoding="utf-8")
+    cases, fixtures = write_suite(tmp_path / "eval", [make_case(id="watched", traceFixture="t.json")], {"t.json": make_trace()})
+    process = ServeProcess(
+        ["serve", "--watch", "--port", "0", "--out", str(tmp_path / "site"), "--cases", str(cases), "--fixtures", str(fixtures)],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(code)},
+    )
+    seen: list[str] = []
+    try:
+        assert str(template.parent) in process.wait_for("watching ", seen), "not running from the copy"
+        url = served_url(process.wait_for("serving", seen))
+        (path,) = {link["href"] for link in BeautifulSoup(_fetch(url)[2], "html.parser").select("a[href^='cases/']")}
+        for broken, error in (("{% if %}", "TemplateSyntaxError"), ("{{ nothing.at.all() }}", "UndefinedError")):
+            page = _fetch(url + path)[2]
+            template.write_text(good.replace("</main>", f"{broken}</main>", 1), encoding="utf-8")
+            line = process.wait_for("error: ", seen)
+            assert line.startswith(f"error: {template}:") and error in line, line
+            assert "Traceback" not in "\n".join(seen)
+            assert process.proc.poll() is None, "the server stopped"
+            assert _fetch(url + path)[2] == page, "the last good site is served"
+            template.write_text(good, encoding="utf-8")
+            process.wait_for("rebuilt after changes to case.html", seen)
+    finally:
+        process.stop()
+
+
+def test_an_unforeseen_failure_of_a_rebuild_is_said_with_its_traceback() -> None:
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        said = rebuild_error(exc)
+    assert said.startswith("internal error in sitegen ") and "KeyError: 'missing'" in said
+    assert "the last good site is still served" in said and "Traceback (most recent call last)" in said
+    assert rebuild_error(BadInput(Path("cases.json"), "expected a JSON array")) == "cases.json: expected a JSON array"

@@ -8,6 +8,7 @@ import re
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from functools import partial
@@ -325,11 +326,35 @@ def watch_and_rebuild(
         names = ", ".join(sorted({Path(changed).name for _change, changed in changes}))
         try:
             result = rebuild()
-        except SitegenError as exc:
-            # Keep serving the last good site while the input is being fixed.
-            report(f"error: {exc}")
+        except Exception as exc:  # any failure is a failed rebuild: keep serving the last good site meanwhile
+            report(f"error: {rebuild_error(exc)}")
         else:
             report(f"rebuilt after changes to {names}" + (f": {result}" if result else ""))
+
+
+def rebuild_error(exc: Exception) -> str:
+    """Why a rebuild failed, for its `error:` line: a sitegen error's message (bad input); a template's error at
+    its file and line (the templates are inputs of --watch, docs/cli.md); else the traceback and the failure,
+    a bug in sitegen."""
+    from sitegen import __version__
+    from sitegen.site.html.render import TEMPLATE_PACKAGE
+
+    if isinstance(exc, SitegenError):
+        return str(exc)
+    # The template loader names each template `sitegen.templates/<name>` (site/html/render.py), and Jinja2 puts
+    # a frame of that name and the template's line in the traceback of what a template raised.
+    prefix = f"{TEMPLATE_PACKAGE}/"
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.startswith(prefix):
+            from importlib import resources
+
+            template = Path(str(resources.files(TEMPLATE_PACKAGE))) / frame.filename[len(prefix) :]
+            return f"{template}:{frame.lineno}: {type(exc).__name__}: {exc} (the last good site is still served)"
+    trace = "".join(traceback.format_exception(exc)).rstrip("\n")
+    return (
+        f"internal error in sitegen {__version__} (a bug, not your input): {type(exc).__name__}: {exc}; "
+        f"the last good site is still served; please report it with this traceback:\n{trace}"
+    )
 
 
 def serve(server: SiteServer, watch: Callable[[], None] | None = None) -> None:
