@@ -241,7 +241,10 @@ def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> 
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
     root = fixtures_dir.resolve() if root is None else root
     # resolve() follows symlinks, so a link that points out of the folder is caught here too.
-    target = (root / name).resolve()
+    try:
+        target = (root / name).resolve()
+    except (RuntimeError, OSError):  # links that lead back to themselves (Python 3.11 raises RuntimeError)
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is a loop of symbolic links: not read")
     if not target.is_relative_to(root) or target == root:
         return FixtureProblem(
             FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
