@@ -272,3 +272,21 @@ def test_an_unforeseen_failure_is_exit_3_not_a_regression(suite: tuple[Path, Pat
     assert "Traceback" in result.output and "KeyError: 'a bug'" in result.output
     assert "error: internal error in sitegen" in result.output and "not your input" in result.output
     assert not (tmp_path / "site").exists()
+
+
+def test_an_unforeseen_failure_after_the_swap_says_the_site_was_replaced(
+    suite: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 3 once the new site is in place must not claim that nothing was replaced."""
+    import sitegen.compare.job_summary
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(sitegen.compare.job_summary, "append_step_summary", broken)
+    cases, fixtures = suite
+    result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(tmp_path / "site"))
+    assert result.exit_code == 3, result.output
+    assert "nothing was replaced" not in result.output
+    assert f"the site in {tmp_path / 'site'}/ had been written whole before it, nothing else was replaced" in result.output
+    assert (tmp_path / "site" / "index.html").is_file()

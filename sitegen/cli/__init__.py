@@ -58,11 +58,17 @@ def _echo(message: str, err: bool = False) -> None:
     typer.echo(terminal_text(message), err=err)
 
 
+# What the running command has written whole so far (a site swapped in, files replaced): an internal error after
+# that must say so, not that nothing was replaced.
+_written: list[str] = []
+
+
 def command(function: _Command) -> _Command:
     """Register `function` as a command whose sitegen errors become one message on stderr and their exit code."""
 
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
+        _written.clear()
         try:
             try:
                 return function(*args, **kwargs)
@@ -75,8 +81,9 @@ def command(function: _Command) -> _Command:
             raise
         except Exception:  # a bug: Python's own exit code (1) would read as "a case regressed" to a CI gate
             _echo(traceback.format_exc().rstrip("\n"), err=True)
+            replaced = f"{' and '.join(_written)} had been written whole before it, nothing else" if _written else "nothing"
             _echo(
-                f"error: internal error in sitegen {__version__} (a bug, not your input; nothing was replaced): "
+                f"error: internal error in sitegen {__version__} (a bug, not your input; {replaced} was replaced): "
                 "please report it with the traceback above",
                 err=True,
             )
@@ -116,6 +123,7 @@ def _write_outputs(outputs: list[tuple[Path | None, str]]) -> None:
 
     files = [(target, text.encode("utf-8")) for target, text in outputs if target is not None and str(target) != "-"]
     write_files_atomic(files)
+    _written.extend(str(target) for target, _ in files)
     for target, _ in files:
         _detail(f"wrote {target}")
     for target, text in outputs:
@@ -389,6 +397,7 @@ def build(
         ),
         progress_for(sys.stderr, quiet=Verbosity.level < 0),
     )
+    _written.append(f"the site in {out}/")
     report, diff = result.report, result.diff
     for warning in result.warnings:
         _echo(f"warning: {warning}", err=True)
@@ -497,6 +506,7 @@ def record(
         url=check_url(url), out=out, trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
     )
     progress = progress_for(sys.stderr, quiet=Verbosity.level < 0, min_steps=1)
+    _written.append(f"the trials recorded so far in {out}/")  # each whole (an internal error may come after some)
     try:
         summary = Recorder(request, headers, options, progress).record(cases)
     except KeyboardInterrupt:

@@ -19,7 +19,15 @@ from pydantic import ValidationError
 from sitegen.checks import FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
 from sitegen.plumbing.digests import from_hexdigest
-from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
+from sitegen.plumbing.jsonread import (
+    TextProblem,
+    decode_utf8,
+    describe_error,
+    format_loc,
+    lone_surrogate,
+    parse_int,
+    parse_json_text,
+)
 from sitegen.suite.models import Case, Trace
 
 
@@ -81,6 +89,10 @@ def load_json_file(path: Path, what: str, text: str | None = None, expected: str
     value = parse_json_text(text, strict_keys=True)
     if isinstance(value, TextProblem):
         raise BadInput(path, value.problem, where=value.where)
+    # Refused before anything is written: no output could hold it (a trace's is kept, as it is the agent's text).
+    lone = lone_surrogate(text)
+    if lone is not None:
+        raise BadInput(path, lone.problem, where=lone.where)
     return value
 
 
