@@ -110,6 +110,14 @@ MALFORMED = {
         "baseline.json: the baseline shares no case id with the current suite (3 baseline case(s), 2 current case(s))",
     ),
     "baseline: no results": ("baseline.json", '{"results": []}', (), "baseline.json: the baseline has no case results"),
+    "baseline: failedChecks not an array": (
+        "baseline.json", '{"results": [{"caseId": "a", "failedChecks": true}]}', (),
+        "baseline.json:results[0]: field 'failedChecks': expected an array, got a boolean",
+    ),
+    "baseline: a trial's failedChecks not an array": (
+        "baseline.json", '{"results": [{"caseId": "a", "trialResults": [{"status": "failed", "failedChecks": 1}]}]}', (),
+        "baseline.json:results[0].trialResults[0]: field 'failedChecks': expected an array, got a number",
+    ),
     # A lone surrogate (legal in a JSON string, in no Unicode text) only in the baseline: no output could hold it.
     "baseline: lone surrogate in a removed case's id": (
         "baseline.json", '{"results": [{"caseId": "a"},\n {"caseId": "gone \\ud800"}]}', (),

@@ -118,9 +118,13 @@ def _detail(message: str) -> None:
 
 
 def _write_outputs(outputs: list[tuple[Path | None, str]]) -> None:
-    """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them."""
+    """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them. A lone
+    surrogate a trace put in a text (a verdict, a check's message) is written as U+FFFD, as report.json writes it:
+    UTF-8 cannot hold it."""
     from sitegen.plumbing.files import write_files_atomic
+    from sitegen.plumbing.jsontext import LONE_SURROGATE
 
+    outputs = [(target, LONE_SURROGATE.sub("\ufffd", text)) for target, text in outputs]
     files = [(target, text.encode("utf-8")) for target, text in outputs if target is not None and str(target) != "-"]
     write_files_atomic(files)
     _written.extend(str(target) for target, _ in files)

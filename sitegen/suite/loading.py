@@ -93,7 +93,34 @@ def load_json_file(path: Path, what: str, text: str | None = None, expected: str
     lone = lone_surrogate(text)
     if lone is not None:
         raise BadInput(path, lone.problem, where=lone.where)
+    if what == "report":
+        _check_report_arrays(path, value)
     return value
+
+
+# The fields of a report's results (and of their trials) that its reader (report/results.py) takes as arrays: a
+# report may leave one out or write null, as the Java harness's do, but any other value is no report's.
+_RESULT_ARRAYS = ("failedChecks", "tags", "trialResults")
+_TRIAL_ARRAYS = ("failedChecks",)
+
+
+def _check_report_arrays(path: Path, data: Any) -> None:
+    """Raise BadInput at the first result or trial whose array field holds something else (`"tags": 1`)."""
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        return  # the reader says what is wrong with that
+    for index, result in enumerate(results):
+        if not isinstance(result, dict):
+            continue
+        trials = result.get("trialResults")
+        places = [(f"results[{index}]", result, _RESULT_ARRAYS)]
+        if isinstance(trials, list):
+            places += [(f"results[{index}].trialResults[{n}]", trial, _TRIAL_ARRAYS) for n, trial in enumerate(trials) if isinstance(trial, dict)]
+        for where, item, fields in places:
+            for name in fields:
+                found = item.get(name)
+                if found is not None and not isinstance(found, list):
+                    raise BadInput(path, f"field {name!r}: expected an array, got {_json_kind(found)}", where=where)
 
 
 class CaseFile(NamedTuple):
