@@ -121,6 +121,14 @@ def test_symlink_out_of_the_site_is_refused(running: SiteServer, site: Path) -> 
     assert status == 404 and b"outside" not in body
 
 
+def test_a_loop_of_links_in_the_site_is_not_found(running: SiteServer, site: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (site / "loop.html").symlink_to("loop.html")
+    (site / "round").symlink_to("round")
+    for path in ("/loop.html", "/round/index.html", "/round/"):
+        assert _get(running, path)[0] == 404
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_missing_site_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="build the site first"):
         make_server(tmp_path / "nothing", port=0)

@@ -126,6 +126,9 @@ class SiteHandler(SimpleHTTPRequestHandler):
         except ValueError:  # os.fspath and the system calls refuse a NUL; UTF-8 a lone surrogate
             self.send_error(HTTPStatus.BAD_REQUEST, "Bad path", "The path names no file this server can have")
             return None
+        except RuntimeError:  # links in the folder that lead back to themselves (Python 3.11's resolve)
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
         return super().send_head()
 
     def _page_with_reload(self, page: Path) -> io.BytesIO | None:
