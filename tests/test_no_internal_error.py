@@ -143,7 +143,11 @@ def spoiled(template: dict[str, Any], spoiling: Spoiling) -> str:
     if added is not None:
         report["results"].append(added)
     for index, field, value in changes:
-        (report if index is None else report["results"][index])[field] = value
+        results = report.get("results")
+        if index is None:
+            report[field] = value
+        elif isinstance(results, list) and index < len(results) and isinstance(results[index], dict):
+            results[index][field] = value  # unless an earlier change put something else in place of the results
     return to_text(report)
 
 
