@@ -189,16 +189,23 @@ def good_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return json.loads((root / "report.json").read_text(encoding="utf-8"))
 
 
-def _suite_commands(root: Path, cases: str, fixtures: str, baseline: Path) -> None:
-    _answers("check", "--cases", cases, "--fixtures", fixtures)
-    current = root / "report.json"
-    _answers("evaluate", "--cases", cases, "--fixtures", fixtures, "--json", str(current), "--markdown", str(root / "r.md"),
-             "--junit", str(root / "j.xml"))
-    if current.exists():
-        _answers("diff", str(baseline), str(current))
-        _answers("diff", str(baseline), str(current), "--json", str(root / "d.json"), "--markdown", str(root / "d.md"))
-    _answers("build", "--cases", cases, "--fixtures", fixtures, "--baseline", str(baseline), "--out", str(root / "site"),
-             "--junit", str(root / "site" / "junit.xml"))
+def _suite_commands(good_report: dict[str, Any], cases_text: str, trace_texts: list[str], loops: bool) -> None:
+    """Every command on the suite of `cases_text` and `trace_texts` (`_suite`), against the good baseline, in a
+    fresh folder (hypothesis runs many examples in one test)."""
+    with tempfile.TemporaryDirectory(prefix="hunt-") as folder:
+        root = Path(folder)
+        baseline = root / "baseline.json"
+        baseline.write_text(json.dumps(good_report), encoding="utf-8")
+        cases, fixtures = _suite(root, cases_text, trace_texts, loops)
+        _answers("check", "--cases", cases, "--fixtures", fixtures)
+        current = root / "report.json"
+        _answers("evaluate", "--cases", cases, "--fixtures", fixtures, "--json", str(current), "--markdown", str(root / "r.md"),
+                 "--junit", str(root / "j.xml"))
+        if current.exists():
+            _answers("diff", str(baseline), str(current))
+            _answers("diff", str(baseline), str(current), "--json", str(root / "d.json"), "--markdown", str(root / "d.md"))
+        _answers("build", "--cases", cases, "--fixtures", fixtures, "--baseline", str(baseline), "--out", str(root / "site"),
+                 "--junit", str(root / "site" / "junit.xml"))
 
 
 @hunt
@@ -206,12 +213,7 @@ def _suite_commands(root: Path, cases: str, fixtures: str, baseline: Path) -> No
 @example(cases=to_text([make_case(id="c0", traceFixture="t0.json", notes=Raw('"\\ud800"'))]), loops=False)
 @example(cases=to_text([make_case(id=Raw("1" * 5000), traceFixture="t0.json")]), loops=True)
 def test_no_case_file_gives_an_internal_error(cases: str, loops: bool, good_report: dict[str, Any]) -> None:
-    with tempfile.TemporaryDirectory(prefix="hunt-") as folder:  # a fresh one for each example
-        root = Path(folder)
-        baseline = root / "baseline.json"
-        baseline.write_text(json.dumps(good_report), encoding="utf-8")
-        cases_path, fixtures = _suite(root, cases, GOOD_TRACES, loops)
-        _suite_commands(root, cases_path, fixtures, baseline)
+    _suite_commands(good_report, cases, GOOD_TRACES, loops)
 
 
 @hunt
@@ -222,12 +224,7 @@ def test_no_case_file_gives_an_internal_error(cases: str, loops: bool, good_repo
     texts=[to_text({"session": {"answer": "x", "totalDurationMs": Raw('"\\ud800"')}})] * 3, loops=False
 )
 def test_no_trace_gives_an_internal_error(texts: list[str], loops: bool, good_report: dict[str, Any]) -> None:
-    with tempfile.TemporaryDirectory(prefix="hunt-") as folder:
-        root = Path(folder)
-        baseline = root / "baseline.json"
-        baseline.write_text(json.dumps(good_report), encoding="utf-8")
-        cases, fixtures = _suite(root, GOOD_CASES, texts, loops)
-        _suite_commands(root, cases, fixtures, baseline)
+    _suite_commands(good_report, GOOD_CASES, texts, loops)
 
 
 @hunt

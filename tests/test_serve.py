@@ -56,9 +56,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def running(site: Path) -> Iterator[SiteServer]:
-    server = make_server(site, port=0)
+def _serving(server: SiteServer) -> Iterator[SiteServer]:
+    """`server` serving from a thread until the fixture using it ends."""
     thread = threading.Thread(target=serve, args=(server,), daemon=True)
     thread.start()
     try:
@@ -67,6 +66,11 @@ def running(site: Path) -> Iterator[SiteServer]:
         server.shutdown()
         thread.join(TIMEOUT)
         assert not thread.is_alive()
+
+
+@pytest.fixture(scope="module")
+def running(site: Path) -> Iterator[SiteServer]:
+    yield from _serving(make_server(site, port=0))
 
 
 def _get(server: SiteServer, path: str) -> tuple[int, str, bytes]:
@@ -561,14 +565,7 @@ def strict(site: Path, request: pytest.FixtureRequest) -> Iterator[SiteServer]:
     """A live-reload server with small limits: 8 connections at once, and `request_seconds` (a parameter, else
     1 s) to send a request."""
     seconds = getattr(request, "param", 1.0)
-    server = make_server(site, port=0, builds=BuildCounter(), request_seconds=seconds, max_connections=8)
-    thread = threading.Thread(target=serve, args=(server,), daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        thread.join(TIMEOUT)
+    yield from _serving(make_server(site, port=0, builds=BuildCounter(), request_seconds=seconds, max_connections=8))
 
 
 def _closed_within(connection: socket.socket, seconds: float) -> bytes | None:
