@@ -50,6 +50,7 @@ def run(
         default_baseline=suite.default(DEFAULT_BASELINE),
     )
     result = pipeline.build_site(options, progress_for(sys.stderr, quiet=console.quiet))
+    console.wrote(f"the site in {options.out}/")
     report, diff = result.report, result.diff
     for warning in result.warnings:
         console.warn(warning)
