@@ -2,10 +2,11 @@
 
 plotly.js is 1.1 MB of script that takes a phone's CPU most of a second to start; the picture, computed here
 from the same figure, shows the chart at once (and with script off), and the site's script replaces it with
-plotly's interactive chart once the reader moves, scrolls or types (docs/architecture.md, "Charts"). Only what
-sitegen's figures use is drawn: scatter traces (lines, markers, a band filled to the trace before it, error
-bars) and bars (grouped by x, or stacked), numeric or category x axes with optional tick labels, a y range.
-Every label is text: the figure's labels are escaped for plotly (views/charts.chart_text), so they are turned
+plotly's interactive chart once the reader moves, scrolls or types (benchmarks/RESULTS.md, "The charts: pictures
+first, plotly.js when the reader moves"). Only what sitegen's figures use is drawn: scatter traces (lines, markers,
+a band filled to the trace before it, error bars) and bars (grouped by x, or stacked), numeric or category x axes
+with optional tick labels, a y range.
+Every label is text: the figure's labels are escaped for plotly (pages/charts.chart_text), so they are turned
 back into text here and escaped again for the page.
 """
 
