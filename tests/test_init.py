@@ -61,7 +61,7 @@ def test_init_writes_a_suite_that_builds_right_away(tmp_path: Path, monkeypatch:
 
     monkeypatch.chdir(repo / "src")  # from anywhere inside the repository
     checked = run("check")
-    assert checked.exit_code == 0 and checked.output == "ok: 1 cases, every trace fixture present and readable\n"
+    assert checked.exit_code == 0 and checked.output == "ok: 1 case, every trace fixture present and readable\n"
     built = run("build")
     assert built.exit_code == 0, built.output
     assert "pass rate 100.0%" in built.output and "against ../eval/baseline/report.json: no case regressed" in built.output
