@@ -1,5 +1,6 @@
-"""The two statistics of trials: the Wilson score interval of a pass rate, and the one-sided Fisher exact test
-of two pass counts. Exact arithmetic in a few lines (math.comb), so sitegen needs no statistics library."""
+"""The statistics of the comparison: the Wilson score interval of a pass rate, the one-sided Fisher exact test of
+two pass counts, and McNemar's exact test of the cases that flipped. Exact arithmetic in a few lines (math.comb,
+math.lgamma), so sitegen needs no statistics library."""
 
 from __future__ import annotations
 
@@ -37,3 +38,36 @@ def fisher_one_sided(passed_a: int, total_a: int, passed_b: int, total_b: int) -
     # P(X = k): B gets k of the passes when its total_b trials are drawn from both sides' trials.
     tail = sum(math.comb(passes, k) * math.comb(total_a + total_b - passes, total_b - k) for k in range(passed_b + 1))
     return min(1.0, tail / whole)
+
+
+# Up to this many flipped cases McNemar's p-value is summed exactly in integers (a correctly rounded float);
+# above it, in log space (each term from its neighbour, so a million flips take a few thousand steps).
+_EXACT_FLIPS = 1024
+
+
+def mcnemar_exact(regressed: int, fixed: int) -> float:
+    """McNemar's exact two-sided p-value of paired pass/fail outcomes: `regressed` cases went from passed to
+    failed, `fixed` the other way. It is the two-sided binomial test of min(b, c) in b + c trials at 1/2 (R's
+    `binom.test(b, b + c, 0.5)`, `mcnemar.test` exact): 1.0 when nothing flipped."""
+    if regressed < 0 or fixed < 0:
+        raise ValueError("expected counts ≥ 0")
+    flips, fewer = regressed + fixed, min(regressed, fixed)
+    if 2 * fewer >= flips:  # as many each way (or none): nothing points either way
+        return 1.0
+    if flips <= _EXACT_FLIPS:
+        return min(1.0, 2 * sum(math.comb(flips, k) for k in range(fewer + 1)) / 2**flips)
+    return min(1.0, 2 * math.exp(_log_half_binomial_tail(fewer, flips)))
+
+
+def _log_half_binomial_tail(k: int, n: int) -> float:
+    """log P(X ≤ k) for X ~ Binomial(n, 1/2) and k < n/2: the term at k in log space (math.lgamma), times the sum of
+    the terms below it relative to it, which shrink at least geometrically, so the sum stops once they no longer
+    count."""
+    log_top = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2)
+    total = term = 1.0
+    for j in range(k, 0, -1):
+        term *= j / (n - j + 1)  # P(X = j − 1) / P(X = j)
+        total += term
+        if term < total * 1e-17:
+            break
+    return log_top + math.log(total)

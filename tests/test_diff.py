@@ -236,7 +236,7 @@ def test_a_moved_average_over_unchanged_cases_is_recorded_as_changed(metric: str
 def test_pass_rate_message_in_points() -> None:
     base = report(result())
     diff = compare_reports(with_aggregates(base, passRate=1.0), with_aggregates(base, passRate=2 / 3))
-    assert diff.items[0].message == "Pass rate fell: 100.0% → 66.7% (-33.3 points)."
+    assert diff.items[0].message == "Pass rate fell: 100.0% → 66.7% (-33.3 points); 0 regressed, 0 fixed: p = 1.00, within chance."
 
 
 def test_both_durations_unknown_is_no_change() -> None:
@@ -633,7 +633,7 @@ def test_json_shape_follows_the_contract(regressed: DiffReport) -> None:
     data = json.loads(diff_json(regressed))
     assert data["formatVersion"] == DIFF_FORMAT_VERSION
     extra = ("formatVersion", "changedDefinitions", "caseRegressionCount", "caseChangeCounts", "costTolerance",
-             "caseChanges")
+             "caseChanges", "pairedTest")
     assert [k for k in data if k not in extra] == CONTRACT_KEYS
     assert list(data)[11:16] == ["caseRegressionCount", "caseChangeCounts", "costTolerance", "changedDefinitions",
                                  "caseChanges"]
@@ -752,7 +752,7 @@ def test_markdown_leads_with_the_cases(regressed: DiffReport) -> None:
     first = [line for line in markdown_text(text).splitlines() if line][1]  # after the title
     assert first == ("2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
                      "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new")
-    assert "Pass rate 80.0% → 60.0% (-20.0 points): 4/5 cases passed in the baseline, 3/5 now." in text
+    assert "Pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, within chance): 4/5 cases passed in the baseline, 3/5 now." in text
     assert "❌ **Regression**: 2 cases regressed, 1 removed (1 in cases whose definition changed" in text
     assert "6 regressions · 3 improvements · 11 changes" in text
     assert "✅" not in text

@@ -19,7 +19,7 @@ from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
 from sitegen.defaults import DEFAULT_ALPHA
 from sitegen.report.results import CaseResult
-from sitegen.stats import fisher_one_sided
+from sitegen.stats import fisher_one_sided, mcnemar_exact
 
 REGRESSED = "regressed"
 REMOVED = "removed"
@@ -28,6 +28,7 @@ STILL_FAILING = "still_failing"
 STILL_PASSING = "still_passing"
 NEW = "new"
 WITHIN_NOISE = "within_noise"
+NOT_RUN = "not_run"  # a result's status when its trace could not be evaluated
 CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE)
 # The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
 # within chance is WITHIN_NOISE, never breaking).
@@ -148,6 +149,39 @@ def change_counts(changes: Iterable[CaseChange]) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
+class PairedTest:
+    """McNemar's exact test over the cases that have one trial and were evaluated on both sides (eval/README.md,
+    "Chance in a single-trial suite"): how many went each way, and how likely so lopsided a split is by chance."""
+
+    regressed: int  # passed in the baseline, failed now (McNemar's b)
+    fixed: int  # failed in the baseline, passed now (c)
+    pValue: float  # stats.mcnemar_exact(b, c): 1.0 when nothing flipped
+    cases: int  # the paired cases (not written: the summaries say it when some case of both reports is not one)
+
+    def to_json(self) -> dict[str, Any]:
+        """The test as diff.json's `pairedTest`."""
+        return {"test": "mcnemar-exact", "regressed": self.regressed, "fixed": self.fixed, "pValue": self.pValue}
+
+    def beyond_chance(self, alpha: float) -> bool:
+        """Whether the split is more lopsided than chance gives at level `alpha`."""
+        return self.pValue < alpha
+
+
+def paired_test(pairs: Iterable[tuple[CaseResult, CaseResult]]) -> PairedTest | None:
+    """The paired test over (baseline, current) results of one case each; only cases with one trial on both sides
+    whose agent was judged on both (passed or failed, not `not_run`) count. None when no case does: a suite of
+    trials has its own test per case, the Fisher test of trialPassRate."""
+    regressed = fixed = cases = 0
+    for base, cur in pairs:
+        if base.trials != 1 or cur.trials != 1 or base.status == NOT_RUN or cur.status == NOT_RUN:
+            continue
+        cases += 1
+        if base.passed != cur.passed:
+            regressed, fixed = (regressed + 1, fixed) if base.passed else (regressed, fixed + 1)
+    return None if cases == 0 else PairedTest(regressed, fixed, mcnemar_exact(regressed, fixed), cases)
+
+
+@dataclass(frozen=True)
 class Headline:
     """What every summary leads with: the cases by change (in reading order), then the pass rates."""
 
@@ -159,6 +193,9 @@ class Headline:
     baselinePassRate: float
     currentPassRate: float
     within_noise: tuple[CaseChange, ...] = ()  # policy flips within chance: reported, never breaking
+    paired: PairedTest | None = None  # McNemar's test of the single-trial cases, for the pass-rate clause
+    alpha: float = DEFAULT_ALPHA  # the level the paired test is read at
+    compared: int = 0  # cases in both reports (the paired test says so when it covers fewer)
 
     @property
     def new_failing(self) -> int:
@@ -166,11 +203,19 @@ class Headline:
         return sum(1 for change in self.new if change.currentStatus != "passed")
 
 
-def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, current_pass_rate: float) -> Headline:
-    """The headline's data from a diff's caseChanges and its two pass rates."""
+def case_headline(
+    changes: Iterable[CaseChange],
+    baseline_pass_rate: float,
+    current_pass_rate: float,
+    paired: PairedTest | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> Headline:
+    """The headline's data from a diff's caseChanges, its two pass rates and its paired test."""
     groups: dict[str, list[CaseChange]] = {kind: [] for kind in CHANGE_KINDS}
+    compared = 0
     for change in changes:
         groups[change.change].append(change)
+        compared += change.baselineStatus is not None and change.currentStatus is not None
     return Headline(
         regressed=tuple(groups[REGRESSED]),
         removed=tuple(groups[REMOVED]),
@@ -180,4 +225,7 @@ def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, curr
         baselinePassRate=baseline_pass_rate,
         currentPassRate=current_pass_rate,
         within_noise=tuple(groups[WITHIN_NOISE]),
+        paired=paired,
+        alpha=alpha,
+        compared=compared,
     )

@@ -19,7 +19,7 @@ from sitegen.compare.wording import (
     describe_value,
     format_cases,
     gate_text,
-    pass_rate_points,
+    pass_rate_change,
     status_change,
 )
 from sitegen.defaults import FOLD_AFTER
@@ -32,11 +32,10 @@ _SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "C
 
 def _headline(diff: DiffReport) -> list[str]:
     headline = diff.headline()
-    points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
     lines = [
         f"**{format_cases(headline, escape_inline)}**",
         "",
-        f"Pass rate {percent(diff.baselinePassRate)} → {percent(diff.currentPassRate)} ({points}): "
+        f"Pass rate {pass_rate_change(headline)}: "
         f"{diff.baselinePassedCases}/{diff.baselineTotalCases} cases passed in the baseline, "
         f"{diff.currentPassedCases}/{diff.currentTotalCases} now.",
         "",

@@ -21,6 +21,9 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
   one-sided Fisher exact test on the passed/failed trial counts (stats.py): fallen with p < α a REGRESSION,
   risen with p < α an IMPROVEMENT, else CHANGED; the item carries `pValue` (of the direction it moved) and
   `alpha`. The `passed` item keeps its own rule whatever the p-value.
+- `pairedTest` is McNemar's exact test (stats.py) over the cases with one trial on both sides that were evaluated
+  on both (a `not_run` side has no outcome to pair): b passed → failed, c failed → passed. It informs every
+  pass-rate clause; the gate keeps its own rule. null when no case qualifies (a suite of trials).
 - `hasRegression` is what `--fail-on-regression` fails on: a case regressed or was removed
   (`caseRegressionCount` > 0), a cost signal is a REGRESSION by the paired rule, or a case's trial pass rate
   fell by more than chance (a `trialPassRate` REGRESSION: caught even when the trial policy still passes the
@@ -43,9 +46,11 @@ from sitegen.compare.changes import (
     WITHIN_NOISE,
     CaseChange,
     Headline,
+    PairedTest,
     case_headline,
     change_counts,
     classify_case,
+    paired_test,
     trial_p_value,
 )
 from sitegen.compare.costs import paired_average, paired_type
@@ -65,6 +70,7 @@ from sitegen.compare.items import (
 )
 from sitegen.compare.wording import (
     answer_message,
+    chance_clause,
     item_message,
     noise_clause,
     paired_clause,
@@ -103,6 +109,8 @@ class DiffReport:
     alpha: float = DEFAULT_ALPHA
     # Whether the baseline records what the agent did (an older sitegen's or the Java harness's does not).
     baselineEvidence: bool = True
+    # McNemar's exact test of the cases with one trial on both sides (None: no such case).
+    pairedTest: PairedTest | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The diff as a JSON object (eval/README.md's diff.json: the Java shape plus the case changes)."""
@@ -123,6 +131,7 @@ class DiffReport:
             "costTolerance": self.costTolerance,
             "changedDefinitions": list(self.changedDefinitions),
             "caseChanges": [change.to_json() for change in self.caseChanges],
+            "pairedTest": None if self.pairedTest is None else self.pairedTest.to_json(),
             "items": [item.to_json() for item in self.items],
         }
         if any(item.metric == TRIAL_PASS_RATE for item in self.items):  # single-trial diffs keep their shape
@@ -131,7 +140,7 @@ class DiffReport:
 
     def headline(self) -> Headline:
         """What every summary leads with: the cases by change, then the pass rate (worded by compare/wording.py)."""
-        return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate)
+        return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate, self.pairedTest, self.alpha)
 
     @property
     def cost_regressions(self) -> list[DiffItem]:
@@ -185,12 +194,16 @@ def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: f
         item.message = f"{item.message[:-1]}; {paired_clause(metric, paired, kind, tolerance, moved)}."
 
 
-def _aggregate_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
+def _aggregate_items(
+    out: _Collector, baseline: Report, current: Report, tolerance: float, paired: PairedTest | None, alpha: float
+) -> None:
     before, after = baseline.passRate, current.passRate
     if not same(before, after):
         fell = after < before
         kind, sentence = (REGRESSION, "Pass rate fell") if fell else (IMPROVEMENT, "Pass rate rose")
-        out.add(kind, None, PASS_RATE, before, after, sentence)
+        item = out.add(kind, None, PASS_RATE, before, after, sentence)
+        if paired is not None:
+            item.message = f"{item.message[:-1]}; {chance_clause(paired, alpha)}."
     _cost_items(out, baseline, current, tolerance)
     for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
@@ -359,8 +372,9 @@ def compare_reports(
     for case_id in sorted(before.keys() | after.keys()):
         found = known.get(case_id)
         cases[case_id] = found if found is not None else compare_case(before.get(case_id), after.get(case_id), alpha=alpha)
+    paired = paired_test((base, after[case_id]) for case_id, base in before.items() if case_id in after)
     out = _Collector()
-    _aggregate_items(out, baseline, current, cost_tolerance)
+    _aggregate_items(out, baseline, current, cost_tolerance, paired, alpha)
     for comparison in cases.values():
         out.items += comparison.items
     changed_definitions = [
@@ -393,6 +407,7 @@ def compare_reports(
         costTolerance=cost_tolerance,
         alpha=alpha,
         baselineEvidence=not baseline.results or records_evidence(baseline.results),
+        pairedTest=paired,
     )
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
-from sitegen.compare.changes import CaseChange, Headline
+from sitegen.compare.changes import CaseChange, Headline, PairedTest
 from sitegen.compare.items import (
     AVERAGE_TOOL_CALLS,
     CHANGED,
@@ -236,10 +236,33 @@ def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
     return "".join(escape(s.text) if s.kind in (CASE_ID, CODES) else s.text for s in headline_segments(headline))
 
 
-def format_pass_rate(headline: Headline) -> str:
-    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points)"."""
+def p_value_text(p_value: float) -> str:
+    """A p-value as the summaries print it: two decimals (`0.02`, `1.00`), three below 0.01, `< 0.001` below that."""
+    if p_value >= 0.01:
+        return f"{p_value:.2f}"
+    return f"{p_value:.3f}" if p_value >= 0.001 else "< 0.001"
+
+
+def chance_clause(test: PairedTest, alpha: float, compared: int | None = None) -> str:
+    """McNemar's test in words: "2 regressed, 1 fixed: p = 1.00, within chance" (`compared`: the cases in both
+    reports; when the test pairs fewer, it says over how many: "… fixed of 20 paired cases: …")."""
+    over = f" of {test.cases:,} paired cases" if compared is not None and test.cases != compared else ""
+    judged = "more than chance" if test.beyond_chance(alpha) else "within chance"
+    p_value = p_value_text(test.pValue)
+    return f"{test.regressed:,} regressed, {test.fixed:,} fixed{over}: p {'' if p_value[0] == '<' else '= '}{p_value}, {judged}"
+
+
+def pass_rate_change(headline: Headline) -> str:
+    """The pass rate then and now with its move and, for single-trial cases, whether the move is more than chance:
+    "80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, within chance)"."""
     points = pass_rate_points(headline.baselinePassRate, headline.currentPassRate)
-    return f"pass rate {percent(headline.baselinePassRate)} → {percent(headline.currentPassRate)} ({points})"
+    chance = "" if headline.paired is None else f"; {chance_clause(headline.paired, headline.alpha, headline.compared)}"
+    return f"{percent(headline.baselinePassRate)} → {percent(headline.currentPassRate)} ({points}{chance})"
+
+
+def format_pass_rate(headline: Headline) -> str:
+    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, within chance)"."""
+    return f"pass rate {pass_rate_change(headline)}"
 
 
 def format_headline(headline: Headline, escape: Callable[[str], str] = str) -> str:

@@ -12,6 +12,7 @@ from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
     DIFFERENCE_TITLES,
     DIFFERENCES_HEADING,
+    chance_clause,
     describe_delta,
     describe_value,
     pass_rate_points,
@@ -184,6 +185,8 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
     points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
+    if diff.pairedTest is not None:
+        points += f" · {chance_clause(diff.pairedTest, diff.alpha)}"
     items = f"▼ {diff.regressionCount:,} worse · ▲ {diff.improvementCount:,} better · ● {diff.changedCount:,} other"
     # Only trials can be within noise: a suite of single traces never shows the card.
     noise = counts.get(WITHIN_NOISE, 0)

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from sitegen import formatting as fmt
 from sitegen.compare.changes import FIXED, NEW
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.wording import pass_rate_points
+from sitegen.compare.wording import chance_clause, pass_rate_points
 from sitegen.defaults import TABLE_PAGE_SIZE
 from sitegen.history.runs import Run
 from sitegen.history.since import FailingSince, runs_ago_text, since_run_text
@@ -325,6 +325,8 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     if diff is not None:
         points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
         rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
+        if diff.pairedTest is not None:
+            rate_detail += f" · {chance_clause(diff.pairedTest, diff.alpha)}"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
     stats = [
