@@ -20,7 +20,7 @@ from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.wording import chance_clause, pass_rate_points
 from sitegen.defaults import TABLE_PAGE_SIZE
 from sitegen.history.runs import Run
-from sitegen.history.since import FailingSince, runs_ago_text, since_run_text
+from sitegen.history.since import LOCAL_NOTE, FailingSince, named_by_commit, runs_ago_text, since_run_text
 from sitegen.report.failures_by_rule import RuleCount
 from sitegen.report.results import MISSING_VERDICT, CaseResult, Report
 from sitegen.site.html import urls
@@ -366,9 +366,9 @@ def build_index_page(
     changes = changes_by_case(diff)
     name = fmt.run_name(run.label, run.runId)
     # A CI run is often named by its commit: then the commit is not printed a second time.
-    named_by_commit = bool(run.commit) and (name == run.commit or (len(name) >= 7 and run.commit.startswith(name)))
-    commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
-    subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}"
+    commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit(run, name) else ""
+    local = f" · {LOCAL_NOTE}" if run.local else ""
+    subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}{local}"
     return IndexPage(
         layout=make_layout(
             site,
