@@ -196,14 +196,14 @@ def _junit_text(  # noqa: ANN001 - Report and DiffReport, imported lazily
     """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
     baseline too are known failures and those within noise of it are skipped alike."""
     from sitegen.compare.changes import known_failures as known
-    from sitegen.compare.changes import regressed_cases, within_noise_cases
+    from sitegen.compare.changes import within_noise_cases
     from sitegen.report.junit import junit_xml
     from sitegen.suite.loading import case_lines
 
     changes = diff.caseChanges if diff is not None else []
     return junit_xml(
         report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
-        known_failures=known(changes), broken=regressed_cases(changes), within_noise=within_noise_cases(changes),
+        known_failures=known(changes), within_noise=within_noise_cases(changes),
         known_failure_mode=known_failures,
     )
 
@@ -212,10 +212,10 @@ def _diff_lines(diff, baseline: Path | None) -> tuple[str, str]:  # noqa: ANN001
     """The terminal's diff lines (the cases first, then the pass rate; then what the agent did differently in each
     regressed and fixed case) and the gate's reason."""
     from sitegen.compare.whatchanged import terminal_lines
-    from sitegen.compare.wording import differences_summary, format_headline, gate_text
+    from sitegen.compare.wording import differences_summary, format_headline, gate_line
 
     lines = "".join(f"\n{line}" for line in terminal_lines(diff))
-    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", f"regression: {gate_text(diff)} against {baseline}"
+    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", gate_line(diff, baseline)
 
 
 _MAX_LISTED_FAILURES = 20

@@ -28,11 +28,15 @@ STILL_FAILING = "still_failing"
 STILL_PASSING = "still_passing"
 NEW = "new"
 WITHIN_NOISE = "within_noise"
+NOT_EVALUATED = "not_evaluated"
 NOT_RUN = "not_run"  # a result's status when its trace could not be evaluated
-CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE)
-# The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
+CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE, NOT_EVALUATED)
+# The agent got worse: a case that passed in the baseline and does not pass now, or is gone (a trial policy flip
 # within chance is WITHIN_NOISE, never breaking).
 BREAKING = frozenset((REGRESSED, REMOVED))
+# The changes the gate fails on: the breaking ones, and a case that could not be evaluated now — whatever the
+# baseline said of it, a case that cannot be checked cannot be vouched for (eval/README.md, "The gate").
+GATED = BREAKING | {NOT_EVALUATED}
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class CaseChange:
     newFailedChecks: tuple[str, ...] = ()
     resolvedChecks: tuple[str, ...] = ()
     behaviour: Behaviour = UNKNOWN  # what the agent did differently (compare/behaviour.py)
+    reason: str | None = None  # NOT_EVALUATED: why, and where (the message of its trace's failed check)
 
     @property
     def new_codes(self) -> list[str]:
@@ -61,7 +66,7 @@ class CaseChange:
             "currentStatus": self.currentStatus,
             "newFailedChecks": list(self.newFailedChecks),
             "resolvedChecks": list(self.resolvedChecks),
-        } | self.behaviour.to_json()
+        } | self.behaviour.to_json() | ({"reason": self.reason} if self.change == NOT_EVALUATED else {})
 
 
 def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
@@ -105,14 +110,32 @@ def beyond_chance(base: CaseResult, cur: CaseResult, alpha: float) -> bool:
     return moved is not None and moved[0] == base.passed and moved[1] < alpha
 
 
+def not_run_reason(result: CaseResult) -> str:
+    """Why a case could not be evaluated, and where: its first failed check's message (`trace is not JSON at
+    eval/fixtures/x.json:67:49: Expecting value`), without a trial count; `not run` when it names none."""
+    if not result.failedChecks:
+        return "not run"
+    parsed = parse_check(result.failedChecks[0])
+    return parsed.message or parsed.code
+
+
 def classify_case(
     base: CaseResult | None, cur: CaseResult | None, alpha: float = DEFAULT_ALPHA, behaviour: Behaviour | None = None
 ) -> CaseChange:
     """The change of one case; `base` or `cur` is None when the case is missing from that report. `behaviour`:
-    compare_behaviour(base, cur) when already at hand."""
+    compare_behaviour(base, cur) when already at hand.
+
+    A case not run now is NOT_EVALUATED, whatever the baseline said (new, or not run there too, included): the
+    agent was not judged, so neither a regression nor a known failure can be told."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, REMOVED, base.status, None)
+    if cur.status == NOT_RUN:
+        # Nothing is resolved: the baseline's failed checks were not checked at all.
+        new = tuple(cur.failedChecks) if base is None else _minus(cur.failedChecks, base.failedChecks)
+        behaviour = UNKNOWN if base is None else compare_behaviour(base, cur) if behaviour is None else behaviour
+        status = None if base is None else base.status
+        return CaseChange(cur.caseId, NOT_EVALUATED, status, cur.status, new, (), behaviour, not_run_reason(cur))
     if base is None:
         return CaseChange(cur.caseId, NEW, None, cur.status, tuple(cur.failedChecks))
     if base.passed == cur.passed:
@@ -132,9 +155,9 @@ def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
     return {change.caseId: change.new_codes for change in changes if change.change == STILL_FAILING}
 
 
-def regressed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
-    """The cases that passed in the baseline and do not pass now (a removed case has no result to report)."""
-    return frozenset(change.caseId for change in changes if change.change == REGRESSED)
+def not_evaluated_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
+    """The cases that could not be evaluated now (their trace is missing or unusable)."""
+    return frozenset(change.caseId for change in changes if change.change == NOT_EVALUATED)
 
 
 def within_noise_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
@@ -196,6 +219,7 @@ class Headline:
     paired: PairedTest | None = None  # McNemar's test of the single-trial cases, for the pass-rate clause
     alpha: float = DEFAULT_ALPHA  # the level the paired test is read at
     compared: int = 0  # cases in both reports (the paired test says so when it covers fewer)
+    not_evaluated: tuple[CaseChange, ...] = ()  # cases that could not be evaluated now: named first, failing the gate
 
     @property
     def new_failing(self) -> int:
@@ -228,4 +252,5 @@ def case_headline(
         paired=paired,
         alpha=alpha,
         compared=compared,
+        not_evaluated=tuple(groups[NOT_EVALUATED]),
     )

@@ -7,7 +7,7 @@ rules that broke, then known failures, fixed and new cases, then the pass rate; 
 from __future__ import annotations
 
 from sitegen.checks import check_codes
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.changes import BREAKING, FIXED, GATED, NEW, NOT_EVALUATED, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
 from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
@@ -43,7 +43,7 @@ def _headline(diff: DiffReport) -> list[str]:
     if diff.hasRegression:
         flagged = sum(1 for c in diff.caseChanges if c.change in BREAKING and c.caseId in diff.changedDefinitions)
         note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
-        lines.append(f"❌ **Regression**: {gate_text(diff, escape_inline)}{note}")
+        lines.append(f"❌ **Gate fails**: {gate_text(diff, escape_inline)}{note}")
     else:
         tolerance = f"{diff.costTolerance * 100:g}%"
         lines.append(f"✅ **No regression**: no case regressed or was removed, and no cost signal rose by more "
@@ -75,6 +75,21 @@ def _codes_cell(checks: tuple[str, ...] | list[str]) -> str:
 
 def _what_changed_cell(change: CaseChange) -> str:
     return phrase_text(what_changed(change.behaviour), escape_cell) or "—"
+
+
+NOT_EVALUATED_TITLE = "Cases that could not be evaluated"
+
+
+def not_evaluated_table(diff: DiffReport) -> str:
+    """The cases that could not be evaluated now, each with its status then and now and why (the file and place)."""
+    rows = [[escape_cell(c.caseId), escape_cell(status_change(c) if c.baselineStatus else "new, not run"),
+             escape_cell(c.reason or "not run")] for c in diff.caseChanges if c.change == NOT_EVALUATED]  # fmt: skip
+    return table(["Case", "Change", "Why (where)"], rows)
+
+
+def _not_evaluated_section(diff: DiffReport, level: str) -> list[str]:
+    count = diff.caseChangeCounts.get(NOT_EVALUATED, 0)
+    return ["", f"{level} {NOT_EVALUATED_TITLE} ({count})", "", not_evaluated_table(diff)] if count else []
 
 
 def breaking_table(diff: DiffReport) -> str:
@@ -121,7 +136,7 @@ def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[s
 
 
 def _case_sections(diff: DiffReport, level: str) -> list[str]:
-    lines: list[str] = []
+    lines = _not_evaluated_section(diff, level)  # first, never folded: the gate fails on them
     if diff.caseRegressionCount:
         lines += _folded(f"Regressed and removed cases ({diff.caseRegressionCount})", breaking_table(diff), level,
                          False, diff.caseRegressionCount)
@@ -178,15 +193,16 @@ def diff_markdown(diff: DiffReport) -> str:
 
 
 def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
-    """REGRESSION items the case table does not already say: costs, and losses inside cases that did not regress."""
-    listed = {change.caseId for change in diff.caseChanges if change.change in BREAKING}
+    """REGRESSION items the case tables do not already say: costs, and losses inside cases that did not regress (a
+    case that could not be evaluated lost everything only because it was not judged)."""
+    listed = {change.caseId for change in diff.caseChanges if change.change in GATED}
     return [item for item in diff.items
             if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
 
 
 def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
     """For a GitHub job summary: the headline, every regressed and removed case (never folded), other regression signals."""
-    lines = [f"## {escape_inline(title)}", "", *_headline(diff)]
+    lines = [f"## {escape_inline(title)}", "", *_headline(diff), *_not_evaluated_section(diff, "###")]
     if diff.caseRegressionCount:
         lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
     others = _other_regression_items(diff)

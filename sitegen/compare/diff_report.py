@@ -24,8 +24,8 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
 - `pairedTest` is McNemar's exact test (stats.py) over the cases with one trial on both sides that were evaluated
   on both (a `not_run` side has no outcome to pair): b passed → failed, c failed → passed. It informs every
   pass-rate clause; the gate keeps its own rule. null when no case qualifies (a suite of trials).
-- `hasRegression` is what `--fail-on-regression` fails on: a case regressed or was removed
-  (`caseRegressionCount` > 0), a cost signal is a REGRESSION by the paired rule, or a case's trial pass rate
+- `hasRegression` is what `--fail-on-regression` fails on: a case could not be evaluated now (`not_evaluated`,
+  whatever the baseline said of it), a case regressed or was removed (`caseRegressionCount` > 0), a cost signal is a REGRESSION by the paired rule, or a case's trial pass rate
   fell by more than chance (a `trialPassRate` REGRESSION: caught even when the trial policy still passes the
   case, say `any` going from 5/5 to 1/5). Other REGRESSION items
   (the pass rate falling because a new case fails, fewer keywords in a case that still passes) are counted
@@ -43,6 +43,8 @@ from typing import Any, NamedTuple
 from sitegen.compare.behaviour import Behaviour, percent_changed, records_evidence
 from sitegen.compare.changes import (
     BREAKING,
+    GATED,
+    NOT_EVALUATED,
     WITHIN_NOISE,
     CaseChange,
     Headline,
@@ -221,11 +223,12 @@ def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResul
     if cur.passed:
         kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
     else:
-        word = "is now not run" if cur.status == "not_run" else "now fails"
-        kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
+        kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} now fails"
     noise = change.change == WITHIN_NOISE
     item = out.add(CHANGED if noise else kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
-    if checks:
+    if change.change == NOT_EVALUATED:  # the Java shape's REGRESSION, but not the agent's: it was not judged
+        item.message = f"Case {case_id} could not be evaluated: {change.reason}."
+    elif checks:
         item.message = passed_message(sentence, cur.passed, checks)
     if noise:
         counts = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
@@ -386,6 +389,7 @@ def compare_reports(
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
     breaking = sum(1 for change in changes if change.change in BREAKING)
+    gated = sum(1 for change in changes if change.change in GATED)
     cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
     return DiffReport(
@@ -398,7 +402,7 @@ def compare_reports(
         regressionCount=regressions,
         improvementCount=improvements,
         changedCount=len(out.items) - regressions - improvements,
-        hasRegression=breaking > 0 or cost_regression or trial_regression,
+        hasRegression=gated > 0 or cost_regression or trial_regression,
         items=out.items,
         changedDefinitions=changed_definitions,
         caseChanges=changes,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.changes import BREAKING, FIXED, NEW, NOT_EVALUATED, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
@@ -19,7 +19,7 @@ from sitegen.compare.wording import (
     status_change,
 )
 
-_ICONS = {BREAKING: "▼", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖"}
+_ICONS = {BREAKING: "▼", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖", NOT_EVALUATED: "⊘"}
 _CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"),
                   (STILL_FAILING, "Known failures"))
 _ITEM_SECTIONS = ((REGRESSION, "▼"), (IMPROVEMENT, "▲"), (CHANGED, "●"))
@@ -37,6 +37,9 @@ def _case_lines(change: CaseChange, icon: str, diff: DiffReport) -> list[str]:
     """One case: its icon, id and status change, then the checks that are new (or resolved), one per line."""
     if change.change == REMOVED:
         return [f"{INDENT}⊖ {change.caseId}: removed (missing from the current report)"]
+    if change.change == NOT_EVALUATED:
+        moved = status_change(change) if change.baselineStatus else "new, not run"
+        return [f"{INDENT}{icon} {change.caseId}: {moved}", f"{INDENT * 3}why: {change.reason or 'not run'}"]
     moved = STATUS_WORDS[change.currentStatus] if change.change == NEW else status_change(change)
     flagged = " [definition changed: not comparable]" if change.caseId in diff.changedDefinitions else ""
     lines = [f"{INDENT}{icon} {change.caseId}: {moved}{flagged}"]
@@ -58,10 +61,15 @@ def diff_text(diff: DiffReport) -> str:
         f"{INDENT}{format_cases(headline)}",
         f"{INDENT}{format_pass_rate(headline)}: {diff.baselinePassedCases}/{diff.baselineTotalCases} cases passed "
         f"in the baseline, {diff.currentPassedCases}/{diff.currentTotalCases} now",
-        f"{INDENT}{'Regression: ' + gate_text(diff) if diff.hasRegression else 'No regression'}",
+        f"{INDENT}{'Gate fails: ' + gate_text(diff) if diff.hasRegression else 'No regression'}",
     ]
     if diff.changedDefinitions:
         lines.append(f"{INDENT}⚠ {DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}")
+    unjudged = [change for change in diff.caseChanges if change.change == NOT_EVALUATED]
+    if unjudged:
+        lines += ["", f"Could not be evaluated ({len(unjudged)})"]
+        for change in unjudged:
+            lines += _case_lines(change, _ICONS[NOT_EVALUATED], diff)
     breaking = [change for change in diff.caseChanges if change.change in BREAKING]
     if breaking:
         lines += ["", f"Regressed and removed cases ({len(breaking)})"]

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
 from sitegen.compare.behaviour import Behaviour, percent_changed
-from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
+from sitegen.compare.changes import FIXED, NOT_EVALUATED, REGRESSED, CaseChange
+from sitegen.compare.wording import HEADLINE_LISTED
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
@@ -101,12 +102,16 @@ def printable(text: str) -> str:
 
 
 def terminal_lines(diff: DiffReport) -> list[str]:
-    """The lines under the terminal's headline: each regressed and fixed case with its phrase, or once that the
-    baseline records no answers."""
+    """The lines under the terminal's headline: the cases that could not be evaluated past those it names, then
+    each regressed and fixed case with its phrase, or once that the baseline records no answers."""
+    unjudged = [change for change in diff.caseChanges if change.change == NOT_EVALUATED][HEADLINE_LISTED:]
+    lines = [f"  {printable(change.caseId)} — {printable(change.reason or 'not run')}" for change in unjudged[:TERMINAL_LISTED]]
+    if len(unjudged) > TERMINAL_LISTED:
+        lines.append(f"  … and {len(unjudged) - TERMINAL_LISTED} more cases that could not be evaluated (see diff.md)")
     if not diff.baselineEvidence:
-        return [f"  {NO_EVIDENCE}"]
+        return [*lines, f"  {NO_EVIDENCE}"]
     phrased = [change for change in diff.caseChanges if change.change in PHRASED]
-    lines = [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
+    lines += [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
     if len(phrased) > TERMINAL_LISTED:
         lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
     return lines

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
-from sitegen.compare.changes import CaseChange, Headline, PairedTest
+from sitegen.compare.changes import NOT_EVALUATED, REGRESSED, STILL_FAILING, CaseChange, Headline, PairedTest
 from sitegen.compare.items import (
     AVERAGE_TOOL_CALLS,
     CHANGED,
@@ -155,19 +155,46 @@ def differences_summary(diff: DiffReport) -> str:
 
 
 def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
-    """Why `--fail-on-regression` fails ("2 cases regressed, 1 removed · cost: Average duration"), or "" when it passes."""
+    """Why `--fail-on-regression` fails ("1 case could not be evaluated: a — trace is not JSON at … · 2 cases
+    regressed, 1 removed · cost: Average duration"), or "" when it passes. Each case is counted once: a regressed
+    case whose trial pass rate also fell is in the count, and the trial clauses name the others, the known
+    failures apart."""
+    reasons = []
+    headline = diff.headline()
+    if headline.not_evaluated:
+        reasons.append(not_evaluated_text(headline.not_evaluated, escape))
     regressed, removed = diff.caseChangeCounts.get("regressed", 0), diff.caseChangeCounts.get("removed", 0)
     cases = [plural(regressed, "case regressed", "cases regressed")] if regressed else []
     if removed:
         cases.append(f"{removed:,} removed" if regressed else plural(removed, "case removed", "cases removed"))
-    reasons = [", ".join(cases)] if cases else []
+    reasons += [", ".join(cases)] if cases else []
     costs = [escape(item.metric) for item in diff.cost_regressions]
     if costs:
         reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
-    trials = [f"{escape(item.caseId or '')} (p = {item.pValue:.3g})" for item in diff.trial_regressions]
-    if trials:
-        reasons.append(f"trial pass rate fell by more than chance: {', '.join(trials)}")
+    kinds = {change.caseId: change.change for change in diff.caseChanges}
+    fell: dict[str, list[str]] = {STILL_FAILING: [], "other": []}
+    for item in diff.trial_regressions:
+        kind = kinds.get(item.caseId or "")
+        if kind not in (REGRESSED, NOT_EVALUATED):  # counted above
+            fell[STILL_FAILING if kind == STILL_FAILING else "other"].append(f"{escape(item.caseId or '')} (p = {item.pValue:.3g})")
+    if fell["other"]:
+        whom = plural(len(fell["other"]), "case that still passes", "cases that still pass")
+        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell['other'])}")
+    if fell[STILL_FAILING]:
+        whom = plural(len(fell[STILL_FAILING]), "known failure")
+        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell[STILL_FAILING])}")
     return " · ".join(reasons)
+
+
+def gate_line(diff: DiffReport, baseline: object) -> str:
+    """What a failed gate says on stderr: `gate failed: 1 case regressed (against eval/baseline/report.json)`."""
+    return f"gate failed: {gate_text(diff)} (against {baseline})"
+
+
+def not_evaluated_text(changes: Sequence[CaseChange], escape: Callable[[str], str] = str) -> str:
+    """The cases that could not be evaluated, as every summary names them first: `1 case could not be evaluated:
+    oom-restart — trace is not JSON at eval/fixtures/oom-restart.json:67:49: Expecting ',' delimiter`."""
+    return "".join(escape(s.text) if s.kind in ESCAPED else s.text for s in _not_evaluated_segments(changes))
 
 
 def cost_note(diff: DiffReport) -> str:
@@ -176,16 +203,31 @@ def cost_note(diff: DiffReport) -> str:
     return f"Cost regression on the cases in both reports: {names}." if names else ""
 
 
-# What a headline segment is: words, a case id, the rule codes that broke a case, or the rest of a list.
-TEXT, CASE_ID, CODES, MORE = "text", "case", "codes", "more"
+# What a headline segment is: words, a case id, the rule codes that broke a case, why a case could not be
+# evaluated (with the file and place), or the rest of a list.
+TEXT, CASE_ID, CODES, REASON, MORE = "text", "case", "codes", "reason", "more"
+MORE_NOT_EVALUATED = "more-not-evaluated"  # the rest of the cases that could not be evaluated
+ESCAPED = (CASE_ID, CODES, REASON)  # the kinds that are data from the reports: Markdown escapes them
 
 
 class Segment(NamedTuple):
     """A piece of the headline: `kind` says whether it is words (TEXT) or data from the reports (CASE_ID, CODES,
-    MORE: "and 3 more", the rest of the group) that Markdown escapes and the site links."""
+    REASON; MORE and MORE_NOT_EVALUATED: "and 3 more", the rest of the group) that Markdown escapes and the site
+    links."""
 
     text: str
     kind: str = TEXT
+
+
+def _not_evaluated_segments(changes: Sequence[CaseChange]) -> list[Segment]:
+    out = [Segment(f"{plural(len(changes), 'case')} could not be evaluated: ")]
+    for i, change in enumerate(changes[:HEADLINE_LISTED]):
+        if i:
+            out.append(Segment("; "))
+        out += (Segment(change.caseId, CASE_ID), Segment(" — "), Segment(change.reason or "not run", REASON))
+    if len(changes) > HEADLINE_LISTED:
+        out += (Segment("; "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE_NOT_EVALUATED))
+    return out
 
 
 def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
@@ -203,16 +245,18 @@ def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
 
 
 def headline_segments(headline: Headline) -> tuple[Segment, ...]:
-    """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 2 within noise ·
-    2 known failures · 1 fixed · 1 new"."""
+    """The cases part of the headline: "1 case could not be evaluated: c — reason · 1 case regressed: a (code) ·
+    1 case removed: b · 2 within noise · 2 known failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
+    if headline.not_evaluated:
+        parts.append(_not_evaluated_segments(headline.not_evaluated))
     if headline.regressed:
         lead = f"{plural(len(headline.regressed), 'case')} regressed: "
         parts.append([Segment(lead), *_named(headline.regressed, with_codes=True)])
     if headline.removed:
         lead = f"{plural(len(headline.removed), 'case')} removed: "
         parts.append([Segment(lead), *_named(headline.removed, with_codes=False)])
-    if not parts:
+    if not headline.regressed and not headline.removed:
         parts.append([Segment("no case regressed")])
     if headline.within_noise:
         parts.append([Segment(f"{len(headline.within_noise):,} within noise")])
@@ -233,7 +277,7 @@ def headline_segments(headline: Headline) -> tuple[Segment, ...]:
 
 def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
     """The cases part as one line; `escape` is applied to every case id and code (Markdown escaping for diff.md)."""
-    return "".join(escape(s.text) if s.kind in (CASE_ID, CODES) else s.text for s in headline_segments(headline))
+    return "".join(escape(s.text) if s.kind in ESCAPED else s.text for s in headline_segments(headline))
 
 
 def p_value_text(p_value: float) -> str:

@@ -66,13 +66,9 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> Cas
     first = results[0]
     passed = sum(1 for result in results if result.passed)
     passes = policy_passes(policy, passed, len(results))
-    if passes:
-        status = "passed"
-    elif all(result.status == "not_run" for result in results):
-        status = "not_run"
-    else:
-        status = "failed"
     read = [result for result in results if result.traceLoaded]
+    # Not run only when no trial could be read; an unreadable trial among readable ones is a failed trial.
+    status = "passed" if passes else "failed" if read else "not_run"
     durations = [result.durationMs for result in read if result.durationMs is not None]
     tools = list(dict.fromkeys(tool for result in results for tool in result.evidenceCoverage))
     evidence = [result.evidence or UNREAD for result in results]
@@ -96,7 +92,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> Cas
         trialResults=[
             TrialResult(
                 fixture=name,
-                status=result.status,
+                status="failed" if read and result.status == "not_run" else result.status,
                 failedChecks=list(result.failedChecks),
                 verdict=result.verdict,
                 matchedKeywordCount=result.matchedKeywordCount,

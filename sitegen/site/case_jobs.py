@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.compare.changes import FIXED, NEW, REGRESSED, CaseChange
+from sitegen.compare.changes import FIXED, NEW, NOT_EVALUATED, REGRESSED, CaseChange
 from sitegen.compare.diff_report import CaseComparison, compare_case
 from sitegen.defaults import DEFAULT_CASE_PAGES
 from sitegen.evaluation.engine import evaluate_case
@@ -293,7 +293,7 @@ def _page_input(
 
 
 # The changes against the baseline that give a case a page under --case-pages failing / changed.
-_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise"))
+_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise", NOT_EVALUATED))
 
 
 def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool:

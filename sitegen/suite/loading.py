@@ -7,6 +7,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -201,7 +202,12 @@ def _json_kind(value: Any) -> str:
 
 @dataclass(frozen=True)
 class FixtureProblem:
-    """Why a case's trace could not be used; becomes that case's only failed check."""
+    """Why a case's trace could not be used; becomes that case's only failed check, and the case is not run: the
+    agent was not judged (eval/README.md, "Cases that could not be evaluated").
+
+    A trace that is there but cannot be used says so as `<reason> at <place>: <detail>` (`trace is not JSON at
+    eval/fixtures/x.json:67:49: Expecting ',' delimiter`), which every summary quotes after the case's id.
+    """
 
     code: str
     message: str
@@ -209,6 +215,23 @@ class FixtureProblem:
     def as_check(self) -> str:
         """The `"<code>: <message>"` form of a failed check."""
         return format_check(self.code, self.message)
+
+
+def unusable(reason: str, place: str, detail: str = "") -> FixtureProblem:
+    """A trace that is there but cannot be used: `<reason> at <place>[: <detail>]`, as fixture_invalid."""
+    return FixtureProblem(FIXTURE_INVALID, f"{reason} at {place}" + (f": {detail}" if detail else ""))
+
+
+_BAD_BYTE = re.compile(r"\(byte 0x[0-9a-f]{2}\)")
+
+
+def _text_problem(shown: str, problem: TextProblem) -> FixtureProblem:
+    """A trace's text that is not UTF-8 or not JSON, with the line and column where it breaks."""
+    place = f"{shown}:{problem.where}" if problem.where else shown
+    if problem.problem.startswith("not UTF-8"):
+        byte = _BAD_BYTE.search(problem.problem)
+        return unusable("trace is not UTF-8 text", place, byte[0][1:-1] if byte else problem.problem)
+    return unusable("trace is not JSON", place, problem.problem.removeprefix("invalid JSON: "))
 
 
 @dataclass(frozen=True)
@@ -284,15 +307,15 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
     except OSError as exc:
         if exc.errno in _MISSING_ERRNOS:
             return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+        return unusable("trace cannot be read", shown, exc.strerror or "")
     if stat.S_ISDIR(mode):
         return _read_trial_folder(fixtures_dir, name, target, root)
     if not stat.S_ISREG(mode):
-        return FixtureProblem(FIXTURE_INVALID, f"{shown} is not a regular file")
+        return unusable("trace is not a regular file", shown)
     try:
         return FixtureBytes(target, target.read_bytes())
     except OSError as exc:
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+        return unusable("trace cannot be read", shown, exc.strerror or "")
 
 
 # A folder of trials
@@ -326,10 +349,14 @@ class TrialTraces:
 def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path | None) -> TrialFiles | FixtureProblem:
     shown = f"{fixtures_dir}/{name}"
     try:
-        entries = sorted(entry for entry in os.listdir(target) if is_trial_file(entry))
+        names = os.listdir(target)
     except OSError as exc:
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot list the trial folder: {exc.strerror}")
+        return unusable("trace folder cannot be listed", shown, exc.strerror or "")
+    entries = sorted(entry for entry in names if is_trial_file(entry))
     if not entries:
+        errors = sorted(entry for entry in names if entry.endswith(TRIAL_ERROR_SUFFIX))
+        if errors:
+            return _none_recorded(shown, target, errors)
         return FixtureProblem(FIXTURE_MISSING, f"trace folder {shown} holds no trial (no *.json file besides *{TRIAL_ERROR_SUFFIX})")
     folder = name.rstrip("/")
     root = fixtures_dir.resolve() if root is None else root
@@ -339,9 +366,28 @@ def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path |
         # Each trial is checked like a traceFixture of its own: a link out of the fixtures folder is refused.
         read = read_fixture(fixtures_dir, trial, root)
         if isinstance(read, TrialFiles):  # a folder named *.json: trials do not nest
-            read = FixtureProblem(FIXTURE_INVALID, f"{fixtures_dir}/{trial} is a folder, not a trace file")
+            read = unusable("trace is a folder, not a file", f"{fixtures_dir}/{trial}")
         trials.append((trial, read))
     return TrialFiles(folder, tuple(trials))
+
+
+_ERROR_READ_LIMIT = 64 * 1024  # `record` writes a status, a reason and a prefix of the body: far less
+
+
+def _none_recorded(shown: str, folder: Path, errors: list[str]) -> FixtureProblem:
+    """A folder in which `sitegen record` saved only errors: no trial could be recorded, and the first error file
+    says why (its `error`, when it can be read)."""
+    why = ""
+    try:
+        with open(folder / errors[0], "rb") as handle:
+            data = handle.read(_ERROR_READ_LIMIT + 1)
+        error = json.loads(data) if len(data) <= _ERROR_READ_LIMIT else None
+        if isinstance(error, dict) and isinstance(error.get("error"), str):
+            why = f"; {errors[0]}: {error['error'][:200]}"
+    except (OSError, ValueError, RecursionError):
+        pass  # the count alone still says what happened
+    count = f"{len(errors)} trial{'s' if len(errors) != 1 else ''}"
+    return FixtureProblem(FIXTURE_MISSING, f"no trial could be recorded at {shown}: {count} saved as *{TRIAL_ERROR_SUFFIX}{why}")
 
 
 def parse_trials(fixtures_dir: Path, files: TrialFiles) -> TrialTraces:
@@ -369,11 +415,11 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTr
     target, data = read.path, read.data
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
-        return FixtureProblem(FIXTURE_INVALID, text.render(shown))
+        return _text_problem(shown, text)
     number_texts: dict[int, str] = {}
     raw = parse_json_text(text, strict_keys=True, number_texts=number_texts)
     if isinstance(raw, TextProblem):
-        return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
+        return _text_problem(shown, raw)
     return validate_trace(raw, shown, target, len(data), text, number_texts, from_hexdigest(read.sha256))
 
 
@@ -387,18 +433,19 @@ def validate_trace(
     digest: str | None = None,
 ) -> LoadedTrace | FixtureProblem:
     """Check a parsed trace has the trace shape; name the first field that does not."""
+    reason = "trace is not the trace shape"
     if not isinstance(raw, dict):
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: expected a JSON object with a 'session' object, got {_json_kind(raw)}")
+        return unusable(reason, shown, f"expected a JSON object with a 'session' object, got {_json_kind(raw)}")
     if not isinstance(raw.get("session"), dict):
         got = "nothing" if "session" not in raw else _json_kind(raw["session"])
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field 'session': expected an object, got {got}")
+        return unusable(reason, shown, f"field 'session': expected an object, got {got}")
     try:
         trace = Trace.model_validate(raw, context={"number_texts": number_texts})
     except ValidationError as exc:
         first = exc.errors()[0]
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")
+        return unusable(reason, shown, f"field {format_loc(first['loc'])!r}: {describe_error(first)}")
     except RecursionError:
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
+        return unusable(reason, shown, "nested too deeply to read")
     return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text, digest=digest)
 
 

@@ -9,7 +9,16 @@ from typing import NamedTuple
 
 from markupsafe import escape
 
-from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING, WITHIN_NOISE
+from sitegen.compare.changes import (
+    FIXED,
+    NEW,
+    NOT_EVALUATED,
+    REGRESSED,
+    REMOVED,
+    STILL_FAILING,
+    STILL_PASSING,
+    WITHIN_NOISE,
+)
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION
 from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.formatting import shorten
@@ -31,6 +40,7 @@ _DIFF_SHOW = {
 }
 # A case's change against the baseline (compare/changes.py), in the words of the headline ("2 known failures").
 _CHANGE_SHOW = {
+    NOT_EVALUATED: ("⊘", "not evaluated", "change change-not-evaluated"),
     REGRESSED: ("▼", "regressed", "change change-regressed"),
     REMOVED: ("⊖", "removed", "change change-removed"),
     FIXED: ("▲", "fixed", "change change-fixed"),
@@ -40,7 +50,7 @@ _CHANGE_SHOW = {
     STILL_PASSING: ("=", "unchanged", "change change-unchanged"),
 }
 # The order of the index's Change filter: what needs attention first.
-CHANGE_ORDER = (REGRESSED, REMOVED, WITHIN_NOISE, FIXED, STILL_FAILING, NEW, STILL_PASSING)
+CHANGE_ORDER = (NOT_EVALUATED, REGRESSED, REMOVED, WITHIN_NOISE, FIXED, STILL_FAILING, NEW, STILL_PASSING)
 _VERDICT_ICONS = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
 
 _TIMES = {1: "once", 2: "twice"}

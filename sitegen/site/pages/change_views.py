@@ -18,6 +18,7 @@ from sitegen.compare.changes import (
     BREAKING,
     FIXED,
     NEW,
+    NOT_EVALUATED,
     REGRESSED,
     REMOVED,
     STILL_FAILING,
@@ -33,6 +34,7 @@ from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
 REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
+NOT_EVALUATED_ANCHOR = "not-evaluated-cases"  # and of the cases that could not be evaluated
 
 
 class Segment(NamedTuple):
@@ -76,6 +78,8 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
             href = urls.case_href(slugs[segment.text])
         elif segment.kind == wording.MORE:
             href = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+        elif segment.kind == wording.MORE_NOT_EVALUATED:
+            href = f"{urls.DIFF}#{NOT_EVALUATED_ANCHOR}"
         out.append(Segment(segment.text, href))
     return tuple(out)
 
@@ -91,9 +95,11 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
     """The headline banner of the index (linking the diff page) or of the diff page."""
     headline = diff.headline()
     bad = diff.hasRegression
+    # Red whenever the gate fails; its icon says whether the agent got worse or was not judged at all.
+    agent_worse = diff.caseRegressionCount or diff.cost_regressions or diff.trial_regressions
     return Banner(
         css="banner banner-bad" if bad else "banner banner-good",
-        icon="▼" if bad else "✓",
+        icon=("▼" if agent_worse or not headline.not_evaluated else "⊘") if bad else "✓",
         cases=headline_segments(headline, slugs),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
@@ -157,7 +163,13 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
     new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
     css, detail = "case-change", ""
-    if kind == REGRESSED:
+    if kind == NOT_EVALUATED:
+        statement = f"Could not be evaluated: {change.reason or 'not run'}."
+        then = f"In the baseline: {before}" if change.baselineStatus else "Not in the baseline"
+        detail = (f"{then}; now: not run. The agent was not judged: this is neither a regression nor a known failure, "
+                  "and the gate fails on it until the trace can be read.")
+        css = "case-change case-change-unjudged"
+    elif kind == REGRESSED:
         statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
         detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
         css = "case-change case-change-bad"
@@ -227,6 +239,9 @@ def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
     """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
     if change.change == REMOVED:
         return ("removed", fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
+    if change.change == NOT_EVALUATED:
+        moved = wording.status_change(change) if change.baselineStatus else "new, not run"
+        return (moved, clip(change.reason or "not run", CELL_LIMIT).text)
     if change.change == REGRESSED:
         what = (_what_changed(change),) if phrased else ()
         return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
@@ -240,6 +255,8 @@ def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
 _WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rules and a fixed case's resolved checks
 # (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.
 _CHANGE_SECTIONS = (
+    (NOT_EVALUATED_ANCHOR, "Cases that could not be evaluated", frozenset((NOT_EVALUATED,)),
+     ("Case", "Change", "Why (where)"), "Every case could be evaluated."),
     (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
      "No case regressed or was removed."),
     ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
@@ -270,10 +287,10 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
             for c in diff.caseChanges
             if c.change in kinds
         )
-        if not rows and kinds == {WITHIN_NOISE}:
-            continue  # only trials can be within noise: a suite of single traces never shows the section
+        if not rows and kinds in ({WITHIN_NOISE}, {NOT_EVALUATED}):
+            continue  # only trials can be within noise, and most runs evaluate every case: no empty section
         badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
-        folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
+        folded = kinds is not BREAKING and NOT_EVALUATED not in kinds and len(rows) > FOLD_AFTER
         sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))
     return tuple(sections)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE
+from sitegen.compare.changes import FIXED, NEW, NOT_EVALUATED, REMOVED, STILL_FAILING, WITHIN_NOISE
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
@@ -21,6 +21,7 @@ from sitegen.report.results import MISSING_VERDICT, Report
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, diff_badge, ordered_verdicts
 from sitegen.site.pages.change_views import (
+    NOT_EVALUATED_ANCHOR,
     REGRESSED_ANCHOR,
     Banner,
     CaseRef,
@@ -191,7 +192,14 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     # Only trials can be within noise: a suite of single traces never shows the card.
     noise = counts.get(WITHIN_NOISE, 0)
     noise_stat = (Stat("Within noise", f"≈ {noise:,}", "cases", "stat", "#within-noise"),) if noise else ()
+    # Most runs evaluate every case: the card shows only when some case could not be.
+    unjudged = counts.get(NOT_EVALUATED, 0)
+    unjudged_stat = (
+        (Stat("Not evaluated", f"⊘ {unjudged:,}", "cases: the gate fails", "stat stat-warn", f"#{NOT_EVALUATED_ANCHOR}"),)
+        if unjudged else ()
+    )
     return (
+        *unjudged_stat,
         Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
              regressed_css, f"#{REGRESSED_ANCHOR}"),
         *noise_stat,

@@ -333,7 +333,7 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
         Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
         Stat("Passed", f"✓ {report.passedCases:,}", "cases", "stat stat-good", urls.index_filter(status="passed")),
         Stat("Failed", f"✗ {report.failedCases:,}", "cases", failed_css, urls.index_filter(status="failed")),
-        Stat("Not run", f"⊘ {report.notRunCases:,}", "trace missing", not_run_css, urls.index_filter(status="not_run")),
+        Stat("Not run", f"⊘ {report.notRunCases:,}", "could not be evaluated", not_run_css, urls.index_filter(status="not_run")),
     ]
     if diff is not None:
         counts = diff.caseChangeCounts
