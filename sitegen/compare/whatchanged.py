@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
-from sitegen.compare.behaviour import Behaviour, percent_changed
+from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
 from sitegen.compare.changes import FIXED, NOT_EVALUATED, REGRESSED, CaseChange
 from sitegen.compare.wording import HEADLINE_LISTED
 
@@ -46,6 +46,15 @@ def _tools(names: Iterable[str], lead: str, tail: str) -> list[Part]:
     return parts + ([Part(tail)] if tail else [])
 
 
+_STATE_WORDS = {VERDICT: "verdict", GATEKEEPER: "gatekeeper status", COMPOSER: "composer mode"}
+
+
+def _state_clauses(behaviour: Behaviour) -> list[list[Part]]:
+    """What the agent decided differently, each as `verdict PASS → REJECT` (a value as recorded, shown as code)."""
+    return [[Part(f"{_STATE_WORDS[name]} "), Part(then or "none", code=True), Part(" → "), Part(now or "none", code=True)]
+            for name, then, now in behaviour.stateChanges]
+
+
 def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
     """What the agent did differently, as parts of one phrase; empty when nothing is known of it."""
     if behaviour.traceChanged is False:
@@ -65,6 +74,9 @@ def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
     if behaviour.answerSimilarity < 1:
         changed = percent_changed(behaviour.answerSimilarity)
         clauses.append([Part(f"answer {changed} % changed" if changed else "answer changed by less than 1 %")])
+    # Its verdict, gatekeeper status or composer mode: often the whole story (a flipped verdict fails the rules
+    # with the answer and tools as they were), so "same answer and tool calls" is said only when none moved.
+    clauses += _state_clauses(behaviour)
     if not clauses:
         clauses.append([Part("same answer and tool calls")])
     parts: list[Part] = []
