@@ -203,3 +203,19 @@ def test_charts_draw_a_local_run_apart() -> None:
     bars = verdict_history_chart(runs, SuiteConfig())
     assert json.loads(str(bars.figure))["data"][0]["marker"]["opacity"] == [1, 0.4, 1]
     assert 'fill-opacity="0.4"' in str(bars.picture)
+
+
+def test_a_trace_broken_in_one_commit_and_mended_in_the_next_is_no_flip(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(repo, 1_700_000_000, monkeypatch)
+    trace = repo / "eval" / "fixtures" / "oom-restart.json"
+    trace.write_text(trace.read_text(encoding="utf-8")[:-20], encoding="utf-8")  # cut short: not JSON
+    git(repo, "commit", "-q", "-am", "a broken trace")
+    build(repo, 1_700_000_100, monkeypatch)
+    git(repo, "checkout", "-q", "HEAD~1", "--", "eval")
+    git(repo, "commit", "-q", "-am", "mended")
+    build(repo, 1_700_000_200, monkeypatch)
+    runs = history(repo)
+    # Not evaluated in the middle run: left out of its cases, so its strip reads "P-P", no flip at all.
+    assert [run["cases"].get(CASE) for run in runs] == [True, None, True]
+    assert runs[1]["notRunCases"] == 1
+    assert not flaky_on_the_site(repo)

@@ -293,12 +293,17 @@ def check_history_limit(limit: int) -> None:
 
 def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None, local: bool = False) -> Run:
     """This build's run record: the report's figures (its trial figures when some case has trials; a suite of
-    single files records its runs as it always did) and each case's pass/fail; `local`: built from a work tree with
-    uncommitted changes."""
+    single files records its runs as it always did) and each evaluated case's pass/fail; `local`: built from a work
+    tree with uncommitted changes.
+
+    A case that could not be evaluated is left out of `cases`, as a case not in the suite then would be: its agent
+    was not judged, so it neither passed nor failed, and on its pass/fail strip it neither flips nor extends a
+    streak of failures (eval/README.md, "History")."""
     aggregates = {name: value for name, value in report.aggregates().items() if name in _AGGREGATES}
+    judged = {result.caseId: result.passed for result in report.results if result.status != "not_run"}
     run = Run.model_validate(
         {"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **({"local": True} if local else {}),
-         **aggregates, "cases": {result.caseId: result.passed for result in report.results}}
+         **aggregates, "cases": judged}
     )
     figures = report.trial_figures
     if figures is None:
