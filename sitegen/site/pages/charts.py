@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
-from sitegen.history.runs import Run
+from sitegen.history.runs import LOCAL_SUFFIX, Run
 from sitegen.history.since import run_name_parts
 from sitegen.report.results import Report
 from sitegen.site.html.render import json_for_script
@@ -74,7 +74,7 @@ def _chart(dom_id: str, title: str, summary: str, figure: dict[str, Any], table:
 
 # At most this many runs are named on a chart's axis (every n-th, the latest always): more names would overlap.
 RUN_TICKS = 12
-_TICK_MAX = 13  # characters of a run's name under its tick (`a1b2c3d+local`; the hover and the data table have it whole)
+_TICK_MAX = 12  # characters of a run's name under its tick (the hover and the data table have it whole)
 # A local run (built with uncommitted changes, eval/README.md "History") is drawn apart: a hollow point off the line.
 LOCAL_SYMBOL = "circle-open"
 LOCAL_LEGEND = "local build (uncommitted)"
@@ -85,8 +85,15 @@ def _run_axis(runs: Sequence[Run]) -> dict[str, Any]:
     """The runs' axis: a run per whole number, named by its label (`PR #12`), else its short commit (`a1b2c3d`)."""
     step = max(1, -(-len(runs) // RUN_TICKS))
     numbers = list(range(len(runs), 0, -step))[::-1]
-    names = [chart_text(run_name_parts(runs[number - 1])[0], _TICK_MAX) for number in numbers]
+    names = [chart_text(_tick_name(runs[number - 1]), _TICK_MAX) for number in numbers]
     return {"title": {"text": "Run"}, "tickmode": "array", "tickvals": numbers, "ticktext": names}
+
+
+def _tick_name(run: Run) -> str:
+    """A run's name under its tick: `local` for a local build named by its commit (`a1b2c3d+local` would not fit,
+    and its hollow point already says whose it is)."""
+    name = run_name_parts(run)[0]
+    return "local" if run.local and name.endswith(LOCAL_SUFFIX) else name
 
 
 def _run_hover(runs: Sequence[Run]) -> list[str]:
