@@ -18,7 +18,7 @@ CHANGE_OUTPUTS = (
     ("fixed", "fixed"),
     ("new", "new"),
     ("changed", "changed"),  # passing on both sides, behaving differently
-    ("not-evaluated", "not_evaluated"),  # evaluated in the baseline, not now
+    ("not-evaluated", "not_evaluated"),  # could not be evaluated now, whatever the baseline said
 )
 
 
