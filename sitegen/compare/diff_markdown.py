@@ -19,6 +19,7 @@ from sitegen.compare.wording import (
     describe_value,
     format_cases,
     gate_text,
+    item_message,
     pass_rate_change,
     status_change,
 )
@@ -165,7 +166,7 @@ def _change_cell(item: DiffItem) -> str:
 
 def _items_table(items: list[DiffItem], diff: DiffReport) -> str:
     rows = [
-        [_case_cell(item, diff), escape_cell(item.metric), _change_cell(item), escape_cell(item.message)]
+        [_case_cell(item, diff), escape_cell(item.metric), _change_cell(item), escape_cell(item_message(item))]
         for item in items
     ]
     return table(["Case", "Metric", "Before → after", "Message"], rows)

@@ -15,6 +15,7 @@ from sitegen.compare.wording import (
     chance_clause,
     describe_delta,
     describe_value,
+    item_message,
     pass_rate_points,
 )
 from sitegen.report.results import MISSING_VERDICT, Report
@@ -131,7 +132,7 @@ def _diff_row(item: DiffItem, slugs: dict[str, str]) -> DiffRow:
         before=describe_value(item.metric, item.baselineValue),
         after=describe_value(item.metric, item.currentValue),
         delta=describe_delta(item.metric, item.delta),
-        message=item.message,
+        message=item_message(item),
     )
 
 
