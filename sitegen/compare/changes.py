@@ -155,11 +155,6 @@ def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
     return {change.caseId: change.new_codes for change in changes if change.change == STILL_FAILING}
 
 
-def not_evaluated_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
-    """The cases that could not be evaluated now (their trace is missing or unusable)."""
-    return frozenset(change.caseId for change in changes if change.change == NOT_EVALUATED)
-
-
 def within_noise_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
     """The cases whose trial policy flipped within chance of the baseline (neither regressed nor fixed)."""
     return frozenset(change.caseId for change in changes if change.change == WITHIN_NOISE)
