@@ -96,7 +96,7 @@ def test_the_diff_command_says_it_too(broken: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[1] == f"  {SENTENCE} · no case regressed · 8 known failures"
     assert lines[3] == f"  Gate fails: {SENTENCE}"
-    section = lines.index("Could not be evaluated (1)")
+    section = lines.index("Cases that could not be evaluated (1)")
     assert lines[section + 1 : section + 3] == [f"  ⊘ {CASE}: passed → not run", f"      why: {REASON}"]
     assert done.stderr == f"gate failed: {SENTENCE} (against eval/baseline/report.json)\n"
 

@@ -209,10 +209,10 @@ def test_diff_page(site: Path) -> None:
     doc = soup(site / "diff.html")
     sections = [s["id"] for s in doc.select("main > section.card")]
     assert sections[:8] == [
-        "not-evaluated-cases", "regressed-cases", "known-failures", "fixed-cases", "new-cases", "regressions",
+        "cases-that-could-not-be-evaluated", "regressed-cases", "known-failures", "fixed-cases", "new-cases", "regressions",
         "improvements", "changes",
     ]
-    unjudged = [[cell.get_text(" ", strip=True) for cell in row.select("td")] for row in doc.select("#not-evaluated-cases tbody tr")]
+    unjudged = [[cell.get_text(" ", strip=True) for cell in row.select("td")] for row in doc.select("#cases-that-could-not-be-evaluated tbody tr")]
     assert unjudged == [
         ["Missing Trace ⊘ not evaluated", "not run → not run", "trace file fixtures/missing/never-recorded.json does not exist"],
         ["broken-json ⊘ not evaluated", "failed → not run", "trace is not JSON at fixtures/broken.json:2:22: Expecting value"],

@@ -7,7 +7,7 @@ rules that broke, then known failures, fixed and new cases, then the pass rate; 
 from __future__ import annotations
 
 from sitegen.checks import check_codes
-from sitegen.compare.changes import BREAKING, FIXED, GATED, NEW, NOT_EVALUATED, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
 from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
@@ -26,6 +26,7 @@ from sitegen.compare.wording import (
 from sitegen.defaults import FOLD_AFTER
 from sitegen.formatting import percent, plural
 from sitegen.report.mdtext import escape_cell, escape_inline, table
+from sitegen.report.status import Status
 
 NOT_COMPARABLE = "case changed — not comparable"
 _SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "Changes"}
@@ -42,7 +43,7 @@ def _headline(diff: DiffReport) -> list[str]:
         "",
     ]
     if diff.hasRegression:
-        flagged = sum(1 for c in diff.caseChanges if c.change in BREAKING and c.caseId in diff.changedDefinitions)
+        flagged = sum(1 for c in diff.caseChanges if c.change.breaking and c.caseId in diff.changedDefinitions)
         note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
         lines.append(f"❌ **Gate fails**: {gate_text(diff, escape_inline)}{note}")
     else:
@@ -61,7 +62,7 @@ def _headline(diff: DiffReport) -> list[str]:
 
 def _case_name(change: CaseChange, diff: DiffReport) -> str:
     cell = escape_cell(change.caseId)
-    if change.change in BREAKING and change.caseId in diff.changedDefinitions:
+    if change.change.breaking and change.caseId in diff.changedDefinitions:
         cell += f" ⚠️ **{NOT_COMPARABLE}**"
     return cell
 
@@ -78,19 +79,16 @@ def _what_changed_cell(change: CaseChange) -> str:
     return phrase_text(what_changed(change.behaviour), escape_cell) or "—"
 
 
-NOT_EVALUATED_TITLE = "Cases that could not be evaluated"
-
-
 def not_evaluated_table(diff: DiffReport) -> str:
     """The cases that could not be evaluated now, each with its status then and now and why (the file and place)."""
     rows = [[escape_cell(c.caseId), escape_cell(status_change(c) if c.baselineStatus else "new, not run"),
-             escape_cell(c.reason or "not run")] for c in diff.caseChanges if c.change == NOT_EVALUATED]  # fmt: skip
+             escape_cell(c.reason or Status.NOT_RUN.word)] for c in diff.caseChanges if c.change is ChangeKind.NOT_EVALUATED]  # fmt: skip
     return table(["Case", "Change", "Why (where)"], rows)
 
 
 def _not_evaluated_section(diff: DiffReport, level: str) -> list[str]:
-    count = diff.caseChangeCounts.get(NOT_EVALUATED, 0)
-    return ["", f"{level} {NOT_EVALUATED_TITLE} ({count})", "", not_evaluated_table(diff)] if count else []
+    count = diff.caseChangeCounts.get(ChangeKind.NOT_EVALUATED, 0)
+    return ["", f"{level} {ChangeKind.NOT_EVALUATED.title} ({count})", "", not_evaluated_table(diff)] if count else []
 
 
 def breaking_table(diff: DiffReport) -> str:
@@ -99,33 +97,31 @@ def breaking_table(diff: DiffReport) -> str:
     phrased = diff.baselineEvidence
     rows = []
     for change in diff.caseChanges:
-        if change.change not in BREAKING:
+        if not change.change.breaking:
             continue
-        if change.change == REMOVED:
-            rows.append([_case_name(change, diff), "removed", "—", *(["—"] if phrased else []), "missing from the current report"])
+        if change.change is ChangeKind.REMOVED:
+            rows.append([_case_name(change, diff), change.change.word, "—", *(["—"] if phrased else []),
+                         "missing from the current report"])
         else:
             rows.append([_case_name(change, diff), status_change(change), _codes_cell(change.newFailedChecks),
                          *([_what_changed_cell(change)] if phrased else []), _checks_cell(change.newFailedChecks)])
     return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
 
 
-def _changes_table(diff: DiffReport, kind: str) -> str:
-    changes = [change for change in diff.caseChanges if change.change == kind]
-    if kind == FIXED:
+def _changes_table(diff: DiffReport, kind: ChangeKind) -> str:
+    changes = [change for change in diff.caseChanges if change.change is kind]
+    if kind is ChangeKind.FIXED:
         if diff.baselineEvidence:
             rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks), _what_changed_cell(c)] for c in changes]
             return table(["Case", "Change", "Resolved checks", "What changed"], rows)
         rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks)] for c in changes]
         return table(["Case", "Change", "Resolved checks"], rows)
-    if kind == NEW:
+    if kind is ChangeKind.NEW:
         rows = [[_case_name(c, diff), STATUS_WORDS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
         return table(["Case", "Status", "Failed rules"], rows)
     rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
             for c in changes]
     return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
-
-
-_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
 
 
 def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:
@@ -139,12 +135,12 @@ def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[s
 def _case_sections(diff: DiffReport, level: str) -> list[str]:
     lines = _not_evaluated_section(diff, level)  # first, never folded: the gate fails on them
     if diff.caseRegressionCount:
-        lines += _folded(f"Regressed and removed cases ({diff.caseRegressionCount})", breaking_table(diff), level,
+        lines += _folded(f"{ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", breaking_table(diff), level,
                          False, diff.caseRegressionCount)
-    for kind, title in _CASE_SECTIONS:
+    for kind in TEXT_ORDER:
         count = diff.caseChangeCounts.get(kind, 0)
         if count:
-            lines += _folded(f"{title} ({count})", _changes_table(diff, kind), level, True, count)
+            lines += _folded(f"{kind.title} ({count})", _changes_table(diff, kind), level, True, count)
     return lines
 
 
@@ -196,7 +192,7 @@ def diff_markdown(diff: DiffReport) -> str:
 def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
     """REGRESSION items the case tables do not already say: costs, and losses inside cases that did not regress (a
     case that could not be evaluated lost everything only because it was not judged)."""
-    listed = {change.caseId for change in diff.caseChanges if change.change in GATED}
+    listed = {change.caseId for change in diff.caseChanges if change.change.fails_gate}
     return [item for item in diff.items
             if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
 
@@ -205,7 +201,7 @@ def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str
     """For a GitHub job summary: the headline, every regressed and removed case (never folded), other regression signals."""
     lines = [f"## {escape_inline(title)}", "", *_headline(diff), *_not_evaluated_section(diff, "###")]
     if diff.caseRegressionCount:
-        lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
+        lines += ["", f"### {ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", "", breaking_table(diff)]
     others = _other_regression_items(diff)
     if others:
         lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]

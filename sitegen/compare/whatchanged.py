@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
 from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
-from sitegen.compare.changes import FIXED, NOT_EVALUATED, REGRESSED, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.wording import HEADLINE_LISTED
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 NO_EVIDENCE = "the baseline does not record the agent's answers: regenerate it with `sitegen baseline`"
 TRACE_UNCHANGED = "trace unchanged: the case or the rules changed"
-PHRASED = (REGRESSED, FIXED)  # the changes that get a phrase
+PHRASED = (ChangeKind.REGRESSED, ChangeKind.FIXED)  # the changes that get a phrase
 
 
 class Part(NamedTuple):
@@ -94,7 +94,7 @@ def phrase_text(parts: Iterable[Part], escape: Callable[[str], str] = str) -> st
 
 def rule_codes(change: CaseChange) -> list[str]:
     """The rules a phrased case is named with: those that broke (regressed) or were resolved (fixed)."""
-    return check_codes(change.resolvedChecks if change.change == FIXED else change.newFailedChecks)
+    return check_codes(change.resolvedChecks if change.change is ChangeKind.FIXED else change.newFailedChecks)
 
 
 def case_line(change: CaseChange, escape: Callable[[str], str] = str) -> str:
@@ -116,7 +116,7 @@ def printable(text: str) -> str:
 def terminal_lines(diff: DiffReport) -> list[str]:
     """The lines under the terminal's headline: the cases that could not be evaluated past those it names, then
     each regressed and fixed case with its phrase, or once that the baseline records no answers."""
-    unjudged = [change for change in diff.caseChanges if change.change == NOT_EVALUATED][HEADLINE_LISTED:]
+    unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED][HEADLINE_LISTED:]
     lines = [f"  {printable(change.caseId)} — {printable(change.reason or 'not run')}" for change in unjudged[:TERMINAL_LISTED]]
     if len(unjudged) > TERMINAL_LISTED:
         lines.append(f"  … and {len(unjudged) - TERMINAL_LISTED} more cases that could not be evaluated (see diff.md)")

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import percent_changed
-from sitegen.compare.changes import NOT_EVALUATED, NOT_RUN, REGRESSED, STILL_FAILING, CaseChange, Headline, PairedTest
+from sitegen.compare.changes import CaseChange, ChangeKind, Headline, PairedTest
 from sitegen.compare.costs import PairedAverage
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import (
@@ -34,18 +34,20 @@ from sitegen.compare.items import (
 )
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
+from sitegen.report.status import Status
 
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
 DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
-STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+# A case status in words; None: the case is not in that report.
+STATUS_WORDS: dict[Status | None, str] = {**{status: status.word for status in Status}, None: "absent"}
 # The diff's items in plain words, on the diff page, in diff.md and in the terminal: a difference is one metric
 # (of all cases or of one case) that moved.
 DIFFERENCES_HEADING = "Differences, metric by metric"
 DIFFERENCE_TITLES = {REGRESSION: "Got worse", IMPROVEMENT: "Got better", CHANGED: "Other differences"}
 _WORDS: dict[str, dict[Any, str]] = {
     "present": {True: "present", False: "absent"},
-    "passed": {True: "passed", False: "failed"},
+    "passed": {True: Status.PASSED.word, False: Status.FAILED.word},
     "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
 }
 
@@ -138,9 +140,9 @@ def _case_sentence(case: str, item: DiffItem) -> str:
 
 
 def _passed_message(case: str, item: DiffItem) -> str:
-    if item.currentStatus == NOT_RUN:  # the Java shape's REGRESSION, but not the agent's: it was not judged
+    if item.currentStatus is Status.NOT_RUN:  # the Java shape's REGRESSION, but not the agent's: it was not judged
         reason = parse_check(item.checks[0]) if item.checks else None
-        return f"{case} could not be evaluated: {(reason.message or reason.code) if reason else 'not run'}."
+        return f"{case} could not be evaluated: {(reason.message or reason.code) if reason else Status.NOT_RUN.word}."
     sentence = f"{case} now passes" if item.currentValue else f"{case} now fails"
     message = passed_message(sentence, item.currentValue, item.checks) if item.checks else _values_message(sentence, item)
     if item.trialCounts is not None:  # a flip of the trial policy within chance (a CHANGED item)
@@ -249,29 +251,31 @@ def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     case whose trial pass rate also fell is in the count, and the trial clauses name the others, the known
     failures apart."""
     reasons = []
-    headline = diff.headline()
-    if headline.not_evaluated:
-        reasons.append(not_evaluated_text(headline.not_evaluated, escape))
-    regressed, removed = diff.caseChangeCounts.get("regressed", 0), diff.caseChangeCounts.get("removed", 0)
-    cases = [plural(regressed, "case regressed", "cases regressed")] if regressed else []
+    unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED]
+    if unjudged:
+        reasons.append(not_evaluated_text(unjudged, escape))
+    regressed, removed = (diff.caseChangeCounts.get(kind, 0) for kind in (ChangeKind.REGRESSED, ChangeKind.REMOVED))
+    said = ChangeKind.REGRESSED.word, ChangeKind.REMOVED.word
+    cases = [plural(regressed, f"case {said[0]}", f"cases {said[0]}")] if regressed else []
     if removed:
-        cases.append(f"{removed:,} removed" if regressed else plural(removed, "case removed", "cases removed"))
+        cases.append(f"{removed:,} {said[1]}" if regressed else plural(removed, f"case {said[1]}", f"cases {said[1]}"))
     reasons += [", ".join(cases)] if cases else []
     costs = [escape(item.metric) for item in diff.cost_regressions]
     if costs:
         reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
     kinds = {change.caseId: change.change for change in diff.caseChanges}
-    fell: dict[str, list[str]] = {STILL_FAILING: [], "other": []}
+    known, passing = ChangeKind.STILL_FAILING, ChangeKind.STILL_PASSING
+    fell: dict[ChangeKind, list[str]] = {passing: [], known: []}
     for item in diff.trial_regressions:
         kind = kinds.get(item.caseId or "")
-        if kind not in (REGRESSED, NOT_EVALUATED):  # counted above
-            fell[STILL_FAILING if kind == STILL_FAILING else "other"].append(f"{escape(item.caseId or '')} (p = {item.pValue:.3g})")
-    if fell["other"]:
-        whom = plural(len(fell["other"]), "case that still passes", "cases that still pass")
-        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell['other'])}")
-    if fell[STILL_FAILING]:
-        whom = plural(len(fell[STILL_FAILING]), "known failure")
-        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell[STILL_FAILING])}")
+        if kind is not None and not kind.fails_gate:  # a regressed case is in the count above
+            fell[known if kind is known else passing].append(f"{escape(item.caseId or '')} (p = {item.pValue:.3g})")
+    if fell[passing]:
+        whom = plural(len(fell[passing]), "case that still passes", "cases that still pass")
+        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell[passing])}")
+    if fell[known]:
+        whom = known.count(len(fell[known]))
+        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell[known])}")
     return " · ".join(reasons)
 
 
@@ -313,19 +317,19 @@ def _not_evaluated_segments(changes: Sequence[CaseChange]) -> list[Segment]:
     for i, change in enumerate(changes[:HEADLINE_LISTED]):
         if i:
             out.append(Segment("; "))
-        out += (Segment(change.caseId, CASE_ID), Segment(" — "), Segment(change.reason or "not run", REASON))
+        out += (Segment(change.caseId, CASE_ID), Segment(" — "), Segment(change.reason or Status.NOT_RUN.word, REASON))
     if len(changes) > HEADLINE_LISTED:
         out += (Segment("; "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE_NOT_EVALUATED))
     return out
 
 
-def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
+def _named(changes: tuple[CaseChange, ...]) -> list[Segment]:
     out: list[Segment] = []
     for i, change in enumerate(changes[:HEADLINE_LISTED]):
         if i:
             out.append(Segment(", "))
         out.append(Segment(change.caseId, CASE_ID))
-        codes = change.new_codes if with_codes else []
+        codes = change.new_codes  # none for a removed case
         if codes:
             out += (Segment(" ("), Segment(", ".join(codes), CODES), Segment(")"))
     if len(changes) > HEADLINE_LISTED:
@@ -337,25 +341,21 @@ def headline_segments(headline: Headline) -> tuple[Segment, ...]:
     """The cases part of the headline: "1 case could not be evaluated: c — reason · 1 case regressed: a (code) ·
     1 case removed: b · 2 within noise · 2 known failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
-    if headline.not_evaluated:
-        parts.append(_not_evaluated_segments(headline.not_evaluated))
-    if headline.regressed:
-        lead = f"{plural(len(headline.regressed), 'case')} regressed: "
-        parts.append([Segment(lead), *_named(headline.regressed, with_codes=True)])
-    if headline.removed:
-        lead = f"{plural(len(headline.removed), 'case')} removed: "
-        parts.append([Segment(lead), *_named(headline.removed, with_codes=False)])
-    if not headline.regressed and not headline.removed:
-        parts.append([Segment("no case regressed")])
-    if headline.within_noise:
-        parts.append([Segment(f"{len(headline.within_noise):,} within noise")])
-    if headline.known_failures:
-        parts.append([Segment(plural(headline.known_failures, "known failure"))])
-    if headline.fixed:
-        parts.append([Segment(f"{len(headline.fixed):,} fixed")])
-    if headline.new:
-        failing = headline.new_failing
-        parts.append([Segment(f"{len(headline.new):,} new" + (f" ({failing:,} failing)" if failing else ""))])
+    unjudged = headline.of(ChangeKind.NOT_EVALUATED)
+    if unjudged:  # first, with why and where: the agent was not judged, and the gate fails on them
+        parts.append(_not_evaluated_segments(unjudged))
+    listed = [kind for kind in ChangeKind if kind.title is not None and not kind.gated]
+    breaking = [kind for kind in listed if kind.breaking]
+    for kind in breaking:
+        if headline.of(kind):
+            lead = f"{plural(len(headline.of(kind)), 'case')} {kind.word}: "
+            parts.append([Segment(lead), *_named(headline.of(kind))])
+    if not any(headline.of(kind) for kind in breaking):
+        parts.append([Segment(f"no case {ChangeKind.REGRESSED.word}")])
+    for kind in (kind for kind in listed if not kind.breaking):
+        if headline.of(kind):
+            failing = headline.new_failing if kind is ChangeKind.NEW else 0
+            parts.append([Segment(kind.count(len(headline.of(kind))) + (f" ({failing:,} failing)" if failing else ""))])
     out: list[Segment] = []
     for i, part in enumerate(parts):
         if i:

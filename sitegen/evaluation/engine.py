@@ -13,6 +13,7 @@ from sitegen.evaluation.rules import evidence_coverage, matched_keywords, run_ru
 from sitegen.evaluation.trials import combine_trials
 from sitegen.report.evidence import UNREAD, trace_evidence
 from sitegen.report.results import CaseResult, Report, build_report
+from sitegen.report.status import Status
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
 from sitegen.suite.models import Case
@@ -33,7 +34,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         return CaseResult(
             caseId=case.id,
             title=case.display_title,
-            status="not_run",
+            status=Status.NOT_RUN,
             passed=False,
             failedChecks=[outcome.as_check()],
             verdict=None,
@@ -52,7 +53,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
     return CaseResult(
         caseId=case.id,
         title=case.display_title,
-        status="failed" if failures else "passed",
+        status=Status.FAILED if failures else Status.PASSED,
         passed=not failures,
         failedChecks=failures,
         verdict=trace.verdict,

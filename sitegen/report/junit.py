@@ -17,6 +17,7 @@ from sitegen.checks import parse_check
 from sitegen.defaults import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
 from sitegen.errors import UsageError
 from sitegen.report.results import CaseResult, Report, TrialResult
+from sitegen.report.status import Status
 
 # XML 1.0 allows only TAB, LF, CR and these ranges; anything else (e.g. a NUL or ESC echoed by an LLM)
 # makes the whole file unreadable, so it is dropped rather than escaped.
@@ -80,12 +81,12 @@ class _Case:
 def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.Element:
     element = ET.Element("testcase", case.attributes(result, name))
     body = xml_text("\n".join(result.failedChecks))
-    if result.status == "not_run":
+    if result.status is Status.NOT_RUN:
         # Not a failure of the agent, which was not judged, but of the run: JUnit's <error> (eval/README.md,
         # "Cases that could not be evaluated"), whatever the baseline said.
         reasons = [parse_check(check).message or check for check in result.failedChecks]
         message = f"{NOT_EVALUATED}: {xml_text('; '.join(dict.fromkeys(reasons)))}" if reasons else NOT_EVALUATED
-        kind = xml_text(result.failed_codes[0]) if result.failedChecks else "not_run"
+        kind = xml_text(result.failed_codes[0]) if result.failedChecks else Status.NOT_RUN.value
         ET.SubElement(element, "error", {"message": message, "type": kind}).text = body
     elif result.passed:
         return element
@@ -104,7 +105,8 @@ def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.El
         failure.text = body
     else:
         # A report read from elsewhere may mark a case failed without naming a check.
-        ET.SubElement(element, "failure", {"message": "failed", "type": "failed"}).text = "failed without a recorded check"
+        failed = Status.FAILED.word
+        ET.SubElement(element, "failure", {"message": failed, "type": failed}).text = f"{failed} without a recorded check"
     return element
 
 

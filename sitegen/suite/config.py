@@ -4,6 +4,7 @@ diff's `[diff]` settings, read and checked (eval/README.md). Every other default
 from __future__ import annotations
 
 import tomllib
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,13 @@ from sitegen.plumbing.jsonread import describe_error, format_loc
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"
 _Text = Annotated[str, StringConstraints(min_length=1), Field(description=_STRING)]
+
+
+def _one_of(choices: type[StrEnum]) -> str:
+    """What a setting of fixed choices takes, as its error says: `one of "all", "majority", "any"`."""
+    return "one of " + ", ".join(f'"{choice}"' for choice in choices)
+
+
 _Texts = Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1, description=_LIST)]
 
 
@@ -38,7 +46,7 @@ class SuiteConfig(BaseModel):
     composer_modes: _Texts = ("parsed", "fallback", "degraded")
     reject_verdict: _Text = "REJECT"
     pass_verdict: _Text = "PASS"
-    trialPolicy: Annotated[TrialPolicy, Field(description='one of "all", "majority", "any"')] = DEFAULT_TRIAL_POLICY
+    trialPolicy: Annotated[TrialPolicy, Field(description=_one_of(TrialPolicy))] = DEFAULT_TRIAL_POLICY
     # `[diff] costTolerance` (set in its own table, see DiffSettings): the relative change of a paired cost
     # average that counts (compare/diff_report.py).
     cost_tolerance: float = DEFAULT_COST_TOLERANCE

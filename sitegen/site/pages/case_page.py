@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.checks import parse_check
-from sitegen.compare.changes import NEW, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import item_message
 from sitegen.report.results import CaseResult
@@ -340,7 +340,7 @@ def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) ->
 
 def _description(case: Case, result: CaseResult) -> str:
     """The case page's meta description: its id, status and failed rules, and its title when it has one."""
-    words = f"Eval case {case.id}: {result.status.replace('_', ' ')}"
+    words = f"Eval case {case.id}: {result.status.word}"
     if result.failed_codes:
         words += f" ({', '.join(result.failed_codes)})"
     if case.display_title != case.id:
@@ -437,7 +437,7 @@ def _case_page(
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result) + _trial_facts(result, trace.shown, trace.folder),
-        pager=_pager(page.prev, page.next, site.every_case_page),
+        pager=_pager(page.prev, page.next, site.case_pages.links_neighbours()),
         toc=_toc(trace.trials, comparison),
         checks=_checks(result.failedChecks[:MAX_TOOL_CALLS], change),
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
@@ -455,7 +455,7 @@ def _case_page(
 
 def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ...]:
     """The failed checks, those new against the baseline marked (counted as a multiset, as the diff counts them)."""
-    new = Counter(change.newFailedChecks if change is not None and change.change != NEW else ())
+    new = Counter(change.newFailedChecks if change is not None and change.change is not ChangeKind.NEW else ())
     checks = []
     for check in failed:
         is_new = new[check] > 0

@@ -14,27 +14,21 @@ from typing import NamedTuple
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
-from sitegen.compare.changes import (
-    BREAKING,
-    FIXED,
-    NEW,
-    NOT_EVALUATED,
-    REGRESSED,
-    REMOVED,
-    STILL_FAILING,
-    WITHIN_NOISE,
-    CaseChange,
-    Headline,
-)
+from sitegen.compare.changes import CaseChange, ChangeKind, Headline
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
 from sitegen.defaults import FOLD_AFTER
+from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
 REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
-NOT_EVALUATED_ANCHOR = "not-evaluated-cases"  # and of the cases that could not be evaluated
+
+
+def section_anchor(kind: ChangeKind) -> str:
+    """The id of the diff page's table of the cases of `kind` ("known-failures"; the breaking kinds share one)."""
+    return REGRESSED_ANCHOR if kind.breaking else (kind.title or kind.value).lower().replace(" ", "-")
 
 
 class Segment(NamedTuple):
@@ -79,7 +73,7 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
         elif segment.kind == wording.MORE:
             href = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
         elif segment.kind == wording.MORE_NOT_EVALUATED:
-            href = f"{urls.DIFF}#{NOT_EVALUATED_ANCHOR}"
+            href = f"{urls.DIFF}#{section_anchor(ChangeKind.NOT_EVALUATED)}"
         out.append(Segment(segment.text, href))
     return tuple(out)
 
@@ -99,7 +93,7 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
     agent_worse = diff.caseRegressionCount or diff.cost_regressions or diff.trial_regressions
     return Banner(
         css="banner banner-bad" if bad else "banner banner-good",
-        icon=("▼" if agent_worse or not headline.not_evaluated else "⊘") if bad else "✓",
+        icon=("▼" if agent_worse or not headline.of(ChangeKind.NOT_EVALUATED) else ChangeKind.NOT_EVALUATED.icon) if bad else "✓",
         cases=headline_segments(headline, slugs),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
@@ -119,7 +113,7 @@ def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedC
     for kind in PHRASED:
         listed = 0
         for change in diff.caseChanges:
-            phrase = what_changed(change.behaviour) if change.change == kind and listed < wording.HEADLINE_LISTED else ()
+            phrase = what_changed(change.behaviour) if change.change is kind and listed < wording.HEADLINE_LISTED else ()
             if phrase:
                 listed += 1
                 slug = slugs.get(change.caseId)
@@ -144,7 +138,7 @@ def check_line(check: str) -> CheckLine:
 class CaseChangeView(NamedTuple):
     """What happened to this case since the baseline, stated at the top of its page."""
 
-    value: str  # the change kind, for data-change
+    value: ChangeKind  # for data-change
     badge: Badge
     css: str
     statement: str
@@ -161,34 +155,34 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
     kind, before, now = change.change, wording.STATUS_WORDS[change.baselineStatus], wording.STATUS_WORDS[change.currentStatus]
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
-    new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
+    new = change.newFailedChecks if kind in (ChangeKind.REGRESSED, ChangeKind.STILL_FAILING) else ()
     css, detail = "case-change", ""
-    if kind == NOT_EVALUATED:
-        statement = f"Could not be evaluated: {change.reason or 'not run'}."
+    if kind is ChangeKind.NOT_EVALUATED:
+        statement = f"Could not be evaluated: {change.reason or Status.NOT_RUN.word}."
         then = f"In the baseline: {before}" if change.baselineStatus else "Not in the baseline"
-        detail = (f"{then}; now: not run. The agent was not judged: this is neither a regression nor a known failure, "
-                  "and the gate fails on it until the trace can be read.")
+        detail = (f"{then}; now: {Status.NOT_RUN.word}. The agent was not judged: this is neither a regression nor a "
+                  "known failure, and the gate fails on it until the trace can be read.")
         css = "case-change case-change-unjudged"
-    elif kind == REGRESSED:
+    elif kind is ChangeKind.REGRESSED:
         statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
         detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
         css = "case-change case-change-bad"
-    elif kind == FIXED:
+    elif kind is ChangeKind.FIXED:
         statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
         detail = f"In the baseline: {before}; now: {now}."
         css = "case-change case-change-good"
-    elif kind == STILL_FAILING:
+    elif kind is ChangeKind.STILL_FAILING:
         statement = "Known failure: it failed in the baseline too."
         if new:
             statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
             detail = "The failed checks marked new below did not fail in the baseline."
         css = "case-change case-change-known"
-    elif kind == WITHIN_NOISE:
-        moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
+    elif kind is ChangeKind.WITHIN_NOISE:
+        moved = "now passes by the trial policy" if change.currentStatus is Status.PASSED else "now fails by the trial policy"
         statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
         detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
         css = "case-change case-change-noise"
-    elif kind == NEW:
+    elif kind is ChangeKind.NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
     else:
         statement = "Unchanged: it passed in the baseline too."
@@ -206,7 +200,7 @@ class ChangeRow(NamedTuple):
     """One case in a table of cases by change."""
 
     case: CaseRef
-    change: str  # the change kind, for data-change
+    change: ChangeKind  # for data-change
     badge: Badge
     cells: tuple[str, ...]
 
@@ -237,46 +231,44 @@ def _what_changed(change: CaseChange) -> str:
 
 def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
     """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
-    if change.change == REMOVED:
-        return ("removed", fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
-    if change.change == NOT_EVALUATED:
+    if change.change is ChangeKind.REMOVED:
+        return (change.change.word, fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
+    if change.change is ChangeKind.NOT_EVALUATED:
         moved = wording.status_change(change) if change.baselineStatus else "new, not run"
-        return (moved, clip(change.reason or "not run", CELL_LIMIT).text)
-    if change.change == REGRESSED:
+        return (moved, clip(change.reason or Status.NOT_RUN.word, CELL_LIMIT).text)
+    if change.change is ChangeKind.REGRESSED:
         what = (_what_changed(change),) if phrased else ()
         return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
-    if change.change == FIXED:
+    if change.change is ChangeKind.FIXED:
         return (wording.status_change(change), _checks(change.resolvedChecks), *((_what_changed(change),) if phrased else ()))
-    if change.change == NEW:
+    if change.change is ChangeKind.NEW:
         return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
     return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
 
 
 _WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rules and a fixed case's resolved checks
-# (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.
-_CHANGE_SECTIONS = (
-    (NOT_EVALUATED_ANCHOR, "Cases that could not be evaluated", frozenset((NOT_EVALUATED,)),
-     ("Case", "Change", "Why (where)"), "Every case could be evaluated."),
-    (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
-     "No case regressed or was removed."),
-    ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
-     ("Case", "Change", "New failed checks", "Resolved checks"),
-     "No case flipped within noise."),
-    ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
-     ("Case", "Change", "New failed checks", "Resolved checks"),
-     "No known failures: no case failed in the baseline and still fails."),
-    ("fixed-cases", "Fixed cases", frozenset((FIXED,)), ("Case", "Change", "Resolved checks"), "No case was fixed."),
-    ("new-cases", "New cases", frozenset((NEW,)), ("Case", "Status", "Failed rules"), "No new cases."),
-)
+
+
+def _headers(kind: ChangeKind, phrased: bool) -> tuple[str, ...]:
+    """The columns of the table of `kind`'s cases, as _cells fills them."""
+    if kind is ChangeKind.NOT_EVALUATED:
+        return ("Case", "Change", "Why (where)")
+    if kind.breaking:
+        return ("Case", "Change", "Broken rules", *((_WHAT_CHANGED,) if phrased else ()), "New failed checks")
+    if kind is ChangeKind.FIXED:
+        return ("Case", "Change", "Resolved checks", *((_WHAT_CHANGED,) if phrased else ()))
+    if kind is ChangeKind.NEW:
+        return ("Case", "Status", "Failed rules")
+    return ("Case", "Change", "New failed checks", "Resolved checks")
 
 
 def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeSection, ...]:
-    """The diff page's tables of cases: regressed and removed, known failures, fixed, new."""
+    """The diff page's tables of cases, one per section title in reading order (regressed and removed share one);
+    unchanged cases are not listed."""
     sections = []
     phrased = diff.baselineEvidence
-    for anchor, title, kinds, headers, empty in _CHANGE_SECTIONS:
-        if phrased and (kinds is BREAKING or FIXED in kinds):
-            headers = (*headers[:3], _WHAT_CHANGED, *headers[3:])
+    for title in dict.fromkeys(kind.title for kind in ChangeKind if kind.title is not None):
+        kinds = [kind for kind in ChangeKind if kind.title == title]
         rows = tuple(
             ChangeRow(
                 CaseRef(c.caseId, urls.case_href(slugs[c.caseId]) if c.caseId in slugs else None),
@@ -287,15 +279,18 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
             for c in diff.caseChanges
             if c.change in kinds
         )
-        if not rows and kinds in ({WITHIN_NOISE}, {NOT_EVALUATED}):
-            continue  # only trials can be within noise, and most runs evaluate every case: no empty section
-        badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
-        folded = kinds is not BREAKING and NOT_EVALUATED not in kinds and len(rows) > FOLD_AFTER
-        sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))
+        lead = kinds[0]
+        if not rows and lead.empty is None:
+            continue  # e.g. only trials can be within noise: a suite of single traces never shows the section
+        folded = not lead.fails_gate and len(rows) > FOLD_AFTER
+        empty = lead.empty or ""
+        section = ChangeSection(section_anchor(lead), f"{title} ({len(rows):,})", change_badge(lead), empty,
+                                _headers(lead, phrased), rows, folded)
+        sections.append(section)
     return tuple(sections)
 
 
-def changes_by_case(diff: DiffReport | None) -> dict[str, str] | None:
+def changes_by_case(diff: DiffReport | None) -> dict[str, ChangeKind] | None:
     """Each case's change kind by id (for the case tables); None without a baseline."""
     return None if diff is None else {change.caseId: change.change for change in diff.caseChanges}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import FIXED, NEW, NOT_EVALUATED, REMOVED, STILL_FAILING, WITHIN_NOISE
+from sitegen.compare.changes import ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
@@ -22,7 +22,6 @@ from sitegen.report.results import MISSING_VERDICT, Report
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, diff_badge, ordered_verdicts
 from sitegen.site.pages.change_views import (
-    NOT_EVALUATED_ANCHOR,
     REGRESSED_ANCHOR,
     Banner,
     CaseRef,
@@ -30,6 +29,7 @@ from sitegen.site.pages.change_views import (
     banner,
     change_sections,
     pass_rate_css,
+    section_anchor,
 )
 from sitegen.site.pages.common import Layout, Link, SiteInfo, Stat, make_layout
 from sitegen.suite.config import SuiteConfig
@@ -184,29 +184,27 @@ def _transitions(
 def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     """The cases by change (as the headline orders them), then the pass rate, then the differences (the items)."""
     counts = diff.caseChangeCounts
-    removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
+    regressed, removed = ChangeKind.REGRESSED, ChangeKind.REMOVED
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
     points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
     if diff.pairedTest is not None:
         points += f" · {chance_clause(diff.pairedTest, diff.alpha)}"
     items = f"▼ {diff.regressionCount:,} worse · ▲ {diff.improvementCount:,} better · ● {diff.changedCount:,} other"
-    # Only trials can be within noise: a suite of single traces never shows the card.
-    noise = counts.get(WITHIN_NOISE, 0)
-    noise_stat = (Stat("Within noise", f"≈ {noise:,}", "cases", "stat", "#within-noise"),) if noise else ()
-    # Most runs evaluate every case: the card shows only when some case could not be.
-    unjudged = counts.get(NOT_EVALUATED, 0)
-    unjudged_stat = (
-        (Stat("Not evaluated", f"⊘ {unjudged:,}", "cases: the gate fails", "stat stat-warn", f"#{NOT_EVALUATED_ANCHOR}"),)
-        if unjudged else ()
-    )
+    gone = counts.get(removed, 0)
+    cards = []
+    # A card per table of the page below the breaking one, left out with its table when that would be empty.
+    for kind in ChangeKind:
+        count = counts.get(kind, 0)
+        if kind.title is None or kind.breaking or (kind.empty is None and not count):
+            continue
+        css, detail = ("stat stat-good" if kind is ChangeKind.FIXED and count else "stat"), "cases"
+        if kind.gated and count:  # the gate fails on them, though the agent was not judged
+            css, detail = "stat stat-warn", "cases: the gate fails"
+        cards.append(Stat(kind.said.several.capitalize(), f"{kind.icon} {count:,}", detail, css, f"#{section_anchor(kind)}"))
     return (
-        *unjudged_stat,
-        Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
-             regressed_css, f"#{REGRESSED_ANCHOR}"),
-        *noise_stat,
-        Stat("Known failures", f"≡ {counts.get(STILL_FAILING, 0):,}", "cases", "stat", "#known-failures"),
-        Stat("Fixed", f"▲ {fixed:,}", "cases", "stat stat-good" if fixed else "stat", "#fixed-cases"),
-        Stat("New", f"✚ {counts.get(NEW, 0):,}", "cases", "stat", "#new-cases"),
+        Stat("Regressions", f"{regressed.icon} {diff.caseRegressionCount:,}",
+             f"cases · {gone:,} {removed.word}" if gone else "cases", regressed_css, f"#{REGRESSED_ANCHOR}"),
+        *cards,
         Stat("Pass rate", fmt.percent(diff.currentPassRate), f"baseline {fmt.percent(diff.baselinePassRate)} · {points}",
              pass_rate_css(diff), None),
         Stat("Differences", f"{len(diff.items):,}", items, "stat", "#items"),
