@@ -65,10 +65,10 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         tags=list(case.tags),
         caseDigest=case.digest(),
         traceLoaded=True,
-        evidence=trace_evidence(trace, outcome.digest),
+        evidence=trace_evidence(trace, outcome.digest, outcome.tokens),
     )
 
 
 def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:
     """Evaluate every case (one parsed trace, or one case's trials, held at a time) and aggregate the report."""
-    return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture), config) for case in cases])
+    return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture, config.otel), config) for case in cases])

@@ -40,7 +40,7 @@ from sitegen.site.pages.trial_cells import TrialsView, shown_trial, trials_view
 from sitegen.site.pages.verifier import VerifierView, verifier_view
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces
-from sitegen.suite.models import Case
+from sitegen.suite.models import Case, TokenUsage
 
 
 class Pager(NamedTuple):
@@ -318,15 +318,31 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
             Fact(f"Keywords (lowest of {k})", keywords),
             Fact(f"Tool calls (mean of {k})", fmt.count(result.toolCallCount, 2)),
             Fact(f"Duration (mean of {k})", fmt.duration(result.durationMs)),
+            *_token_facts([trial.evidence.tokens for trial in result.trialResults if trial.evidence], f" (mean of {k})"),
             Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
         )
     read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
+    if isinstance(outcome, LoadedTrace) and outcome.spans is not None:
+        read += f" · OpenTelemetry, {fmt.plural(outcome.spans, 'span')}"
     return (
         Fact("Keywords", keywords),
         Fact("Tool calls", f"{result.toolCallCount:,}"),
         Fact("Duration", fmt.duration(result.durationMs)),
+        *_token_facts([result.evidence.tokens] if result.evidence else [], ""),
         Fact("Trace", f"{case.traceFixture} · {read}"),
     )
+
+
+def _token_facts(usages: Sequence[TokenUsage | None], how: str) -> tuple[Fact, ...]:
+    """The tokens an OpenTelemetry trace records (`gen_ai.usage.*`), in and out; none for a trace that records none."""
+    inputs = [usage.input for usage in usages if usage is not None and usage.input is not None]
+    outputs = [usage.output for usage in usages if usage is not None and usage.output is not None]
+    if not inputs and not outputs:
+        return ()
+    shown = [
+        f"{fmt.count(sum(counts) / len(counts), 0)} {side}" for counts, side in ((inputs, "in"), (outputs, "out")) if counts
+    ]
+    return (Fact(f"Tokens{how}", " · ".join(shown)),)
 
 
 def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) -> Pager:

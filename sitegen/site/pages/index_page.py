@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
+from sitegen.checks import FIXTURE_CONTENT_MISSING, check_codes
 from sitegen.compare.changes import FILTER_ORDER, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.wording import chance_clause, pass_rate_points
@@ -318,6 +319,15 @@ def _index_table(
     )
 
 
+def _not_run_detail(report: Report) -> str:
+    """Why cases were not run: their trace could not be evaluated (missing, not JSON or not a trace), or (an
+    OpenTelemetry trace) it holds no content to judge."""
+    uncaptured = any(
+        result.status is Status.NOT_RUN and FIXTURE_CONTENT_MISSING in check_codes(result.failedChecks) for result in report.results
+    )
+    return "could not be evaluated, or content not captured" if uncaptured else "could not be evaluated"
+
+
 def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     """The headline figures: pass rate, the counts per status, regressions, averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
@@ -332,7 +342,7 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
         Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
         _status_stat(Status.PASSED, report.passedCases, "cases", "stat stat-good"),
         _status_stat(Status.FAILED, report.failedCases, "cases", failed_css),
-        _status_stat(Status.NOT_RUN, report.notRunCases, "could not be evaluated", not_run_css),
+        _status_stat(Status.NOT_RUN, report.notRunCases, _not_run_detail(report), not_run_css),
     ]
     if diff is not None:
         counts = diff.caseChangeCounts
