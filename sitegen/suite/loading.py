@@ -486,7 +486,7 @@ def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: Ot
     except ContentMissing as exc:
         return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown))
     except OtlpProblem as exc:
-        return unusable("trace is not a readable OpenTelemetry trace", f"{shown} ({exc.where})" if exc.where else shown, exc.problem)
+        return unusable("trace is not a readable OpenTelemetry trace", shown, f"{exc.where}: {exc.problem}" if exc.where else exc.problem)
     except RecursionError:
         return unusable("trace is not a readable OpenTelemetry trace", shown, "nested too deeply to read")
     loaded = validate_trace(run.trace, shown, read.path, len(read.data), text, None, from_hexdigest(read.sha256))
