@@ -15,6 +15,9 @@ from sitegen.compare.similarity import similarity
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult
 
+# What the agent decided, recorded in a trace: its verdict, the gatekeeper's status, the composer's mode.
+VERDICT, GATEKEEPER, COMPOSER = "verdict", "gatekeeperStatus", "composerMode"
+
 
 @dataclass(frozen=True)
 class Behaviour:
@@ -27,6 +30,8 @@ class Behaviour:
     toolsNowFailing: tuple[str, ...] = ()  # tools that succeeded in the baseline and now only fail, sorted
     answerLengths: tuple[int, int] | None = None  # the answers' lengths in characters when they differ
     callsChanged: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # both call sequences when they differ
+    # The recorded states that differ (VERDICT, GATEKEEPER, COMPOSER), each with its value then and now.
+    stateChanges: tuple[tuple[str, str | None, str | None], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The fields a `caseChanges` entry adds."""
@@ -94,6 +99,11 @@ def compare_behaviour(base: CaseResult | None, cur: CaseResult | None) -> Behavi
     lengths = None if same else (len(before.answer), len(after.answer))
     calls = None if before.toolCalls == after.toolCalls else (_labels(before.toolCalls), _labels(after.toolCalls))
     then, now = _tool_outcomes(_sides(base)), _tool_outcomes(_sides(cur))
+    states = (
+        (VERDICT, base.verdict, cur.verdict),
+        (GATEKEEPER, before.gatekeeperStatus, after.gatekeeperStatus),
+        (COMPOSER, before.composerMode, after.composerMode),
+    )
     return Behaviour(
         traceChanged=trace_changed,
         answerSimilarity=score,
@@ -102,6 +112,7 @@ def compare_behaviour(base: CaseResult | None, cur: CaseResult | None) -> Behavi
         toolsNowFailing=tuple(sorted(tool for tool in then.keys() & now.keys() if then[tool] and not now[tool])),
         answerLengths=lengths,
         callsChanged=calls,
+        stateChanges=tuple(state for state in states if state[1] != state[2]),
     )
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.finite import difference
+
+if TYPE_CHECKING:
+    from sitegen.compare.changes import PairedTest
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
@@ -60,6 +63,9 @@ class DiffItem:
     trialCounts: tuple[tuple[int, int], tuple[int, int]] | None = None
     mixChanged: bool | None = None
     costTolerance: float | None = None
+    # The `passRate` item's McNemar test of the single-trial cases (diff.json has it once, as `pairedTest`), read
+    # at `alpha`.
+    pairedTest: PairedTest | None = None
 
 
 def is_number(value: Any) -> bool:

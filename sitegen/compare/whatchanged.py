@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
-from sitegen.compare.behaviour import Behaviour, percent_changed
+from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
 from sitegen.compare.changes import CaseChange, ChangeKind
+from sitegen.compare.wording import HEADLINE_LISTED
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
@@ -45,6 +46,15 @@ def _tools(names: Iterable[str], lead: str, tail: str) -> list[Part]:
     return parts + ([Part(tail)] if tail else [])
 
 
+_STATE_WORDS = {VERDICT: "verdict", GATEKEEPER: "gatekeeper status", COMPOSER: "composer mode"}
+
+
+def _state_clauses(behaviour: Behaviour) -> list[list[Part]]:
+    """What the agent decided differently, each as `verdict PASS → REJECT` (a value as recorded, shown as code)."""
+    return [[Part(f"{_STATE_WORDS[name]} "), Part(then or "none", code=True), Part(" → "), Part(now or "none", code=True)]
+            for name, then, now in behaviour.stateChanges]
+
+
 def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
     """What the agent did differently, as parts of one phrase; empty when nothing is known of it."""
     if behaviour.traceChanged is False:
@@ -64,6 +74,9 @@ def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
     if behaviour.answerSimilarity < 1:
         changed = percent_changed(behaviour.answerSimilarity)
         clauses.append([Part(f"answer {changed} % changed" if changed else "answer changed by less than 1 %")])
+    # Its verdict, gatekeeper status or composer mode: often the whole story (a flipped verdict fails the rules
+    # with the answer and tools as they were), so "same answer and tool calls" is said only when none moved.
+    clauses += _state_clauses(behaviour)
     if not clauses:
         clauses.append([Part("same answer and tool calls")])
     parts: list[Part] = []
@@ -101,12 +114,16 @@ def printable(text: str) -> str:
 
 
 def terminal_lines(diff: DiffReport) -> list[str]:
-    """The lines under the terminal's headline: each regressed and fixed case with its phrase, or once that the
-    baseline records no answers."""
+    """The lines under the terminal's headline: the cases that could not be evaluated past those it names, then
+    each regressed and fixed case with its phrase, or once that the baseline records no answers."""
+    unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED][HEADLINE_LISTED:]
+    lines = [f"  {printable(change.caseId)} — {printable(change.reason or 'not run')}" for change in unjudged[:TERMINAL_LISTED]]
+    if len(unjudged) > TERMINAL_LISTED:
+        lines.append(f"  … and {len(unjudged) - TERMINAL_LISTED} more cases that could not be evaluated (see diff.md)")
     if not diff.baselineEvidence:
-        return [f"  {NO_EVIDENCE}"]
+        return [*lines, f"  {NO_EVIDENCE}"]
     phrased = [change for change in diff.caseChanges if change.change in PHRASED]
-    lines = [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
+    lines += [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
     if len(phrased) > TERMINAL_LISTED:
         lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
     return lines
