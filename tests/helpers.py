@@ -4,6 +4,7 @@ and clock. (Fixtures live in conftest.py; no test module imports another.)"""
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import json
 import multiprocessing
@@ -342,6 +343,19 @@ window.addEventListener('load', function () {{
 # Upper bounds for waits, never thresholds: a busy machine only makes a test slower, not red.
 ACTION_TIMEOUT_MS = 60_000
 EXPECT_TIMEOUT_MS = 30_000
+
+
+# axe-core as the axe-playwright-python test dependency ships it: the one copy every accessibility test injects, so
+# `python -m pytest` runs them on any machine with Chromium (no npm, no cache to fill).
+AXE_SCRIPT = Path(str(importlib.resources.files("axe_playwright_python").joinpath("axe.min.js")))
+
+
+def axe_version() -> str:
+    """The version of axe-core in AXE_SCRIPT, from the banner at its top ("/*! axe v4.12.1")."""
+    with AXE_SCRIPT.open(encoding="utf-8") as script:
+        found = re.match(r"/\*! axe v(\d+\.\d+\.\d+)", script.readline())
+    assert found, f"{AXE_SCRIPT} does not start with axe-core's banner"
+    return found.group(1)
 
 
 def browser_unavailable(reason: str) -> None:

@@ -7,14 +7,13 @@ for screen readers, a folded stretch opens, and axe-core (WCAG 2.2 A/AA rules) f
 from __future__ import annotations
 
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from comparison_suite import build_comparison_site
-from helpers import MEASURE, ROOT, case_page_file, new_context, settle
+from helpers import AXE_SCRIPT, MEASURE, ROOT, case_page_file, new_context, settle
 
 pytestmark = pytest.mark.browser
 
@@ -42,10 +41,9 @@ def _open(browser: Any, path: Path, width: int, scheme: str) -> tuple[Any, Any]:
 
 
 def _axe(page: Any, selector: str) -> list[dict[str, Any]]:
-    """axe-core's violations of the WCAG 2.2 A/AA rules inside `selector` (axe as the axe-playwright-python
-    package ships it, injected past the page's CSP)."""
-    script = resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
-    page.add_script_tag(content=script)
+    """axe-core's violations of the WCAG 2.2 A/AA rules inside `selector` (helpers.AXE_SCRIPT, injected past the
+    page's CSP)."""
+    page.add_script_tag(path=str(AXE_SCRIPT))
     result = page.evaluate(
         "([selector, tags]) => axe.run(selector, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})",
         [selector, WCAG],
