@@ -28,7 +28,32 @@
     return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   }
 
-  function themed(layout) {
+  /* A tick label's width at 12 px, estimated as pages/chartsvg.py estimates it (wide CJK characters, others). */
+  function labelWidth(text) {
+    var widest = 0;
+    String(text).split("<br>").forEach(function (line) {
+      var width = 0;
+      for (var i = 0; i < line.length; i++) width += line.charCodeAt(i) >= 0x2e80 ? 12.5 : 7.2;
+      widest = Math.max(widest, width);
+    });
+    return widest;
+  }
+
+  /* The runs' axis names every run it can; on a narrow chart only every n-th (the latest always), so that no name
+   * overlaps the next, is turned on its side or is hidden past the chart's edge (plotly hides what overflows). */
+  function fittedTicks(axis, width) {
+    if (!axis || !axis.tickvals || !axis.ticktext || axis.tickvals.length < 2 || !width) return axis;
+    var widest = 0;
+    axis.ticktext.forEach(function (text) { widest = Math.max(widest, labelWidth(text)); });
+    var room = (width - 66) / axis.tickvals.length;
+    var step = Math.max(1, Math.ceil((widest + 8) / room));
+    if (step === 1) return axis;
+    var last = axis.tickvals.length - 1;
+    var keep = function (_, i) { return (last - i) % step === 0; };
+    return Object.assign({}, axis, { tickvals: axis.tickvals.filter(keep), ticktext: axis.ticktext.filter(keep) });
+  }
+
+  function themed(layout, width) {
     var text = cssVar("--text");
     var grid = cssVar("--border");
     var axis = function (a) {
@@ -44,7 +69,7 @@
       plot_bgcolor: "rgba(0,0,0,0)",
       font: { family: cssVar("--font"), color: text, size: 12 },
       margin: Object.assign({ l: 52, r: 14, t: 10, b: 44 }, layout.margin || {}),
-      xaxis: axis(layout.xaxis),
+      xaxis: axis(fittedTicks(layout.xaxis, width)),
       yaxis: axis(layout.yaxis),
       hoverlabel: { font: { family: cssVar("--font") } }
     });
@@ -69,7 +94,7 @@
     var figure = JSON.parse(source.textContent);
     charts.push({ node: node, layout: figure.layout });
     node.textContent = ""; // the static picture (views/chartsvg.py) gives way to plotly's chart
-    window.Plotly.newPlot(node, figure.data, themed(figure.layout), {
+    window.Plotly.newPlot(node, figure.data, themed(figure.layout, node.clientWidth), {
       displayModeBar: false,
       responsive: true,
       displaylogo: false
@@ -130,13 +155,18 @@
       }, { rootMargin: "200px 0px" });
       for (var j = 0; j < nodes.length; j++) observer.observe(nodes[j]);
     }
+    var retheme = function () {
+      charts.forEach(function (c) { window.Plotly.relayout(c.node, themed(c.layout, c.node.clientWidth)); });
+    };
     if (window.matchMedia) {
       var scheme = window.matchMedia("(prefers-color-scheme: dark)");
-      var retheme = function () {
-        charts.forEach(function (c) { window.Plotly.relayout(c.node, themed(c.layout)); });
-      };
       if (scheme.addEventListener) scheme.addEventListener("change", retheme);
     }
+    var resized = 0;
+    window.addEventListener("resize", function () { // a turned phone: the axis names as many runs as now fit
+      window.clearTimeout(resized);
+      resized = window.setTimeout(retheme, 200);
+    });
   }
 
   /* ---- change against the baseline: a row's data-change, its badge, the Change filter -------------------- */

@@ -7,7 +7,6 @@ index; the index's script shows every case from compact data inlined in the inde
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -128,7 +127,6 @@ class RuleRow(NamedTuple):
     """One row of the failures-by-rule panel: a rule code and the cases failing it."""
 
     code: str
-    code_parts: tuple[str, ...]  # the code cut after each underscore, where a narrow screen may break the line
     href: str  # the index filtered to the cases failing it now; "" when none does
     current: str
     label: str  # what the count's link does, for a screen reader
@@ -260,7 +258,6 @@ def _rule_row(count: RuleCount) -> RuleRow:
     code = fmt.shorten(count.code, _RULE_CODE_LIMIT)
     return RuleRow(
         code=code,
-        code_parts=tuple(part for part in re.split(r"(?<=_)", code) if part),
         href=urls.index_filter(code=code).removeprefix(urls.INDEX) if count.current and code == count.code else "",
         current=f"{count.current:,}",
         label=f"Show the {fmt.plural(count.current, 'case')} failing {code}",
