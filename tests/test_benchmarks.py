@@ -99,3 +99,16 @@ def test_changing_every_answer_makes_every_case_differ_from_its_baseline(synthet
     diff = compare_reports(read_report(tmp_path / "b.json"), read_report(tmp_path / "c.json"))
     answered = {item.caseId for item in diff.items if item.metric == "answer"}
     assert len(answered) == 12 and all(change.behaviour.traceChanged for change in diff.caseChanges)
+
+
+def test_lighthouse_large_suite_regresses_as_many_cases_as_asked_and_names_a_regressed_page(tmp_path: Path) -> None:
+    import lighthouse
+
+    options = lighthouse.large_suite(tmp_path / "suite", 40, 3)
+    lighthouse.build_site(tmp_path / "site", 1, options)
+    changes = json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))["caseChanges"]
+    regressed = [c["caseId"] for c in changes if c["change"] == "regressed"]
+    assert len(regressed) == 3
+    pages = lighthouse.page_paths(tmp_path / "site")
+    assert set(pages) == {"index", "case", "diff", "history"}
+    assert pages["case"].startswith(f"cases/{regressed[0]}") and (tmp_path / "site" / pages["case"]).is_file()
