@@ -28,7 +28,7 @@
     return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   }
 
-  /* A tick label's width at 12 px, estimated as pages/chartsvg.py estimates it (wide CJK characters, others). */
+  /* A tick label's width at 12 px, estimated as site/pages/chartsvg.py estimates it (wide CJK characters, others). */
   function labelWidth(text) {
     var widest = 0;
     String(text).split("<br>").forEach(function (line) {
@@ -93,7 +93,7 @@
     if (!source) return;
     var figure = JSON.parse(source.textContent);
     charts.push({ node: node, layout: figure.layout });
-    node.textContent = ""; // the static picture (views/chartsvg.py) gives way to plotly's chart
+    node.textContent = ""; // the static picture (site/pages/chartsvg.py) gives way to plotly's chart
     window.Plotly.newPlot(node, figure.data, themed(figure.layout, node.clientWidth), {
       displayModeBar: false,
       responsive: true,
@@ -237,7 +237,7 @@
 
   function badge(spec) {
     var span = el("span", spec[2]);
-    span.appendChild(el("i", "", spec[0])).setAttribute("aria-hidden", "true"); // as views/badges.py writes a badge
+    span.appendChild(el("i", "", spec[0])).setAttribute("aria-hidden", "true"); // as site/pages/badges.py writes a badge
     span.appendChild(document.createTextNode(" " + spec[1]));
     return span;
   }
@@ -290,7 +290,7 @@
         if (r[1]) link.href = "cases/" + (r[1].indexOf(".") < 0 ? r[1] + ".html" : r[1]);
         if (row.flaky) {
           cell.appendChild(document.createTextNode(" "));
-          cell.appendChild(badge(FLAKY)).title = r[12]; // why: views/badges.py's flaky_title, as rows in HTML say it
+          cell.appendChild(badge(FLAKY)).title = r[12]; // why: site/pages/badges.py's flaky_title, as rows in HTML say it
         }
         if (r[2]) cell.appendChild(el("span", "case-title", r[2]));
         if (r[3].length) {
@@ -639,8 +639,8 @@
 
   var STRIP_MAX = 60;
 
-  /* A flaky case's badge, after its verdict in the result box (as views/badges.py makes a badge): made here, from
-   * the run's history, not written into every page hidden (views/history.py's history_data). */
+  /* A flaky case's badge, after its verdict in the result box (as site/pages/badges.py makes a badge): made here, from
+   * the run's history, not written into every page hidden (site/pages/history_page.py's history_data). */
   function showFlaky(id, flaky) {
     var badges = document.querySelector(".case-head .badges");
     for (var k = 0; k < flaky.length && badges; k++) {

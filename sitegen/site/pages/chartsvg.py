@@ -5,7 +5,7 @@ from the same figure, shows the chart at once (and with script off), and the sit
 plotly's interactive chart once the reader moves, scrolls or types (docs/architecture.md, "Charts"). Only what
 sitegen's figures use is drawn: scatter traces (lines, markers, a band filled to the trace before it, error
 bars) and bars (grouped by x, or stacked), numeric or category x axes with optional tick labels, a y range.
-Every label is text: the figure's labels are escaped for plotly (views/charts.chart_text), so they are turned
+Every label is text: the figure's labels are escaped for plotly (site/pages/charts.chart_text), so they are turned
 back into text here and escaped again for the page.
 """
 
