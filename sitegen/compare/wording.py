@@ -24,6 +24,7 @@ from sitegen.compare.items import (
     RATES,
     REGRESSION,
     is_number,
+    metric_label,
     same,
 )
 from sitegen.finite import difference
@@ -138,7 +139,7 @@ def trial_clause(before: tuple[int, int], after: tuple[int, int], kind: str, p_v
 
 def noise_clause(before: tuple[int, int], after: tuple[int, int]) -> str:
     """Why a trial policy flip is not a regression (or a fix): the trial counts moved within chance."""
-    return f"within noise: {before[0]}/{before[1]} → {after[0]}/{after[1]} trials passed, within chance (the trialPassRate item)"
+    return f"within noise: {before[0]}/{before[1]} → {after[0]}/{after[1]} trials passed, within chance (its trial pass rate figure)"
 
 
 def status_change(change: CaseChange) -> str:
@@ -161,7 +162,7 @@ def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     if removed:
         cases.append(f"{removed:,} removed" if regressed else plural(removed, "case removed", "cases removed"))
     reasons = [", ".join(cases)] if cases else []
-    costs = [escape(item.metric) for item in diff.cost_regressions]
+    costs = [escape(metric_label(item.metric)) for item in diff.cost_regressions]
     if costs:
         reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
     trials = [f"{escape(item.caseId or '')} (p = {item.pValue:.3g})" for item in diff.trial_regressions]
@@ -172,7 +173,7 @@ def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
 
 def cost_note(diff: DiffReport) -> str:
     """The cost signals that regressed, in a sentence ("" when none did)."""
-    names = ", ".join(item.metric for item in diff.cost_regressions)
+    names = ", ".join(metric_label(item.metric) for item in diff.cost_regressions)
     return f"Cost regression on the cases in both reports: {names}." if names else ""
 
 

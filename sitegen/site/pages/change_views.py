@@ -1,5 +1,5 @@
-"""Each case's change against the baseline on the pages: the headline banner (index and diff page), the
-statement at the top of a case page, and the diff page's tables of cases by change.
+"""Each case's change against the baseline on the pages: the headline banner (index and diff page) and the
+statement at the top of a case page.
 
 The words are compare/wording.py's: the banner says exactly what `format_headline` says in the terminal and in
 diff.md; this module only links each case id the headline names to its page (eval/README.md, "Comparing with
@@ -15,7 +15,6 @@ from sitegen import formatting as fmt
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
 from sitegen.compare.changes import (
-    BREAKING,
     FIXED,
     NEW,
     REGRESSED,
@@ -26,13 +25,17 @@ from sitegen.compare.changes import (
     Headline,
 )
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
-from sitegen.defaults import FOLD_AFTER
+from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, rule_codes, what_changed
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
-REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
+REGRESSED_ANCHOR = "regressed-cases"  # the diff page's section of the regressed cases
+# Each change kind's section on the diff page (diff_page.KINDS), which the diff page's banner links its counts to.
+SECTION_ANCHORS = {
+    REGRESSED: REGRESSED_ANCHOR, REMOVED: "removed-cases", WITHIN_NOISE: "within-noise", FIXED: "fixed-cases",
+    NEW: "new-cases", STILL_FAILING: "known-failures",
+}
 
 
 class Segment(NamedTuple):
@@ -87,20 +90,41 @@ def pass_rate_css(diff: DiffReport | None) -> str:
     return "stat stat-bad" if diff.currentPassRate < diff.baselinePassRate else "stat stat-good"
 
 
+def count_segments(headline: Headline) -> tuple[Segment, ...]:
+    """The cases part of the headline in counts, each linked to its section of the diff page, which names the cases
+    (the diff page says each case once): "1 case regressed · 8 known failures"."""
+    counts = (
+        (REGRESSED, f"{fmt.plural(len(headline.regressed), 'case')} regressed" if headline.regressed else ""),
+        (REMOVED, f"{fmt.plural(len(headline.removed), 'case')} removed" if headline.removed else ""),
+        (WITHIN_NOISE, f"{len(headline.within_noise):,} within noise" if headline.within_noise else ""),
+        (STILL_FAILING, fmt.plural(headline.known_failures, "known failure") if headline.known_failures else ""),
+        (FIXED, f"{len(headline.fixed):,} fixed" if headline.fixed else ""),
+        (NEW, f"{len(headline.new):,} new" + (f" ({headline.new_failing:,} failing)" if headline.new_failing else "")
+         if headline.new else ""),
+    )
+    out: list[Segment] = [] if headline.regressed or headline.removed else [Segment("no case regressed")]
+    for kind, text in counts:
+        if text:
+            out += [Segment(" · ")] if out else []
+            out.append(Segment(text, f"#{SECTION_ANCHORS[kind]}"))
+    return tuple(out)
+
+
 def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner:
-    """The headline banner of the index (linking the diff page) or of the diff page."""
+    """The headline banner of the index (naming the cases, linking the diff page) or of the diff page (in counts
+    linked to its sections, which name each case once)."""
     headline = diff.headline()
     bad = diff.hasRegression
     return Banner(
         css="banner banner-bad" if bad else "banner banner-good",
         icon="▼" if bad else "✓",
-        cases=headline_segments(headline, slugs),
+        cases=headline_segments(headline, slugs) if on_index else count_segments(headline),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
         definitions=f"{wording.DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}" if diff.changedDefinitions else "",
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
-        changed=_changed_cases(diff, slugs),
+        changed=_changed_cases(diff, slugs) if on_index else (),
         evidence_note=() if diff.baselineEvidence or on_index else no_evidence_parts(),
     )
 
@@ -174,108 +198,13 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     elif kind == WITHIN_NOISE:
         moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
         statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
-        detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
+        detail = f"In the baseline: {before}; now: {now}. The diff's trial pass rate figure gives the p-value."
         css = "case-change case-change-noise"
     elif kind == NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
     else:
         statement = "Unchanged: it passed in the baseline too."
     return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
-
-
-class CaseRef(NamedTuple):
-    """A case mentioned on the diff page (linked when it has a page in this run)."""
-
-    text: str
-    href: str | None
-
-
-class ChangeRow(NamedTuple):
-    """One case in a table of cases by change."""
-
-    case: CaseRef
-    change: str  # the change kind, for data-change
-    badge: Badge
-    cells: tuple[str, ...]
-
-
-class ChangeSection(NamedTuple):
-    """The cases of one change (or two: regressed and removed), as a table."""
-
-    anchor: str
-    title: str
-    badge: Badge
-    empty: str
-    headers: tuple[str, ...]
-    rows: tuple[ChangeRow, ...]
-    folded: bool  # a long list starts folded (never the regressions)
-
-
-def _codes(checks: tuple[str, ...]) -> str:
-    return ", ".join(check_codes(checks)) or fmt.UNKNOWN
-
-
-def _checks(checks: tuple[str, ...]) -> str:
-    return clip("; ".join(checks), CELL_LIMIT).text if checks else fmt.UNKNOWN
-
-
-def _what_changed(change: CaseChange) -> str:
-    return phrase_text(what_changed(change.behaviour)) or fmt.UNKNOWN
-
-
-def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
-    """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
-    if change.change == REMOVED:
-        return ("removed", fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
-    if change.change == REGRESSED:
-        what = (_what_changed(change),) if phrased else ()
-        return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
-    if change.change == FIXED:
-        return (wording.status_change(change), _checks(change.resolvedChecks), *((_what_changed(change),) if phrased else ()))
-    if change.change == NEW:
-        return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
-    return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
-
-
-_WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rules and a fixed case's resolved checks
-# (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.
-_CHANGE_SECTIONS = (
-    (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
-     "No case regressed or was removed."),
-    ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
-     ("Case", "Change", "New failed checks", "Resolved checks"),
-     "No case flipped within noise."),
-    ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
-     ("Case", "Change", "New failed checks", "Resolved checks"),
-     "No known failures: no case failed in the baseline and still fails."),
-    ("fixed-cases", "Fixed cases", frozenset((FIXED,)), ("Case", "Change", "Resolved checks"), "No case was fixed."),
-    ("new-cases", "New cases", frozenset((NEW,)), ("Case", "Status", "Failed rules"), "No new cases."),
-)
-
-
-def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeSection, ...]:
-    """The diff page's tables of cases: regressed and removed, known failures, fixed, new."""
-    sections = []
-    phrased = diff.baselineEvidence
-    for anchor, title, kinds, headers, empty in _CHANGE_SECTIONS:
-        if phrased and (kinds is BREAKING or FIXED in kinds):
-            headers = (*headers[:3], _WHAT_CHANGED, *headers[3:])
-        rows = tuple(
-            ChangeRow(
-                CaseRef(c.caseId, urls.case_href(slugs[c.caseId]) if c.caseId in slugs else None),
-                c.change,
-                change_badge(c.change),
-                _cells(c, phrased),
-            )
-            for c in diff.caseChanges
-            if c.change in kinds
-        )
-        if not rows and kinds == {WITHIN_NOISE}:
-            continue  # only trials can be within noise: a suite of single traces never shows the section
-        badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
-        folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
-        sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))
-    return tuple(sections)
 
 
 def changes_by_case(diff: DiffReport | None) -> dict[str, str] | None:
