@@ -109,7 +109,7 @@ from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.site.workers import Tasks, run_batches, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
 from sitegen.suite.casefile import CaseList, read_case_list
-from sitegen.suite.config import SuiteConfig, config_for
+from sitegen.suite.config import SuiteConfig, config_for, resolve_cost_tolerance
 from sitegen.suite.loading import check_fixtures_folder, read_input
 from sitegen.suite.validate import verdict_warnings
 
@@ -420,12 +420,13 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     report = build_report(pages.results)
     texts = [pages.records[case_id].report for case_id in inputs.cases.ids]
     report_data, exact = report_json_bytes(report, texts)
-    tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
-    alpha = inputs.config.alpha
+    tolerance = resolve_cost_tolerance(options.cost_tolerance, inputs.config)
     diff = None
     if inputs.baseline is not None:
         # The cases whose page was rendered were compared with their baseline entry then; the others are here.
-        diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha, compared=pages.compared)
+        diff = compare_reports(
+            inputs.baseline, report, cost_tolerance=tolerance, alpha=inputs.config.alpha, compared=pages.compared
+        )
     # The id hashes report.json's text as it is; only a lone surrogate makes that other than the bytes written.
     exact_text = report_data if exact else report_json(report, texts).encode("utf-8", "surrogatepass")
     run_id = options.run_id or default_run_id(inputs.commit, exact_text)

@@ -1,0 +1,23 @@
+"""`sitegen check`: validate the case file and that every case has a readable trace fixture (docs/cli.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sitegen.commands.output import Console
+from sitegen.suite.config import config_for
+from sitegen.suite.validate import check_suite
+
+
+def run(cases: Path, fixtures: Path, config: Path | None, console: Console) -> int:
+    """Print every problem and warning of the suite; 2 when there is a problem, else 0."""
+    summary = check_suite(cases, fixtures, config_for(config))
+    for warning in summary.warnings:
+        console.warn(warning)
+    if summary.problems:
+        for problem in summary.problems:
+            console.error(problem)
+        console.tell(f"{len(summary.problems)} problem(s) in {cases} / {fixtures}")
+        return 2
+    console.say(f"ok: {summary.case_count} cases, every trace fixture present and readable")
+    return 0
