@@ -30,8 +30,8 @@ _REMOVED_CASE = "(removed)"
 # Cases listed under "Passing, figures moved": with every answer edited each case has a figure that moved (10,000
 # rows made a 6 MB page that took a second to build); diff.json and diff.md list every one.
 OTHER_DIFFERENCES_SHOWN = 1000
-# Items a case's row does not fold under it, because its section and its rules already say them.
-_SAID_BY_THE_ROW = frozenset(("passed", "present", "failedChecks"))
+# Items a case's row does not fold under it: its section and its rules say them, and the verdicts section the verdict.
+_SAID_BY_THE_ROW = frozenset(("passed", "present", "failedChecks", "verdict"))
 _SUITE_SAID_ELSEWHERE = (PASS_RATE, "verdictDistribution.")  # the banner's pass rate, the verdicts section
 
 
@@ -51,9 +51,9 @@ KINDS = (
     KindSpec(REGRESSED, REGRESSED_ANCHOR, "Regressed", "Broken rules", "regressed"),
     KindSpec(REMOVED, "removed-cases", "Removed", "In the baseline", "removed"),
     KindSpec(WITHIN_NOISE, "within-noise", "Within noise", "Rules", "within noise"),
+    KindSpec(STILL_FAILING, "known-failures", "Known failures", "Failing rules", "known to fail"),
     KindSpec(FIXED, "fixed-cases", "Fixed", "Resolved rules", "fixed"),
     KindSpec(NEW, "new-cases", "New", "Failing rules", "new"),
-    KindSpec(STILL_FAILING, "known-failures", "Known failures", "Failing rules", "known to fail"),
     KindSpec(STILL_PASSING, "other-figures", "Passing, figures moved", "Rules", ""),
 )
 # Kinds named in the "nothing …" line when empty: only trials can be within noise, so a suite of single traces never
@@ -194,7 +194,7 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
     failing = {r.caseId: r.failedChecks for r in current.results if r.failedChecks}
     groups: dict[str, list[CaseChange]] = {}
     for change in diff.caseChanges:
-        if change.change != STILL_PASSING or by_case.get(change.caseId):
+        if change.change != STILL_PASSING or any(i.metric not in _SAID_BY_THE_ROW for i in by_case.get(change.caseId, ())):
             groups.setdefault(change.change, []).append(change)
     sections, empty = [], []
     for spec in KINDS:
