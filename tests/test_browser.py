@@ -1,13 +1,12 @@
 """The site in a real browser (Debian's Chromium through Playwright), opened from file:// as a CI artifact is.
 
 Skipped with the reason when /usr/bin/chromium or Playwright is missing; with SITEGEN_REQUIRE_BROWSER=1 (CI)
-they fail instead. `SITEGEN_SCREENSHOTS=1` also writes the README's screenshots to docs/.
+they fail instead. (The README's screenshots are made by tools/screenshots.py.)
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 
-DOCS = ROOT / "docs"
 
 
 def test_violations_are_detected(watched: Watched, tmp_path: Path) -> None:
@@ -223,7 +221,7 @@ def test_diff_matrix_links_to_the_cases(watched: Watched, browser_site: Path) ->
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheme: str) -> None:
-    """Index and a case page of the shipped suite; written to docs/ with SITEGEN_SCREENSHOTS=1."""
+    """Index and a case page of the shipped suite render whole, light and dark (tools/screenshots.py makes the README's)."""
     from playwright.sync_api import expect
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1793160000")
@@ -242,7 +240,7 @@ def test_screenshots(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "index": (tmp_path / "site" / "index.html", ".js-plotly-plot >> nth=2 >> svg.main-svg >> nth=0"),
         "case": (case_page_file(tmp_path / "site", "payment-timeout"), "[data-history-strip] .strip-cell >> nth=0"),
     }
-    out = DOCS if os.environ.get("SITEGEN_SCREENSHOTS") == "1" and scheme == "light" else tmp_path
+    out = tmp_path
     for name, (path, drawn) in targets.items():
         page = watched.open(path)
         charts = page.locator("[data-chart]")
