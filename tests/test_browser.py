@@ -203,18 +203,17 @@ def test_tag_links_filter_the_index(watched: Watched, browser_site: Path) -> Non
     watched.assert_clean()
 
 
-def test_diff_matrix_links_to_the_cases(watched: Watched, browser_site: Path) -> None:
+def test_diff_banner_counts_link_their_sections_and_a_moved_verdict_its_case(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
     page = watched.open(browser_site / "diff.html")
-    link = page.locator("table.matrix td.matrix-moved a").first
+    link = page.locator("#headline .headline-text a").first
     target = (link.get_attribute("href") or "").removeprefix("#")
     assert target
     link.click()
     expect(page).to_have_url(re.compile("#" + re.escape(target) + "$"))
-    section_links = page.locator(f"[id='{target}'] a")
-    expect(section_links.first).to_be_visible()
-    section_links.first.click()
+    expect(page.locator(f"[id='{target}'] table.change-table a").first).to_be_in_viewport()
+    page.locator("#transitions li a").first.click()
     expect(page.locator("main[data-case-id]")).to_be_attached()
     watched.assert_clean()
 
