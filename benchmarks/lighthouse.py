@@ -8,7 +8,8 @@ bench.py's synthetic traces) — or takes a site already built (--site); serves 
 127.0.0.1; runs Lighthouse on the index, the first regressed (else failing) case's page, the diff and the
 history page, mobile (Lighthouse's default: a phone with simulated slow 4G and 4x CPU slowdown) and desktop
 (--preset=desktop); and prints each category's median as a Markdown table, with the machine's load average
-before and after. Every report's JSON is kept in --json-dir (outside git).
+before and after. Text files are served gzip-compressed, as GitHub Pages serves them. Every report's JSON is
+kept in --json-dir (outside git).
 
 Lighthouse is an npm package: `npm i -E lighthouse@12.2.3` in a folder of your own (not this repository),
 then pass its `node_modules/.bin/lighthouse` as --lighthouse or put it on PATH. Chromium is taken from
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import http.server
 import json
 import os
@@ -98,12 +100,34 @@ def page_paths(site: Path) -> dict[str, str]:
     return pages
 
 
+# What GitHub Pages sends gzip-compressed to a browser that accepts it (its text types); Lighthouse's simulated slow
+# 4G then counts the bytes a reader's phone receives, as on Pages, not the files' own sizes.
+COMPRESSED = (".html", ".css", ".js", ".json", ".svg", ".md", ".txt")
+
+
 def serve(site: Path) -> http.server.ThreadingHTTPServer:
-    """A static server of `site` on 127.0.0.1 (a free port), running in a daemon thread."""
+    """A static server of `site` on 127.0.0.1 (a free port), running in a daemon thread; text files gzip-compressed
+    when the client accepts it, as GitHub Pages serves them."""
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
+
+        def do_GET(self) -> None:
+            path = Path(self.translate_path(self.path))
+            if path.is_dir():
+                path = path / "index.html"
+            accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+            if not accepts or path.suffix not in COMPRESSED or not path.is_file():
+                super().do_GET()
+                return
+            body = gzip.compress(path.read_bytes(), compresslevel=6)
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
