@@ -49,7 +49,7 @@ class KindSpec(NamedTuple):
 # The change kinds in the order a reviewer reads them; this table alone decides the page's sections of cases.
 KINDS = (
     KindSpec(REGRESSED, REGRESSED_ANCHOR, "Regressed", "Broken rules", "regressed"),
-    KindSpec(REMOVED, "removed-cases", "Removed", "In the baseline", "removed"),
+    KindSpec(REMOVED, "removed-cases", "Removed", "Rules", "removed"),
     KindSpec(WITHIN_NOISE, "within-noise", "Within noise", "Rules", "within noise"),
     KindSpec(STILL_FAILING, "known-failures", "Known failures", "Failing rules", "known to fail"),
     KindSpec(FIXED, "fixed-cases", "Fixed", "Resolved rules", "fixed"),
