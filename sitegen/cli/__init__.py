@@ -29,17 +29,11 @@ from sitegen.cli.options import (
     VerboseOpt,
     Verbosity,
 )
-from sitegen.defaults import (
-    DEFAULT_BASELINE_DIR,
-    DEFAULT_CASES,
-    DEFAULT_FIXTURES,
-    DEFAULT_HISTORY_LIMIT,
-    DEFAULT_OUT,
-)
+from sitegen.defaults import DEFAULT_BASELINE_DIR, DEFAULT_HISTORY_LIMIT, DEFAULT_OUT
 from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
 if TYPE_CHECKING:
-    from sitegen.commands.output import Console
+    from sitegen.commands.console import Console
 
 app = typer.Typer(
     name="sitegen",
@@ -86,7 +80,7 @@ def command(function: _Command) -> _Command:
 
 def _console() -> Console:
     """Where the command prints, as chatty as the global options said."""
-    from sitegen.commands.output import Console
+    from sitegen.commands.console import Console
 
     return Console(Verbosity.level)
 
@@ -112,9 +106,40 @@ def _main(
 
 
 @command
+def init(
+    folder: Annotated[
+        Path, typer.Argument(metavar="[DIR]", help="The repository to start the suite in. Default: the current folder.")
+    ] = Path("."),
+    action: Annotated[
+        Optional[str],
+        typer.Option(
+            "--action",
+            metavar="OWNER/REPO@REF",
+            help="sitegen's action, as the workflow's `uses:` names it. Default: the GitHub repository and revision "
+            "this sitegen was installed from (pip install git+https://github.com/…), else OWNER/REPO@v1 for you to fill in.",
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Start a suite: one example case and its trace, eval/sitegen.toml, the baseline and a CI workflow.
+
+    Writes eval/cases/diagnosis-cases.json, eval/fixtures/payment-timeout.json, eval/sitegen.toml (every setting
+    commented out), eval/baseline/report.json and report.md (what sitegen baseline writes for them) and
+    .github/workflows/eval-site.yml (sitegen's action on pull requests and pushes to main), so that sitegen build
+    works right after. Writes nothing when any of these files exists (exit 2, naming each).
+
+    Example: sitegen init --action someone/sitegen@v1 && sitegen build
+    """
+    from sitegen.commands.init import run
+
+    return run(folder, action, _console())
+
+
+@command
 def check(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
@@ -130,8 +155,8 @@ def check(
 
 @command
 def evaluate(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the JSON report here ('-' for stdout).")] = None,
     markdown_out: Annotated[
         Optional[Path], typer.Option("--markdown", help="Write the Markdown report here ('-' for stdout).")
@@ -184,9 +209,12 @@ def diff(
 
 @command
 def baseline(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
-    out_dir: Annotated[Path, typer.Option("--dir", help="Folder for report.json and report.md.")] = DEFAULT_BASELINE_DIR,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
+    out_dir: Annotated[
+        Optional[Path],
+        typer.Option("--dir", help=f"Folder for report.json and report.md. Default: {DEFAULT_BASELINE_DIR} in the suite's folder."),
+    ] = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
@@ -202,11 +230,14 @@ def baseline(
 
 @command
 def build(
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     config: ConfigOpt = None,
     baseline: BaselineOpt = None,
-    out: Annotated[Path, typer.Option("--out", help="The site folder, replaced as a whole.")] = DEFAULT_OUT,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help=f"The site folder, replaced as a whole. Default: {DEFAULT_OUT} in the suite's folder."),
+    ] = None,
     history: Annotated[
         Optional[str],
         typer.Option(
@@ -258,20 +289,23 @@ def build(
 
     Example: sitegen build --out site --fail-on-regression --junit site/junit.xml
     """
-    from sitegen.commands.build import BuildOptions, run
+    from sitegen.commands.build import run
 
-    options = BuildOptions(
-        cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
+    return run(
+        _console(), cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
         history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
-        fail_on_regression=fail_on_regression, workers=jobs, cost_tolerance=cost_tolerance,
-        case_pages=CasePages(case_pages).value,
+        fail_on_regression=fail_on_regression, jobs=jobs, cost_tolerance=cost_tolerance,
+        case_pages=CasePages(case_pages).value, junit_out=junit_out,
+        junit_known_failures=KnownFailures(junit_known_failures).value,
     )
-    return run(options, _console(), junit_out=junit_out, junit_known_failures=KnownFailures(junit_known_failures).value)
 
 
 @command
 def serve(
-    out: Annotated[Path, typer.Option("--out", help="The site folder to serve.")] = DEFAULT_OUT,
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help=f"The site folder to serve. Default: {DEFAULT_OUT} in the suite's folder, else here."),
+    ] = None,
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = defaults.DEFAULT_PORT,
     watch: Annotated[
         bool,
@@ -281,8 +315,8 @@ def serve(
             "line per rebuild, and the page open in the browser reloads.",
         ),
     ] = False,
-    cases: CasesOpt = DEFAULT_CASES,
-    fixtures: FixturesOpt = DEFAULT_FIXTURES,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
     config: ConfigOpt = None,
     baseline: BaselineOpt = None,
     quiet: QuietOpt = False,
@@ -290,7 +324,8 @@ def serve(
 ) -> int:
     """Preview the site on http://127.0.0.1:PORT/ (loopback only) until Ctrl+C.
 
-    --cases, --fixtures, --config and --baseline are used by --watch, which needs 'sitegen[watch]'.
+    --cases, --fixtures, --config and --baseline are used by --watch, which needs the watchfiles package
+    (pip install watchfiles).
 
     Example: sitegen serve --out site --port 8000 --watch
     """
@@ -303,7 +338,7 @@ def serve(
 def record(
     url: Annotated[str, typer.Option("--url", help="The running agent's endpoint (http:// or https://).")],
     out: Annotated[Path, typer.Option("--out", help="Folder to record into: one folder of trials per case, and cases.json.")],
-    cases: CasesOpt = DEFAULT_CASES,
+    cases: CasesOpt = None,
     config: ConfigOpt = None,
     trials: Annotated[
         int, typer.Option("--trials", min=1, max=defaults.MAX_TRIALS, help="Trials (requests) per case.")
@@ -337,6 +372,28 @@ def record(
     return run(
         url, out, cases, config, _console(), trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
     )
+
+
+@command
+def outputs(
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help=f"The site folder sitegen build wrote. Default: {DEFAULT_OUT} in the suite's folder."),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Print a built site's figures as name=value lines, for $GITHUB_OUTPUT or a dotenv file.
+
+    pass-rate (0 to 1), cases, passed, failed, not-run, has-baseline and has-regression; against the baseline,
+    the cases regressed, removed, fixed, new, changed (passing on both sides, behaving differently) and
+    not-evaluated (0 without a baseline).
+
+    Example: sitegen outputs --out site >> "$GITHUB_OUTPUT"
+    """
+    from sitegen.commands.outputs import run
+
+    return run(out, _console())
 
 
 def main() -> None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sitegen.commands.output import Console
+from sitegen.commands.console import Console
 from sitegen.suite.config import config_for
+from sitegen.suite.discovery import suite_inputs
 from sitegen.suite.validate import check_suite
 
 
-def run(cases: Path, fixtures: Path, config: Path | None, console: Console) -> int:
-    """Print every problem and warning of the suite; 2 when there is a problem, else 0."""
+def run(cases: Path | None, fixtures: Path | None, config: Path | None, console: Console) -> int:
+    """Print every problem and warning of the suite (found when no option names it); 2 when there is a problem."""
+    cases, fixtures, config = suite_inputs(cases, fixtures, config)
     summary = check_suite(cases, fixtures, config_for(config))
     for warning in summary.warnings:
         console.warn(warning)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sitegen.commands.output import Console, to_stdout, write_outputs
+from sitegen.commands.console import Console, to_stdout, write_outputs
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
@@ -30,8 +30,9 @@ def run(
     from sitegen.compare.job_summary import append_step_summary
     from sitegen.report.results import read_report
     from sitegen.suite.config import config_for, resolve_cost_tolerance
+    from sitegen.suite.discovery import suite_folder
 
-    settings = config_for(config)
+    settings = config_for(suite_folder().config(config))
     before, after = read_report(baseline), read_report(current)
     check_comparable(before, {r.caseId for r in after.results}, baseline)
     result = compare_reports(

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sitegen import defaults
-from sitegen.commands.output import Console, to_stdout, write_outputs
+from sitegen.commands.console import Console, to_stdout, write_outputs
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
@@ -16,8 +16,8 @@ _MAX_LISTED_FAILURES = 20
 
 
 def run(
-    cases: Path,
-    fixtures: Path,
+    cases: Path | None,
+    fixtures: Path | None,
     config: Path | None,
     console: Console,
     *,
@@ -27,7 +27,9 @@ def run(
 ) -> int:
     """Write the reports asked for (all or none), then the one-line summary unless a report went to stdout."""
     from sitegen.report.results import report_json, report_markdown
+    from sitegen.suite.discovery import suite_inputs
 
+    cases, fixtures, config = suite_inputs(cases, fixtures, config)
     report = evaluated(cases, fixtures, config)
     write_outputs([
         (json_out, report_json(report) if json_out is not None else ""),
@@ -40,15 +42,18 @@ def run(
 
 
 def evaluated(cases: Path, fixtures: Path, config: Path | None) -> Report:
-    """The report of every case of the case file, evaluated with the cycle collector paused (plumbing/gcpause.py)."""
+    """The report of every case of the case file, evaluated with the cycle collector paused (plumbing/gcpause.py);
+    the config, the case file and the fixtures folder checked in that order, as every command checks them."""
     from sitegen.evaluation.engine import evaluate_suite
     from sitegen.plumbing.gcpause import cycle_collection_paused
     from sitegen.suite.config import config_for
     from sitegen.suite.loading import check_fixtures_folder, load_cases
 
-    check_fixtures_folder(fixtures)
+    settings = config_for(config)
     with cycle_collection_paused():
-        return evaluate_suite(load_cases(cases), fixtures, config_for(config))
+        suite = load_cases(cases)
+        check_fixtures_folder(fixtures)
+        return evaluate_suite(suite, fixtures, settings)
 
 
 def junit_text(

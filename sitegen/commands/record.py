@@ -6,11 +6,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sitegen.commands.output import Console
-from sitegen.defaults import DEFAULT_CONFIG_PATH
+from sitegen.commands.console import Console
+from sitegen.defaults import DEFAULT_CASES, DEFAULT_CONFIG_PATH
 from sitegen.plumbing.progress import progress_for
 from sitegen.recording.recorder import Recorder, RecordOptions, check_url
 from sitegen.recording.request import load_record_config, resolve_headers
+from sitegen.suite.discovery import suite_folder
 
 _MAX_LISTED_FAILURES = 20
 INTERRUPTED_EXIT_CODE = 130  # the shell's code for a command stopped by Ctrl+C (128 + SIGINT)
@@ -19,7 +20,7 @@ INTERRUPTED_EXIT_CODE = 130  # the shell's code for a command stopped by Ctrl+C 
 def run(
     url: str,
     out: Path,
-    cases: Path,
+    cases: Path | None,
     config: Path | None,
     console: Console,
     *,
@@ -28,8 +29,11 @@ def run(
     timeout: float,
     retries: int,
 ) -> int:
-    """Record every trial not recorded yet; 1 when a trial could not be recorded, 130 when interrupted, else 0."""
-    config_path = DEFAULT_CONFIG_PATH if config is None else config
+    """Record every trial not recorded yet (of the suite's cases when --cases is not given); 1 when a trial could not
+    be recorded, 130 when interrupted, else 0."""
+    suite = suite_folder()
+    cases = suite.required(cases, DEFAULT_CASES, "--cases")
+    config_path = suite.default(DEFAULT_CONFIG_PATH) if config is None else config
     request = load_record_config(config_path, explicit=config is not None)
     headers = resolve_headers(request, config_path)
     options = RecordOptions(

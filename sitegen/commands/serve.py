@@ -5,31 +5,37 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sitegen.commands.output import Console
+from sitegen.commands.console import Console
+from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_OUT
+from sitegen.suite.discovery import suite_folder, suite_inputs
 
 
 def run(
-    out: Path,
+    out: Path | None,
     port: int,
     console: Console,
     *,
     watch: bool = False,
-    cases: Path,
-    fixtures: Path,
+    cases: Path | None = None,
+    fixtures: Path | None = None,
     config: Path | None = None,
     baseline: Path | None = None,
 ) -> int:
-    """Serve `out` until Ctrl+C; with `watch`, build it from the inputs first and again whenever they change."""
+    """Serve `out` (default: the suite's site folder) until Ctrl+C; with `watch`, build it from the inputs (the
+    suite's, when no option names them) first and again whenever they change."""
     from sitegen.site.preview.server import run_preview
 
+    suite = suite_folder()
+    out = out if out is not None else suite.default(DEFAULT_OUT)
     options = None
     if watch:
         from sitegen.site.pipeline import BuildOptions
 
+        cases, fixtures, config = suite_inputs(cases, fixtures, config, suite.cwd)
         # A fixed run id: each preview rebuild replaces the previous preview run in the history.
         options = BuildOptions(
             cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out,
-            run_id="local-preview", run_label="local preview",
+            run_id="local-preview", run_label="local preview", default_baseline=suite.default(DEFAULT_BASELINE),
         )
     run_preview(
         out, port, build_options=options, announce=console.say, report=console.progress,
