@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.compare.diff_markdown import diff_markdown
-from sitegen.compare.diff_report import compare_reports, diff_json
+from sitegen.compare.diff_json import diff_json
+from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.terminal import diff_text
 from sitegen.report.results import read_report
 

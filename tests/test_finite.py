@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.compare.diff_markdown import diff_markdown
-from sitegen.compare.diff_report import compare_reports, diff_json
+from sitegen.compare.diff_json import diff_json
+from sitegen.compare.diff_report import compare_reports
 from sitegen.evaluation.trials import combine_trials
 from sitegen.finite import difference, finite_mean
 from sitegen.report.results import build_report, read_report, report_json, result_from_json

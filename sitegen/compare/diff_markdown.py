@@ -19,6 +19,7 @@ from sitegen.compare.wording import (
     describe_value,
     format_cases,
     gate_text,
+    item_message,
     pass_rate_points,
     status_change,
 )
@@ -151,7 +152,7 @@ def _change_cell(item: DiffItem) -> str:
 
 def _items_table(items: list[DiffItem], diff: DiffReport) -> str:
     rows = [
-        [_case_cell(item, diff), escape_cell(metric_label(item.metric)), _change_cell(item), escape_cell(item.message)]
+        [_case_cell(item, diff), escape_cell(metric_label(item.metric)), _change_cell(item), escape_cell(item_message(item))]
         for item in items
     ]
     return table(["Case", "Figure", "Before → after", "Message"], rows)

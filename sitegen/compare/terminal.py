@@ -16,6 +16,7 @@ from sitegen.compare.wording import (
     format_cases,
     format_pass_rate,
     gate_text,
+    item_message,
     status_change,
 )
 
@@ -47,7 +48,7 @@ def _case_lines(change: CaseChange, icon: str, diff: DiffReport) -> list[str]:
 
 
 def _item_line(item: DiffItem, icon: str) -> str:
-    return f"{INDENT}{icon} {item.message}"
+    return f"{INDENT}{icon} {item_message(item)}"
 
 
 def diff_text(diff: DiffReport) -> str:

@@ -1,7 +1,7 @@
 """The comparison in words, the same in the terminal, diff.json's messages, diff.md, the job summary and the site.
 
-Values and deltas as people read them ("covered", "66.7%", "-33.3 points"), the messages of the diff items,
-why the gate fails, and the headline ("1 case regressed: mysql-slow-query (forbidden_answer_keyword) ·
+Values and deltas as people read them ("covered", "66.7%", "-33.3 points"), the messages of the diff items
+(made here from each item's data: compare/diff_report.py computes, this module words), why the gate fails, and the headline ("1 case regressed: mysql-slow-query (forbidden_answer_keyword) ·
 2 known failures · 1 new; pass rate …"). The headline comes as segments that say which text is a case id
 or rule codes: Markdown escapes those, the site's banner links each case id to its page, and neither
 words anything itself.
@@ -11,28 +11,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
+from sitegen.compare.behaviour import percent_changed
 from sitegen.compare.changes import CaseChange, Headline
+from sitegen.compare.costs import PairedAverage
+from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import (
     AVERAGE_TOOL_CALLS,
     CHANGED,
+    COST_METRICS,
     DURATIONS,
     IMPROVEMENT,
     PASS_RATE,
     RATES,
     REGRESSION,
+    TRIAL_PASS_RATE,
+    DiffItem,
     is_number,
     metric_label,
     same,
 )
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
-
-if TYPE_CHECKING:
-    from sitegen.compare.costs import PairedAverage
-    from sitegen.compare.diff_report import DiffReport
 
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
@@ -86,11 +88,95 @@ def pass_rate_points(baseline: float, current: float) -> str:
     return describe_delta(PASS_RATE, current - baseline)
 
 
-def item_message(sentence: str, metric: str, before: Any, after: Any, delta: int | float | None) -> str:
-    """A diff item's message: `sentence: before → after (delta).`"""
-    change = describe_delta(metric, delta)
-    message = f"{sentence}: {describe_value(metric, before)} → {describe_value(metric, after)}"
+def _values_message(sentence: str, item: DiffItem) -> str:
+    """`sentence: before → after (delta).`"""
+    change = describe_delta(item.metric, item.delta)
+    message = f"{sentence}: {describe_value(item.metric, item.baselineValue)} → {describe_value(item.metric, item.currentValue)}"
     return message + (f" ({change})." if change else ".")
+
+
+def _rose_or_fell(item: DiffItem) -> str:
+    return "rose" if item.currentValue > item.baselineValue else "fell"
+
+
+def _fell_or_rose(item: DiffItem) -> str:
+    return "fell" if item.currentValue < item.baselineValue else "rose"
+
+
+def _cost_sentence(item: DiffItem) -> str:
+    label = COST_METRICS[item.metric][0]
+    if item.baselineValue is None or item.currentValue is None:
+        return f"{label} {'is no longer' if item.currentValue is None else 'is now'} measured"
+    return f"{label} is unchanged overall" if same(item.baselineValue, item.currentValue) else f"{label} {_rose_or_fell(item)}"
+
+
+def _evidence_sentence(case: str, item: DiffItem) -> str:
+    tool = item.metric.partition(".")[2]
+    if item.baselineValue is None or item.currentValue is None:
+        return f"{case} evidence tool {tool} is {'newly required' if item.baselineValue is None else 'no longer required'}"
+    return f"{case} now has evidence from {tool}" if item.currentValue else f"{case} lost evidence from {tool}"
+
+
+# The case metrics whose message is "Case <id> <words> changed: before → after".
+_CASE_METRIC_WORDS = {"verdict": "verdict", "toolCallCount": "tool call count", "durationMs": "duration"}
+
+
+def _case_sentence(case: str, item: DiffItem) -> str:
+    """The message's lead for the metrics worded `sentence: before → after (delta).`"""
+    metric, before, after = item.metric, item.baselineValue, item.currentValue
+    if metric == "present":
+        return f"{case} is missing from the current report" if before else f"{case} is new (not in the baseline)"
+    if metric.startswith("evidenceCoverage."):
+        return _evidence_sentence(case, item)
+    if metric == "matchedKeywordCount":
+        return f"{case} matched {'fewer' if after < before else 'more'} expected keywords"
+    if metric == "failedChecks":
+        same_codes = set(check_codes(before)) == set(check_codes(after))
+        return f"{case} {'failure details' if same_codes else 'failed checks'} changed"
+    if metric == "definition":
+        return f"{case} definition changed since the baseline, so its results are not comparable"
+    return f"{case} {_CASE_METRIC_WORDS[metric]} changed"
+
+
+def _passed_message(case: str, item: DiffItem) -> str:
+    if item.currentValue:
+        sentence = f"{case} now passes"
+    else:
+        sentence = f"{case} {'is now not run' if item.currentStatus == 'not_run' else 'now fails'}"
+    message = passed_message(sentence, item.currentValue, item.checks) if item.checks else _values_message(sentence, item)
+    if item.trialCounts is not None:  # a flip of the trial policy within chance (a CHANGED item)
+        message = f"{message.rstrip('.')}; {noise_clause(*item.trialCounts)}."
+    return message
+
+
+def item_message(item: DiffItem) -> str:
+    """A diff item's message, the same in diff.json, diff.md, the terminal and the pages: mostly
+    `what moved: before → after (delta).`, with why a cost, trial or noise item has its type."""
+    metric = item.metric
+    case = f"Case {item.caseId}"
+    if metric == "passed":
+        return _passed_message(case, item)
+    if metric == "answer":
+        assert item.similarity is not None, "an answer item carries the answers' similarity"
+        return answer_message(item.caseId or "", percent_changed(item.similarity), item.baselineValue, item.currentValue)
+    if metric == "toolCalls":
+        return tool_calls_message(item.caseId or "", item.baselineValue, item.currentValue)
+    if metric == PASS_RATE:
+        return _values_message(f"Pass rate {_fell_or_rose(item)}", item)
+    if metric in COST_METRICS:
+        assert item.pairedCaseCount is not None and item.mixChanged is not None and item.costTolerance is not None
+        paired = PairedAverage(item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue, item.mixChanged)
+        moved = not same(item.baselineValue, item.currentValue)
+        clause = paired_clause(metric, paired, item.type, item.costTolerance, moved)
+        return f"{_values_message(_cost_sentence(item), item)[:-1]}; {clause}."
+    if metric.startswith("verdictDistribution."):
+        return _values_message(f"Cases with verdict {metric.partition('.')[2]}", item)
+    if metric == TRIAL_PASS_RATE:
+        assert item.trialCounts is not None and item.pValue is not None and item.alpha is not None
+        sentence = f"{case} trial pass rate {_fell_or_rose(item)}"
+        clause = trial_clause(*item.trialCounts, item.type, item.pValue, item.alpha)
+        return f"{_values_message(sentence, item)[:-1]}; {clause}."
+    return _values_message(_case_sentence(case, item), item)
 
 
 def check_phrase(check: str) -> str:

@@ -49,7 +49,6 @@ from sitegen.suite.models import Case
 
 CASES_FILE = "cases.json"
 
-RECORDED, KEPT, FAILED = "recorded", "kept", "failed"
 _STALE_TEMP = re.compile(r"^\.trial-\d+(\.error)?\.json\..*\.tmp$")
 
 

@@ -283,7 +283,8 @@ _BETWEEN = b"\n    },\n    {\n"
 def result_texts(report: bytes) -> list[bytes] | None:
     """Each result's text (result_json_text, in UTF-8, in order) in a report.json that report_json wrote; None
     when the file is not laid out that way. Parsing each alone is quicker than parsing the file at once, and
-    never holds every result as parsed JSON together (benchmarks/RESULTS.md, "Twelfth round")."""
+    never holds every result as parsed JSON together (benchmarks/RESULTS.md, "Big texts as bytes, reports read back
+    result by result")."""
     if report.endswith(_NO_RESULTS):
         return []
     start = report.find(_RESULTS_START)

@@ -174,8 +174,9 @@ class PageReused(NamedTuple):
 
 
 # Pages rendered together, step by step: every case parsed, then every case evaluated, and so on, so that each
-# step's code and data stay in the processor's caches from one case to the next (benchmarks/RESULTS.md, "Eleventh
-# round": a page about a fifth quicker than one case through every step at a time; 128 at once gain nothing more).
+# step's code and data stay in the processor's caches from one case to the next (benchmarks/RESULTS.md, "Pages
+# rendered in batches": a page about a fifth quicker than one case through every step at a time; 128 at once gain
+# nothing more).
 PAGE_BATCH = 64
 
 

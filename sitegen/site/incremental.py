@@ -284,7 +284,8 @@ def status_from_data(data: dict[str, Any], settings: str, report_path: Path) -> 
             return empty
         for item, piece in zip(items, report_texts):
             # Each result parsed from its own bytes: quicker than the whole file at once, and never holding every
-            # result as parsed JSON at the same time (benchmarks/RESULTS.md, "Twelfth round").
+            # result as parsed JSON at the same time (benchmarks/RESULTS.md, "Big texts as bytes, reports read back
+            # result by result").
             if "report" in item:  # a text report.json could not hold as it was (a lone surrogate)
                 text = _text(item["report"])
                 result = loads(text)

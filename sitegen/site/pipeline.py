@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
+from sitegen.compare.diff_json import diff_json
 from sitegen.compare.diff_markdown import diff_markdown
 from sitegen.compare.diff_report import (
     CaseComparison,
     DiffReport,
     check_comparable,
     compare_reports,
-    diff_json,
     incomparable,
 )
 from sitegen.defaults import (

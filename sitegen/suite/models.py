@@ -31,11 +31,6 @@ NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 ANNOTATION_PREFIXES = ("_", "x-")
 
 
-def is_annotation(name: str) -> bool:
-    """Whether a case field name is a free annotation (`_owner`, `x-ticket`) rather than a defined field."""
-    return name.startswith(ANNOTATION_PREFIXES)
-
-
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise PydanticCustomError("blank_string", "expected text, got an empty or whitespace-only string")

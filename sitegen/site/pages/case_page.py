@@ -17,6 +17,7 @@ from sitegen import formatting as fmt
 from sitegen.checks import parse_check
 from sitegen.compare.changes import NEW, CaseChange
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.wording import item_message
 from sitegen.report.results import CaseResult
 from sitegen.site.html import urls
 from sitegen.site.html.highlight import Highlight
@@ -247,7 +248,7 @@ def _baseline_view(items: Sequence[DiffItem] | None) -> BaselineView:
         return BaselineView("No baseline report, so nothing to compare with.", ())
     if not items:
         return BaselineView("No change against the baseline.", ())
-    lines = tuple(DiffLine(diff_badge(item.type), item.message) for item in items)
+    lines = tuple(DiffLine(diff_badge(item.type), item_message(item)) for item in items)
     kinds = [item.type for item in items]
     parts = [
         fmt.plural(kinds.count(kind), word)

@@ -127,7 +127,8 @@ class DiffPage(NamedTuple):
 
 def _figure(item: DiffItem) -> Figure:
     # A message is `Sentence: before → after (delta)` and sometimes `; why` (the cost rule, the trial test).
-    why = item.message.split("; ", 1)[1].rstrip(".") if "; " in item.message else ""
+    message = wording.item_message(item)
+    why = message.split("; ", 1)[1].rstrip(".") if "; " in message else ""
     return Figure(
         badge=diff_badge(item.type),
         label=metric_label(item.metric),
