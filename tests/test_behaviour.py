@@ -15,7 +15,8 @@ from sitegen.compare.diff_json import diff_json, item_document
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.wording import item_message
 from sitegen.compare.similarity import EXACT_CELLS, LINE_CELLS, similarity
-from sitegen.report.results import CaseResult, Report, build_report, result_from_json
+from sitegen.report.report_json import result_from_json
+from sitegen.report.results import CaseResult, Report, build_report
 
 
 def _lcs(a: str, b: str) -> int:

@@ -91,7 +91,7 @@ def test_scripts_answer_help(script: str) -> None:
 @pytest.mark.parametrize("how", ["edited", "rewritten"])
 def test_changing_every_answer_makes_every_case_differ_from_its_baseline(synthetic: tuple[Path, Path], tmp_path: Path, how: str) -> None:
     from sitegen.compare.diff_report import compare_reports
-    from sitegen.report.results import read_report
+    from sitegen.report.report_json import read_report
 
     cases, fixtures = synthetic
     runner = CliRunner()

@@ -22,7 +22,8 @@ from sitegen.compare.items import DiffItem
 from sitegen.compare.wording import item_message
 from sitegen.defaults import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
-from sitegen.report.results import Report, build_report, read_report, result_from_json
+from sitegen.report.report_json import read_report, result_from_json
+from sitegen.report.results import Report, build_report
 
 DATA = ROOT / "tests" / "data" / "reports"
 GOLDEN = ROOT / "tests" / "golden" / "diff"

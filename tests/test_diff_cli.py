@@ -17,7 +17,7 @@ from sitegen.compare.diff_markdown import diff_markdown
 from sitegen.compare.diff_json import diff_json
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.terminal import diff_text
-from sitegen.report.results import read_report
+from sitegen.report.report_json import read_report
 
 DATA = ROOT / "tests" / "data" / "reports"
 BASELINE = str(DATA / "baseline.json")

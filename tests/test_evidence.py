@@ -13,7 +13,7 @@ from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.evaluation.engine import evaluate_suite
 from sitegen.report.evidence import Evidence, ToolCall
-from sitegen.report.results import read_report, report_json, result_from_json
+from sitegen.report.report_json import read_report, report_json, result_from_json
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import load_cases
 

@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 
 import sitegen.site.incremental as incremental
 from helpers import SITE_CASES, append_answer, edit_json, fail_at, rebuild_and_compare, site_options, snapshot
-from sitegen.report.results import result_json_text
+from sitegen.report.report_json import result_json_text
 from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
 from sitegen.site.pipeline import build_site
 
@@ -258,7 +258,8 @@ def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) ->
     # JSON strings may hold lone surrogates (a hostile trace can put one in a title); UTF-8 cannot: report.json
     # holds U+FFFD in its place, so the status file keeps that result's text, escaped, and reading falls back to
     # the json module, which accepts the escape.
-    from sitegen.report.results import build_report, report_json, result_from_json, result_json_text
+    from sitegen.report.report_json import report_json, result_from_json, result_json_text
+    from sitegen.report.results import build_report
     from sitegen.site.html.render import page_bytes
     from sitegen.site.incremental import BuildStatus, CaseRecord, report_seal, status_file_bytes
 

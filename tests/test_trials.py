@@ -20,7 +20,9 @@ from sitegen.compare.diff_report import compare_reports
 from sitegen.errors import BadInput
 from sitegen.evaluation.engine import evaluate_suite
 from sitegen.report.junit import junit_xml
-from sitegen.report.results import Report, read_report, report_json, report_markdown
+from sitegen.report.report_json import read_report, report_json
+from sitegen.report.report_markdown import report_markdown
+from sitegen.report.results import Report
 from sitegen.site.pipeline import BuildOptions, build_site
 from sitegen.suite.config import SuiteConfig, load_config
 from sitegen.suite.loading import load_cases

@@ -23,7 +23,8 @@ from sitegen.compare.terminal import diff_text
 from sitegen.compare.wording import format_headline, item_message
 from sitegen.evaluation.engine import evaluate_suite
 from sitegen.report.junit import junit_xml
-from sitegen.report.results import Report, report_json
+from sitegen.report.report_json import report_json
+from sitegen.report.results import Report
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import load_cases
 

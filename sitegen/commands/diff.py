@@ -29,7 +29,7 @@ def run(
     from sitegen.compare.diff_json import diff_json
     from sitegen.compare.diff_report import check_comparable, compare_reports
     from sitegen.compare.job_summary import append_step_summary
-    from sitegen.report.results import read_report
+    from sitegen.report.report_json import read_report
     from sitegen.suite.config import config_for, resolve_cost_tolerance
     from sitegen.suite.discovery import suite_folder
 

@@ -7,7 +7,7 @@ rules that broke, then known failures, fixed and new cases, then the pass rate; 
 from __future__ import annotations
 
 from sitegen.checks import check_codes
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem, metric_label
 from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
@@ -43,7 +43,7 @@ def _headline(diff: DiffReport) -> list[str]:
         "",
     ]
     if diff.hasRegression:
-        flagged = sum(1 for c in diff.caseChanges if c.change in BREAKING and c.caseId in diff.changedDefinitions)
+        flagged = sum(1 for c in diff.caseChanges if c.change.breaking and c.caseId in diff.changedDefinitions)
         note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
         lines.append(f"❌ **Regression**: {gate_text(diff, escape_inline)}{note}")
     else:
@@ -62,7 +62,7 @@ def _headline(diff: DiffReport) -> list[str]:
 
 def _case_name(change: CaseChange, diff: DiffReport) -> str:
     cell = escape_cell(change.caseId)
-    if change.change in BREAKING and change.caseId in diff.changedDefinitions:
+    if change.change.breaking and change.caseId in diff.changedDefinitions:
         cell += f" ⚠️ **{NOT_COMPARABLE}**"
     return cell
 
@@ -85,33 +85,31 @@ def breaking_table(diff: DiffReport) -> str:
     phrased = diff.baselineEvidence
     rows = []
     for change in diff.caseChanges:
-        if change.change not in BREAKING:
+        if not change.change.breaking:
             continue
-        if change.change == REMOVED:
-            rows.append([_case_name(change, diff), "removed", "—", *(["—"] if phrased else []), "missing from the current report"])
+        if change.change is ChangeKind.REMOVED:
+            rows.append([_case_name(change, diff), change.change.word, "—", *(["—"] if phrased else []),
+                         "missing from the current report"])
         else:
             rows.append([_case_name(change, diff), status_change(change), _codes_cell(change.newFailedChecks),
                          *([_what_changed_cell(change)] if phrased else []), _checks_cell(change.newFailedChecks)])
     return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
 
 
-def _changes_table(diff: DiffReport, kind: str) -> str:
-    changes = [change for change in diff.caseChanges if change.change == kind]
-    if kind == FIXED:
+def _changes_table(diff: DiffReport, kind: ChangeKind) -> str:
+    changes = [change for change in diff.caseChanges if change.change is kind]
+    if kind is ChangeKind.FIXED:
         if diff.baselineEvidence:
             rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks), _what_changed_cell(c)] for c in changes]
             return table(["Case", "Change", "Resolved checks", "What changed"], rows)
         rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks)] for c in changes]
         return table(["Case", "Change", "Resolved checks"], rows)
-    if kind == NEW:
+    if kind is ChangeKind.NEW:
         rows = [[_case_name(c, diff), STATUS_WORDS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
         return table(["Case", "Status", "Failed rules"], rows)
     rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
             for c in changes]
     return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
-
-
-_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
 
 
 def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:
@@ -125,12 +123,12 @@ def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[s
 def _case_sections(diff: DiffReport, level: str) -> list[str]:
     lines: list[str] = []
     if diff.caseRegressionCount:
-        lines += _folded(f"Regressed and removed cases ({diff.caseRegressionCount})", breaking_table(diff), level,
+        lines += _folded(f"{ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", breaking_table(diff), level,
                          False, diff.caseRegressionCount)
-    for kind, title in _CASE_SECTIONS:
+    for kind in TEXT_ORDER:
         count = diff.caseChangeCounts.get(kind, 0)
         if count:
-            lines += _folded(f"{title} ({count})", _changes_table(diff, kind), level, True, count)
+            lines += _folded(f"{kind.title} ({count})", _changes_table(diff, kind), level, True, count)
     return lines
 
 
@@ -181,7 +179,7 @@ def diff_markdown(diff: DiffReport) -> str:
 
 def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
     """REGRESSION items the case table does not already say: costs, and losses inside cases that did not regress."""
-    listed = {change.caseId for change in diff.caseChanges if change.change in BREAKING}
+    listed = {change.caseId for change in diff.caseChanges if change.change.breaking}
     return [item for item in diff.items
             if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
 
@@ -190,7 +188,7 @@ def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str
     """For a GitHub job summary: the headline, every regressed and removed case (never folded), other regression signals."""
     lines = [f"## {escape_inline(title)}", "", *_headline(diff)]
     if diff.caseRegressionCount:
-        lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
+        lines += ["", f"### {ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", "", breaking_table(diff)]
     others = _other_regression_items(diff)
     if others:
         lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]

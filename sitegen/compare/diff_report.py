@@ -40,9 +40,8 @@ from typing import Any, NamedTuple
 
 from sitegen.compare.behaviour import Behaviour, records_evidence
 from sitegen.compare.changes import (
-    BREAKING,
-    WITHIN_NOISE,
     CaseChange,
+    ChangeKind,
     Headline,
     case_headline,
     change_counts,
@@ -67,6 +66,7 @@ from sitegen.compare.items import (
 from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.report.results import CaseResult, Report
+from sitegen.report.status import Status
 
 
 @dataclass
@@ -159,7 +159,7 @@ def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResul
     kind = IMPROVEMENT if cur.passed else REGRESSION
     checks = list(change.resolvedChecks if cur.passed else change.newFailedChecks)
     counts = None
-    if change.change == WITHIN_NOISE:  # the trial policy flipped, the trial pass rate moved within chance
+    if change.change is ChangeKind.WITHIN_NOISE:  # the trial policy flipped, the trial pass rate moved within chance
         kind, counts = CHANGED, _trial_counts(base, cur)
     out.add(kind, case_id, "passed", base.passed, cur.passed, checks=checks, currentStatus=cur.status, trialCounts=counts)
 
@@ -298,7 +298,7 @@ def compare_reports(
     changes += [cases[result.caseId].change for result in baseline.results if result.caseId not in after]
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
-    breaking = sum(1 for change in changes if change.change in BREAKING)
+    breaking = sum(1 for change in changes if change.change.breaking)
     cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
     return DiffReport(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
@@ -19,10 +19,8 @@ from sitegen.compare.wording import (
     item_message,
     status_change,
 )
+from sitegen.report.status import Status
 
-_ICONS = {BREAKING: "▼", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖"}
-_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"),
-                  (STILL_FAILING, "Known failures"))
 _ITEM_SECTIONS = ((REGRESSION, "▼"), (IMPROVEMENT, "▲"), (CHANGED, "●"))
 INDENT = "  "
 # Control characters (an escape sequence in a hostile case id would drive the terminal) and the bidirectional
@@ -34,14 +32,16 @@ def _safe(line: str) -> str:
     return _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), line)
 
 
-def _case_lines(change: CaseChange, icon: str, diff: DiffReport) -> list[str]:
+def _case_lines(change: CaseChange, diff: DiffReport) -> list[str]:
     """One case: its icon, id and status change, then the checks that are new (or resolved), one per line."""
-    if change.change == REMOVED:
-        return [f"{INDENT}⊖ {change.caseId}: removed (missing from the current report)"]
-    moved = STATUS_WORDS[change.currentStatus] if change.change == NEW else status_change(change)
+    kind = change.change
+    if kind is ChangeKind.REMOVED:
+        return [f"{INDENT}{kind.icon} {change.caseId}: {kind.word} (missing from the current report)"]
+    moved = STATUS_WORDS[change.currentStatus] if kind is ChangeKind.NEW else status_change(change)
     flagged = " [definition changed: not comparable]" if change.caseId in diff.changedDefinitions else ""
-    lines = [f"{INDENT}{icon} {change.caseId}: {moved}{flagged}"]
-    new_word = "failed" if change.change == NEW else "new"
+    lines = [f"{INDENT}{kind.icon} {change.caseId}: {moved}{flagged}"]
+    # A new case's failed checks are all it has; another case's are those that did not fail in the baseline.
+    new_word = Status.FAILED.word if kind is ChangeKind.NEW else ChangeKind.NEW.word
     lines += [f"{INDENT * 3}{new_word}: {check}" for check in change.newFailedChecks]
     lines += [f"{INDENT * 3}resolved: {check}" for check in change.resolvedChecks]
     return lines
@@ -63,17 +63,17 @@ def diff_text(diff: DiffReport) -> str:
     ]
     if diff.changedDefinitions:
         lines.append(f"{INDENT}⚠ {DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}")
-    breaking = [change for change in diff.caseChanges if change.change in BREAKING]
+    breaking = [change for change in diff.caseChanges if change.change.breaking]
     if breaking:
-        lines += ["", f"Regressed and removed cases ({len(breaking)})"]
+        lines += ["", f"{ChangeKind.REGRESSED.title} ({len(breaking)})"]
         for change in breaking:
-            lines += _case_lines(change, _ICONS[BREAKING], diff)
-    for kind, title in _CASE_SECTIONS:
-        changes = [change for change in diff.caseChanges if change.change == kind]
+            lines += _case_lines(change, diff)
+    for kind in TEXT_ORDER:
+        changes = [change for change in diff.caseChanges if change.change is kind]
         if changes:
-            lines += ["", f"{title} ({len(changes)})"]
+            lines += ["", f"{kind.title} ({len(changes)})"]
             for change in changes:
-                lines += _case_lines(change, _ICONS[kind], diff)
+                lines += _case_lines(change, diff)
     if diff.items:
         lines += ["", f"{DIFFERENCES_HEADING} ({len(diff.items)})"]
     for kind, icon in _ITEM_SECTIONS:

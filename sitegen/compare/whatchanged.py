@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
 from sitegen.compare.behaviour import Behaviour, percent_changed
-from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
 
 NO_EVIDENCE = "the baseline does not record the agent's answers: regenerate it with `sitegen baseline`"
 TRACE_UNCHANGED = "trace unchanged: the case or the rules changed"
-PHRASED = (REGRESSED, FIXED)  # the changes that get a phrase
+PHRASED = (ChangeKind.REGRESSED, ChangeKind.FIXED)  # the changes that get a phrase
 
 
 class Part(NamedTuple):
@@ -81,7 +81,7 @@ def phrase_text(parts: Iterable[Part], escape: Callable[[str], str] = str) -> st
 
 def rule_codes(change: CaseChange) -> list[str]:
     """The rules a phrased case is named with: those that broke (regressed) or were resolved (fixed)."""
-    return check_codes(change.resolvedChecks if change.change == FIXED else change.newFailedChecks)
+    return check_codes(change.resolvedChecks if change.change is ChangeKind.FIXED else change.newFailedChecks)
 
 
 def case_line(change: CaseChange, escape: Callable[[str], str] = str) -> str:

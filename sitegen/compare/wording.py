@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import percent_changed
-from sitegen.compare.changes import CaseChange, Headline
+from sitegen.compare.changes import CaseChange, ChangeKind, Headline
 from sitegen.compare.costs import PairedAverage
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import (
@@ -35,18 +35,20 @@ from sitegen.compare.items import (
 )
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
+from sitegen.report.status import Status
 
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
 DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
-STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+# A case status in words; None: the case is not in that report.
+STATUS_WORDS: dict[Status | None, str] = {**{status: status.word for status in Status}, None: "absent"}
 # The diff's items in plain words, on the diff page, in diff.md and in the terminal: a difference is one metric
 # (of all cases or of one case) that moved.
 DIFFERENCES_HEADING = "Differences, metric by metric"
 DIFFERENCE_TITLES = {REGRESSION: "Got worse", IMPROVEMENT: "Got better", CHANGED: "Other differences"}
 _WORDS: dict[str, dict[Any, str]] = {
     "present": {True: "present", False: "absent"},
-    "passed": {True: "passed", False: "failed"},
+    "passed": {True: Status.PASSED.word, False: Status.FAILED.word},
     "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
 }
 
@@ -142,7 +144,7 @@ def _passed_message(case: str, item: DiffItem) -> str:
     if item.currentValue:
         sentence = f"{case} now passes"
     else:
-        sentence = f"{case} {'is now not run' if item.currentStatus == 'not_run' else 'now fails'}"
+        sentence = f"{case} {'is now not run' if item.currentStatus is Status.NOT_RUN else 'now fails'}"
     message = passed_message(sentence, item.currentValue, item.checks) if item.checks else _values_message(sentence, item)
     if item.trialCounts is not None:  # a flip of the trial policy within chance (a CHANGED item)
         message = f"{message.rstrip('.')}; {noise_clause(*item.trialCounts)}."
@@ -243,10 +245,11 @@ def differences_summary(diff: DiffReport) -> str:
 
 def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     """Why `--fail-on-regression` fails ("2 cases regressed, 1 removed · cost: Average duration"), or "" when it passes."""
-    regressed, removed = diff.caseChangeCounts.get("regressed", 0), diff.caseChangeCounts.get("removed", 0)
-    cases = [plural(regressed, "case regressed", "cases regressed")] if regressed else []
+    regressed, removed = (diff.caseChangeCounts.get(kind, 0) for kind in (ChangeKind.REGRESSED, ChangeKind.REMOVED))
+    said = ChangeKind.REGRESSED.word, ChangeKind.REMOVED.word
+    cases = [plural(regressed, f"case {said[0]}", f"cases {said[0]}")] if regressed else []
     if removed:
-        cases.append(f"{removed:,} removed" if regressed else plural(removed, "case removed", "cases removed"))
+        cases.append(f"{removed:,} {said[1]}" if regressed else plural(removed, f"case {said[1]}", f"cases {said[1]}"))
     reasons = [", ".join(cases)] if cases else []
     costs = [escape(metric_label(item.metric)) for item in diff.cost_regressions]
     if costs:
@@ -275,13 +278,13 @@ class Segment(NamedTuple):
     kind: str = TEXT
 
 
-def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
+def _named(changes: tuple[CaseChange, ...]) -> list[Segment]:
     out: list[Segment] = []
     for i, change in enumerate(changes[:HEADLINE_LISTED]):
         if i:
             out.append(Segment(", "))
         out.append(Segment(change.caseId, CASE_ID))
-        codes = change.new_codes if with_codes else []
+        codes = change.new_codes  # none for a removed case
         if codes:
             out += (Segment(" ("), Segment(", ".join(codes), CODES), Segment(")"))
     if len(changes) > HEADLINE_LISTED:
@@ -293,23 +296,17 @@ def headline_segments(headline: Headline) -> tuple[Segment, ...]:
     """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 2 within noise ·
     2 known failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
-    if headline.regressed:
-        lead = f"{plural(len(headline.regressed), 'case')} regressed: "
-        parts.append([Segment(lead), *_named(headline.regressed, with_codes=True)])
-    if headline.removed:
-        lead = f"{plural(len(headline.removed), 'case')} removed: "
-        parts.append([Segment(lead), *_named(headline.removed, with_codes=False)])
+    listed = [kind for kind in ChangeKind if kind.title is not None]
+    for kind in (kind for kind in listed if kind.breaking):
+        if headline.of(kind):
+            lead = f"{plural(len(headline.of(kind)), 'case')} {kind.word}: "
+            parts.append([Segment(lead), *_named(headline.of(kind))])
     if not parts:
-        parts.append([Segment("no case regressed")])
-    if headline.within_noise:
-        parts.append([Segment(f"{len(headline.within_noise):,} within noise")])
-    if headline.known_failures:
-        parts.append([Segment(plural(headline.known_failures, "known failure"))])
-    if headline.fixed:
-        parts.append([Segment(f"{len(headline.fixed):,} fixed")])
-    if headline.new:
-        failing = headline.new_failing
-        parts.append([Segment(f"{len(headline.new):,} new" + (f" ({failing:,} failing)" if failing else ""))])
+        parts.append([Segment(f"no case {ChangeKind.REGRESSED.word}")])
+    for kind in (kind for kind in listed if not kind.breaking):
+        if headline.of(kind):
+            failing = headline.new_failing if kind is ChangeKind.NEW else 0
+            parts.append([Segment(kind.count(len(headline.of(kind))) + (f" ({failing:,} failing)" if failing else ""))])
     out: list[Segment] = []
     for i, part in enumerate(parts):
         if i:

@@ -145,6 +145,12 @@ def _not_finite(token: str) -> bool:
         return False
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float, parse_int=parse_int)
+_STRICT_KEYS_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_parse_float, parse_int=parse_int, object_pairs_hook=_reject_duplicate_keys
+)
+
+
 @dataclass(frozen=True)
 class TextProblem:
     """Why a file's text could not be read: where (line:col, if known) and what."""
@@ -172,15 +178,19 @@ def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[
     `number_texts`, if given, receives id(number) → source text of every fraction or exponent number whose text
     Python's float would not give back (`2026.10`, `1e2`), for rules that compare a number as it was written.
     """
-    parse_float = _parse_float if number_texts is None else _recording_parse_float(number_texts)
-    try:
-        return json.loads(
-            text,
+    if number_texts is None:  # one decoder for every such text: an OTLP trace parses many small ones
+        decoder = _STRICT_KEYS_DECODER if strict_keys else _DECODER
+    else:
+        decoder = json.JSONDecoder(
             parse_constant=_reject_constant,
-            parse_float=parse_float,
+            parse_float=_recording_parse_float(number_texts),
             parse_int=parse_int,
             object_pairs_hook=_reject_duplicate_keys if strict_keys else None,
         )
+    try:
+        if text.startswith("\ufeff"):  # as json.loads says it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return decoder.decode(text)
     except json.JSONDecodeError as exc:
         return TextProblem(f"{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}")
     except _DuplicateKey:
@@ -201,6 +211,22 @@ def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[
         )
     except RecursionError:
         return TextProblem(None, "invalid JSON: nested too deeply to read (expected a reasonably shallow document)")
+
+
+def json_kind(value: Any) -> str:
+    """What kind of JSON value this is, for a message: `null`, `a boolean`, `a number`, `a string`, `an array`,
+    `an object`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
 
 
 def format_loc(loc: Sequence[int | str]) -> str:

@@ -20,11 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.compare.changes import FIXED, NEW, REGRESSED, CaseChange
+from sitegen.compare.changes import CaseChange
 from sitegen.compare.diff_report import CaseComparison, compare_case
-from sitegen.defaults import DEFAULT_CASE_PAGES
+from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.evaluation.engine import evaluate_case
-from sitegen.report.results import CaseResult, result_json_text, result_markdown_row
+from sitegen.report.report_json import result_json_text
+from sitegen.report.report_markdown import result_markdown_row
+from sitegen.report.results import CaseResult
+from sitegen.report.status import Status
 from sitegen.site.html import render
 from sitegen.site.html.render import page_bytes
 from sitegen.site.html.urls import case_page, raw_trace
@@ -80,14 +83,14 @@ class PageContext:
     previous: BuildStatus  # the previous build's records (none: every page is rendered)
     remembered: Mapping[str, Remembered]  # trace digests this machine remembers, by traceFixture (site/tracecache.py)
     writer: SiteWriter  # writes into the staging folder, links from the previous site
-    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page (defaults.CASE_PAGE_MODES)
+    case_pages: CasePages = DEFAULT_CASE_PAGES  # which cases get a page of their own (--case-pages)
 
 
 def case_job(index: int, context: PageContext) -> CaseJob:
     """The job of case `index`. When only some cases get a page (--case-pages), a page links no neighbours: which
     of them have a page is known only once every case is evaluated."""
     ids, slugs = context.cases.ids, context.slugs
-    every = context.case_pages == "all"
+    every = context.case_pages.links_neighbours()
     prev = Neighbour(ids[index - 1], slugs[index - 1]) if every and index > 0 else None
     next_ = Neighbour(ids[index + 1], slugs[index + 1]) if every and index + 1 < len(ids) else None
     baseline = context.baseline.get(ids[index]) if context.baseline is not None else None
@@ -273,8 +276,8 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
 def _parsed(case: Case, read: FixtureBytes | TrialFiles | FixtureProblem, context: PageContext) -> LoadedTrace | TrialTraces | FixtureProblem:
     """The case's trace (or folder of trials, eval/README.md "Trials") parsed from the bytes read, or the problem."""
     if isinstance(read, TrialFiles):
-        return parse_trials(context.fixtures, read)
-    return read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
+        return parse_trials(context.fixtures, read, context.config.otel)
+    return read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read, context.config.otel)
 
 
 def _page_input(
@@ -293,18 +296,10 @@ def _page_input(
     return PageInput(case, outcome, result, items, job.prev, job.next, change, [file for file, _ in raw], job.baseline)
 
 
-# The changes against the baseline that give a case a page under --case-pages failing / changed.
-_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise"))
-
-
-def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool:
-    """Whether a case gets a page of its own under --case-pages `mode` (defaults.CASE_PAGE_MODES)."""
-    if mode == "all":
-        return True
-    changed = change is not None and (change.change in _CHANGES_SHOWN or (mode == "changed" and change.change == NEW))
-    if mode == "changed" and change is not None:
-        return changed
-    return changed or result.status != "passed"
+def wants_page(mode: CasePages, result: CaseResult, change: CaseChange | None) -> bool:
+    """Whether a case gets a page of its own under --case-pages `mode` (`change`: None without a baseline)."""
+    changed = None if change is None else mode in change.change.pages
+    return mode.wants_page(result.status is not Status.PASSED, changed)
 
 
 def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:

@@ -56,9 +56,10 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.defaults import DEFAULT_CASE_PAGES
+from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.plumbing.jsontext import LONE_SURROGATE, compact_sorted_exact_bytes, identity, loads
-from sitegen.report.results import CaseResult, result_from_json, result_texts
+from sitegen.report.report_json import result_from_json, result_texts
+from sitegen.report.results import CaseResult
 from sitegen.site.html.urls import REPORT_JSON
 from sitegen.site.staging import SiteWriter
 from sitegen.suite.config import SuiteConfig
@@ -100,12 +101,14 @@ def code_fingerprint(packages: Sequence[str] = CODE_PACKAGES) -> str:
     return digest(__version__, *(part for name, data in sorted(files) for part in (name, data)))
 
 
-def build_settings(code: str, site: str, config: SuiteConfig, fixtures: Path, case_pages: str = DEFAULT_CASE_PAGES) -> str:
+def build_settings(
+    code: str, site: str, config: SuiteConfig, fixtures: Path, case_pages: CasePages = DEFAULT_CASE_PAGES
+) -> str:
     """What every page depends on besides its own inputs: the code, the site's assets and facts (`site`: their
     repr), the suite's config, the fixtures folder and which cases get a page (--case-pages). Another value
     means every page is rendered."""
     parts = (code, site, config.fingerprint(), str(fixtures))
-    return digest(*parts) if case_pages == DEFAULT_CASE_PAGES else digest(*parts, case_pages)
+    return digest(*parts) if case_pages is DEFAULT_CASE_PAGES else digest(*parts, case_pages.value)
 
 
 def trace_digest(read: FixtureBytes | TrialFiles | FixtureProblem) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import (
     AfterValidator,
@@ -302,3 +302,10 @@ class Trace(_TraceObject):
     def executor_answer(self) -> str | None:
         """The Executor's unverified draft, if recorded."""
         return self.session.selfEvaluation.executor_answer if self.session.selfEvaluation else None
+
+
+class TokenUsage(NamedTuple):
+    """The tokens an OpenTelemetry trace records its run used (`gen_ai.usage.*`); None where it records none."""
+
+    input: int | None
+    output: int | None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import (
+    TRACE_SUFFIXES,
     FixtureProblem,
     TrialTraces,
     check_fixtures_folder,
@@ -48,7 +49,7 @@ def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> Su
     used: set[Path] = set()
     for case in cases:
         label = f"case {case.id!r}"
-        outcome = load_trace(fixtures_dir, case.traceFixture)
+        outcome = load_trace(fixtures_dir, case.traceFixture, config.otel)
         if isinstance(outcome, FixtureProblem):
             summary.problems.append(f"{label}: {outcome.as_check()}")
         elif isinstance(outcome, TrialTraces):
@@ -57,7 +58,7 @@ def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> Su
         if not isinstance(resolved, FixtureProblem):
             used.add(resolved)
             if resolved.is_dir():  # a folder of trials: its files (error files of `record` too) belong to the case
-                used.update(path.resolve() for path in resolved.iterdir() if path.name.endswith(".json"))
+                used.update(path.resolve() for path in resolved.iterdir() if path.name.endswith(TRACE_SUFFIXES))
         summary.warnings += verdict_warnings(case.id, {name: getattr(case, name) for name in VERDICT_FIELDS}, config)
         if case.keyword_threshold > len(case.expectedRootCauseKeywords):
             summary.warnings.append(

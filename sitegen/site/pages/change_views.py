@@ -14,28 +14,38 @@ from typing import NamedTuple
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
-from sitegen.compare.changes import (
-    FIXED,
-    NEW,
-    REGRESSED,
-    REMOVED,
-    STILL_FAILING,
-    WITHIN_NOISE,
-    CaseChange,
-    Headline,
-)
+from sitegen.compare.changes import CaseChange, ChangeKind, Headline
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, rule_codes, what_changed
+from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
 REGRESSED_ANCHOR = "regressed-cases"  # the diff page's section of the regressed cases
-# Each change kind's section on the diff page (diff_page.KINDS), which the diff page's banner links its counts to.
-SECTION_ANCHORS = {
-    REGRESSED: REGRESSED_ANCHOR, REMOVED: "removed-cases", WITHIN_NOISE: "within-noise", FIXED: "fixed-cases",
-    NEW: "new-cases", STILL_FAILING: "known-failures",
-}
+
+
+def section_anchor(kind: ChangeKind) -> str:
+    """The id of the diff page's section of the cases of `kind` ("regressed-cases", "removed-cases", "known-failures")."""
+    return f"{kind.value}-cases" if kind.breaking else (kind.title or kind.value).lower().replace(" ", "-")
+
+
+def count_segments(headline: Headline) -> tuple[Segment, ...]:
+    """The cases part of the headline in counts, each linked to its section of the diff page, which names the cases
+    (the diff page says each case once): "1 case regressed · 8 known failures"."""
+    out: list[Segment] = []
+    if not any(headline.of(kind) for kind in ChangeKind if kind.breaking):
+        out.append(Segment("no case regressed"))
+    for kind in ChangeKind:
+        cases = headline.of(kind)
+        if not cases or kind.title is None:
+            continue
+        text = f"{fmt.plural(len(cases), 'case')} {kind.word}" if kind.breaking else kind.count(len(cases))
+        if kind is ChangeKind.NEW and headline.new_failing:
+            text += f" ({headline.new_failing:,} failing)"
+        out += [Segment(" · ")] if out else []
+        out.append(Segment(text, f"#{section_anchor(kind)}"))
+    return tuple(out)
 
 
 class Segment(NamedTuple):
@@ -90,26 +100,6 @@ def pass_rate_css(diff: DiffReport | None) -> str:
     return "stat stat-bad" if diff.currentPassRate < diff.baselinePassRate else "stat stat-good"
 
 
-def count_segments(headline: Headline) -> tuple[Segment, ...]:
-    """The cases part of the headline in counts, each linked to its section of the diff page, which names the cases
-    (the diff page says each case once): "1 case regressed · 8 known failures"."""
-    counts = (
-        (REGRESSED, f"{fmt.plural(len(headline.regressed), 'case')} regressed" if headline.regressed else ""),
-        (REMOVED, f"{fmt.plural(len(headline.removed), 'case')} removed" if headline.removed else ""),
-        (WITHIN_NOISE, f"{len(headline.within_noise):,} within noise" if headline.within_noise else ""),
-        (STILL_FAILING, fmt.plural(headline.known_failures, "known failure") if headline.known_failures else ""),
-        (FIXED, f"{len(headline.fixed):,} fixed" if headline.fixed else ""),
-        (NEW, f"{len(headline.new):,} new" + (f" ({headline.new_failing:,} failing)" if headline.new_failing else "")
-         if headline.new else ""),
-    )
-    out: list[Segment] = [] if headline.regressed or headline.removed else [Segment("no case regressed")]
-    for kind, text in counts:
-        if text:
-            out += [Segment(" · ")] if out else []
-            out.append(Segment(text, f"#{SECTION_ANCHORS[kind]}"))
-    return tuple(out)
-
-
 def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner:
     """The headline banner of the index (naming the cases, linking the diff page) or of the diff page (in counts
     linked to its sections, which name each case once)."""
@@ -137,7 +127,7 @@ def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedC
     for kind in PHRASED:
         listed = 0
         for change in diff.caseChanges:
-            phrase = what_changed(change.behaviour) if change.change == kind and listed < wording.HEADLINE_LISTED else ()
+            phrase = what_changed(change.behaviour) if change.change is kind and listed < wording.HEADLINE_LISTED else ()
             if phrase:
                 listed += 1
                 slug = slugs.get(change.caseId)
@@ -162,7 +152,7 @@ def check_line(check: str) -> CheckLine:
 class CaseChangeView(NamedTuple):
     """What happened to this case since the baseline, stated at the top of its page."""
 
-    value: str  # the change kind, for data-change
+    value: ChangeKind  # for data-change
     badge: Badge
     css: str
     statement: str
@@ -179,35 +169,35 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
     kind, before, now = change.change, wording.STATUS_WORDS[change.baselineStatus], wording.STATUS_WORDS[change.currentStatus]
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
-    new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
+    new = change.newFailedChecks if kind in (ChangeKind.REGRESSED, ChangeKind.STILL_FAILING) else ()
     css, detail = "case-change", ""
-    if kind == REGRESSED:
+    if kind is ChangeKind.REGRESSED:
         statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
         detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
         css = "case-change case-change-bad"
-    elif kind == FIXED:
+    elif kind is ChangeKind.FIXED:
         statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
         detail = f"In the baseline: {before}; now: {now}."
         css = "case-change case-change-good"
-    elif kind == STILL_FAILING:
+    elif kind is ChangeKind.STILL_FAILING:
         statement = "Known failure: it failed in the baseline too."
         if new:
             statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
             detail = "The failed checks marked new below did not fail in the baseline."
         css = "case-change case-change-known"
-    elif kind == WITHIN_NOISE:
-        moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
+    elif kind is ChangeKind.WITHIN_NOISE:
+        moved = "now passes by the trial policy" if change.currentStatus is Status.PASSED else "now fails by the trial policy"
         statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
         detail = f"In the baseline: {before}; now: {now}. The diff's trial pass rate figure gives the p-value."
         css = "case-change case-change-noise"
-    elif kind == NEW:
+    elif kind is ChangeKind.NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
     else:
         statement = "Unchanged: it passed in the baseline too."
     return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
 
 
-def changes_by_case(diff: DiffReport | None) -> dict[str, str] | None:
+def changes_by_case(diff: DiffReport | None) -> dict[str, ChangeKind] | None:
     """Each case's change kind by id (for the case tables); None without a baseline."""
     return None if diff is None else {change.caseId: change.change for change in diff.caseChanges}
 

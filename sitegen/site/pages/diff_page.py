@@ -12,7 +12,7 @@ from typing import NamedTuple
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes
 from sitegen.compare import wording
-from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING, WITHIN_NOISE, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import PASS_RATE, DiffItem, metric_label
 from sitegen.compare.whatchanged import Part, what_changed
@@ -20,7 +20,7 @@ from sitegen.defaults import FOLD_AFTER
 from sitegen.report.results import MISSING_VERDICT, Report
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge, diff_badge, ordered_verdicts
-from sitegen.site.pages.change_views import REGRESSED_ANCHOR, Banner, CheckLine, Segment, banner, check_line
+from sitegen.site.pages.change_views import Banner, CheckLine, Segment, banner, check_line, section_anchor
 from sitegen.site.pages.common import Layout, Link, SiteInfo, make_layout
 from sitegen.site.pages.text import MAX_TOOL_CALLS
 from sitegen.suite.config import SuiteConfig
@@ -48,17 +48,18 @@ class KindSpec(NamedTuple):
 
 # The change kinds in the order a reviewer reads them; this table alone decides the page's sections of cases.
 KINDS = (
-    KindSpec(REGRESSED, REGRESSED_ANCHOR, "Regressed", "Broken rules", "regressed"),
-    KindSpec(REMOVED, "removed-cases", "Removed", "Rules", "removed"),
-    KindSpec(WITHIN_NOISE, "within-noise", "Within noise", "Rules", "within noise"),
-    KindSpec(STILL_FAILING, "known-failures", "Known failures", "Failing rules", "known to fail"),
-    KindSpec(FIXED, "fixed-cases", "Fixed", "Resolved rules", "fixed"),
-    KindSpec(NEW, "new-cases", "New", "Failing rules", "new"),
-    KindSpec(STILL_PASSING, "other-figures", "Passing, figures moved", "Rules", ""),
+    KindSpec(ChangeKind.REGRESSED, section_anchor(ChangeKind.REGRESSED), "Regressed", "Broken rules", "regressed"),
+    KindSpec(ChangeKind.REMOVED, section_anchor(ChangeKind.REMOVED), "Removed", "Rules", "removed"),
+    KindSpec(ChangeKind.WITHIN_NOISE, section_anchor(ChangeKind.WITHIN_NOISE), "Within noise", "Rules", "within noise"),
+    KindSpec(ChangeKind.STILL_FAILING, section_anchor(ChangeKind.STILL_FAILING), "Known failures", "Failing rules", "known to fail"),
+    KindSpec(ChangeKind.FIXED, section_anchor(ChangeKind.FIXED), "Fixed", "Resolved rules", "fixed"),
+    KindSpec(ChangeKind.NEW, section_anchor(ChangeKind.NEW), "New", "Failing rules", "new"),
+    KindSpec(ChangeKind.STILL_PASSING, "other-figures", "Passing, figures moved", "Rules", ""),
 )
+assert {spec.kind for spec in KINDS} == set(ChangeKind), "every change kind has its section on the diff page"
 # Kinds named in the "nothing …" line when empty: only trials can be within noise, so a suite of single traces never
 # mentions it; a still-passing case is never news.
-_ALWAYS_NAMED = frozenset((REGRESSED, REMOVED, FIXED, NEW, STILL_FAILING))
+_ALWAYS_NAMED = frozenset((ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING))
 
 
 class Figure(NamedTuple):
@@ -146,13 +147,13 @@ def _case_link(case_id: str, slugs: Mapping[str, str]) -> Segment:
 
 def _rules(change: CaseChange, current: Mapping[str, Sequence[str]]) -> tuple[CheckLine, ...]:
     """The checks a case's row names: what broke it (regressed), what was resolved (fixed), what it fails on."""
-    if change.change == FIXED:
+    if change.change == ChangeKind.FIXED:
         checks: Sequence[str] = change.resolvedChecks
-    elif change.change in (REGRESSED, WITHIN_NOISE):
+    elif change.change in (ChangeKind.REGRESSED, ChangeKind.WITHIN_NOISE):
         checks = change.newFailedChecks
     else:
         checks = current.get(change.caseId, ())
-        if change.change == STILL_FAILING:  # a known failure: its codes (it failed the same way in the baseline)
+        if change.change == ChangeKind.STILL_FAILING:  # a known failure: its codes (it failed the same way in the baseline)
             return tuple(CheckLine(code, "") for code in check_codes(checks)[:MAX_TOOL_CALLS])
     return tuple(check_line(check) for check in checks[:MAX_TOOL_CALLS])
 
@@ -160,19 +161,19 @@ def _rules(change: CaseChange, current: Mapping[str, Sequence[str]]) -> tuple[Ch
 def _what(change: CaseChange, phrased: bool) -> tuple[Part, ...]:
     """What changed, in one phrase: the agent's behaviour where it is known, else what the kind itself says."""
     phrase = what_changed(change.behaviour) if phrased else ()
-    if change.change == STILL_FAILING and change.behaviour.traceChanged is False:
+    if change.change == ChangeKind.STILL_FAILING and change.behaviour.traceChanged is False:
         phrase = (Part("trace unchanged"),)  # not "the case or the rules changed": its result did not change
-    if change.change == REMOVED:
+    if change.change == ChangeKind.REMOVED:
         return (Part("missing from the current report"),)
-    if change.change == NEW:
+    if change.change == ChangeKind.NEW:
         return (Part(f"{wording.STATUS_WORDS[change.currentStatus]} in its first run"),)
-    if change.change == STILL_FAILING:
+    if change.change == ChangeKind.STILL_FAILING:
         codes = [Part(f"now also fails {', '.join(change.new_codes)}")] if change.new_codes else []
         resolved = check_codes(change.resolvedChecks)
         codes += [Part(f"no longer fails {', '.join(resolved)}")] if resolved else []
         said = [*(codes or [Part("the same checks fail")]), *([Part("; ")] if phrase else []), *phrase]
         return tuple(said)
-    if change.change == WITHIN_NOISE:
+    if change.change == ChangeKind.WITHIN_NOISE:
         return (Part(f"{wording.status_change(change)} by the trial policy, within chance"),)
     return phrase or (Part(wording.status_change(change)),)
 
@@ -195,7 +196,7 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
     failing = {r.caseId: r.failedChecks for r in current.results if r.failedChecks}
     groups: dict[str, list[CaseChange]] = {}
     for change in diff.caseChanges:
-        if change.change != STILL_PASSING or any(i.metric not in _SAID_BY_THE_ROW for i in by_case.get(change.caseId, ())):
+        if change.change != ChangeKind.STILL_PASSING or any(i.metric not in _SAID_BY_THE_ROW for i in by_case.get(change.caseId, ())):
             groups.setdefault(change.change, []).append(change)
     sections, empty = [], []
     for spec in KINDS:
@@ -204,12 +205,12 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
             if spec.kind in _ALWAYS_NAMED:
                 empty.append(spec.none_word)
             continue
-        shown = changes[:OTHER_DIFFERENCES_SHOWN] if spec.kind == STILL_PASSING else changes
+        shown = changes[:OTHER_DIFFERENCES_SHOWN] if spec.kind == ChangeKind.STILL_PASSING else changes
         note = ""
         if len(shown) < len(changes):
             note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
         entries = tuple(_entry(c, by_case.get(c.caseId, ()), slugs, failing, diff.baselineEvidence) for c in shown)
-        folded = spec.kind != REGRESSED and len(changes) > FOLD_AFTER
+        folded = spec.kind != ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
         sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind),
                                     spec.rules_header, entries, folded, note))
     nothing = f"Nothing {_or_list(empty)}." if empty else ""
