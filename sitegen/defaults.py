@@ -122,6 +122,11 @@ LIST_POOL_MIN_PAGES = 4
 # `sitegen serve` (and the stub agent) listen on the loopback interface only; the port when --port is not given.
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8000
+# `sitegen serve`: seconds a client has to send a request's line and headers, however slowly it drips them (and
+# that a read or write may stall, or a kept-alive connection stay idle); the connections served at once (one
+# more is answered 503 and closed: a client holding many cannot take a thread each).
+PREVIEW_REQUEST_SECONDS = 10.0
+PREVIEW_MAX_CONNECTIONS = 64
 # `--history URL`: seconds the whole download may take, connecting and every byte included (a server that drips
 # one byte at a time is cut off), at most MAX_RESPONSE_BYTES.
 HISTORY_URL_TIMEOUT = 60.0

@@ -3,7 +3,6 @@ headline, gate and cases as diff.md, without Markdown's escapes and tables."""
 
 from __future__ import annotations
 
-import re
 
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
@@ -19,17 +18,11 @@ from sitegen.compare.wording import (
     item_message,
     status_change,
 )
+from sitegen.formatting import terminal_line
 from sitegen.report.status import Status
 
 _ITEM_SECTIONS = ((REGRESSION, "▼"), (IMPROVEMENT, "▲"), (CHANGED, "●"))
 INDENT = "  "
-# Control characters (an escape sequence in a hostile case id would drive the terminal) and the bidirectional
-# overrides that reorder what is shown: written as escapes instead.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _safe(line: str) -> str:
-    return _UNSAFE.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), line)
 
 
 def _case_lines(change: CaseChange, diff: DiffReport) -> list[str]:
@@ -82,4 +75,5 @@ def diff_text(diff: DiffReport) -> str:
             lines += ["", f"{DIFFERENCE_TITLES[kind]} ({len(items)})", *(_item_line(item, icon) for item in items)]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
-    return "\n".join(_safe(line) for line in lines) + "\n"
+    # Each line made safe on its own, so a line break inside an id or a message is written as `\n` too.
+    return "\n".join(terminal_line(line) for line in lines) + "\n"

@@ -229,6 +229,47 @@ def json_kind(value: Any) -> str:
     return "an object"
 
 
+# A `\uD800`–`\uDFFF` escape somewhere (a quick look; a JSON text from UTF-8 has no surrogate otherwise), a JSON
+# string, and one escape inside a string.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def lone_surrogate(text: str) -> TextProblem | None:
+    """Where a JSON text's strings hold a surrogate escape that is not half of a pair (`"\\ud800"`), if one does.
+
+    JSON allows one; Unicode text does not: it cannot be written as UTF-8, printed or put in a page. An input sitegen
+    wrote never has one (its writers put U+FFFD in its place), so a report that has one was made by hand or by an
+    attacker, and is refused where it is read (eval/README.md, "Bad input").
+    """
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return None
+    for string in _STRING.finditer(text):
+        high_at: int | None = None  # where a high surrogate's escape waits for its low half
+        for escape in _STRING_ESCAPE.finditer(text, string.start() + 1, string.end() - 1):
+            unit = int(escape[1], 16) if escape[1] else None
+            if high_at is not None:
+                if unit is not None and 0xDC00 <= unit <= 0xDFFF and escape.start() == high_at + 6:
+                    high_at = None
+                    continue
+                return _lone(text, high_at)
+            if unit is not None and 0xD800 <= unit <= 0xDBFF:
+                high_at = escape.start()
+            elif unit is not None and 0xDC00 <= unit <= 0xDFFF:
+                return _lone(text, escape.start())
+        if high_at is not None:
+            return _lone(text, high_at)
+    return None
+
+
+def _lone(text: str, offset: int) -> TextProblem:
+    escape = text[offset : offset + 6]
+    return TextProblem(
+        _line_col(text, offset), f"a lone surrogate {escape} in a string (expected Unicode text: {escape[:2]}D800–DFFF only in pairs)"
+    )
+
+
 def format_loc(loc: Sequence[int | str]) -> str:
     """Render a validation location as a field path like `toolInvocations[2].success`."""
     out = ""

@@ -31,7 +31,7 @@ from sitegen.report.status import Status
 from sitegen.site.html import render
 from sitegen.site.html.render import page_bytes
 from sitegen.site.html.urls import case_page, raw_trace
-from sitegen.site.incremental import BuildStatus, CaseRecord, case_page_key, reuse_page, trace_digest
+from sitegen.site.incremental import BuildStatus, CaseRecord, case_page_key, file_digest, reuse_page, trace_digest
 from sitegen.site.pages import Neighbour, PageInput, SiteInfo, build_case_pages, page_context
 from sitegen.site.pages.common import RawFile
 from sitegen.site.pages.search import case_search_text
@@ -142,12 +142,17 @@ def raw_files(slug: str, read: FixtureBytes | TrialFiles | FixtureProblem) -> tu
     return ()
 
 
-def _raw_sizes(job: CaseJob, trace: TraceInput) -> list[tuple[str, int]]:
-    """The raw trace files a reused page needs beside it, with their sizes (the trace's, which the page's key covers)."""
-    if trace.read is None:  # remembered: a plain file whose size this machine knows
+def _raw_sizes(job: CaseJob, trace: TraceInput) -> list[tuple[str, int, str]]:
+    """The raw trace files a reused page needs beside it, with their sizes and digests (the trace's, which the
+    page's key covers: incremental.file_digest of the bytes is their trace_digest)."""
+    if trace.read is None:  # remembered: a plain file whose size and digest this machine knows
         assert trace.remember is not None
-        return [(raw_trace(job.slug), trace.remember[2])]
-    return [(file.path, file.size) for file, _ in raw_files(job.slug, trace.read)]
+        return [(raw_trace(job.slug), trace.remember[2], trace.digest)]
+    if isinstance(trace.read, TrialFiles):
+        digests = [trace_digest(trial) for _, trial in trace.read.trials if isinstance(trial, FixtureBytes)]
+    else:  # the file's bytes, or none (a problem reading it)
+        digests = [trace.digest] if isinstance(trace.read, FixtureBytes) else []
+    return [(file.path, file.size, found) for (file, _), found in zip(raw_files(job.slug, trace.read), digests, strict=True)]
 
 
 def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
@@ -233,7 +238,7 @@ def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, Trac
     if record is not None:
         raws = _raw_sizes(job, trace)
         if reuse_page(context.writer, record.page, record, key, raws):
-            return PageReused(index, trace.remember, record.size + sum(size for _, size in raws))
+            return PageReused(index, trace.remember, record.size + sum(size for _, size, _ in raws))
     return job, trace, key
 
 
@@ -262,12 +267,12 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
     pages = [page_bytes(render.render_template("case.html", page_context(next(views)))) if page is not None else None for page in inputs]
     done = []
     for (job, trace, key), case, outcome, result, comparison, raw, page in zip(jobs, cases, outcomes, results, comparisons, raws, pages):
-        path, size = "", 0  # no page of its own (--case-pages): the index links its raw trace
+        path, size, page_digest = "", 0, ""  # no page of its own (--case-pages): the index links its raw trace
         if page is not None:
-            path, size = job.page, context.writer.write(job.page, page)
+            path, size, page_digest = job.page, context.writer.write(job.page, page), file_digest(page)
         # The report texts are made here, in parallel, for report.json and report.md.
         search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
-        record = CaseRecord(path, key, size, result_json_text(result), result_markdown_row(result), result, search)
+        record = CaseRecord(path, key, size, page_digest, result_json_text(result), result_markdown_row(result), result, search)
         files = size + sum(file.size for file, _ in raw)
         done.append(PageDone(job.position, record, trace.remember, comparison, files))
     return done

@@ -19,7 +19,15 @@ from pydantic import ValidationError
 from sitegen.checks import FIXTURE_CONTENT_MISSING, FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
 from sitegen.plumbing.digests import from_hexdigest
-from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
+from sitegen.plumbing.jsonread import (
+    TextProblem,
+    decode_utf8,
+    describe_error,
+    format_loc,
+    lone_surrogate,
+    parse_int,
+    parse_json_text,
+)
 from sitegen.plumbing.jsonread import json_kind as _json_kind
 from sitegen.suite.config import OtelSettings
 from sitegen.suite.genai_mapping import ContentMissing, map_run
@@ -85,7 +93,38 @@ def load_json_file(path: Path, what: str, text: str | None = None, expected: str
     value = parse_json_text(text, strict_keys=True)
     if isinstance(value, TextProblem):
         raise BadInput(path, value.problem, where=value.where)
+    # Refused before anything is written: no output could hold it (a trace's is kept, as it is the agent's text).
+    lone = lone_surrogate(text)
+    if lone is not None:
+        raise BadInput(path, lone.problem, where=lone.where)
+    if what == "report":
+        _check_report_arrays(path, value)
     return value
+
+
+# The fields of a report's results (and of their trials) that its reader (report/results.py) takes as arrays: a
+# report may leave one out or write null, as the Java harness's do, but any other value is no report's.
+_RESULT_ARRAYS = ("failedChecks", "tags", "trialResults")
+_TRIAL_ARRAYS = ("failedChecks",)
+
+
+def _check_report_arrays(path: Path, data: Any) -> None:
+    """Raise BadInput at the first result or trial whose array field holds something else (`"tags": 1`)."""
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        return  # the reader says what is wrong with that
+    for index, result in enumerate(results):
+        if not isinstance(result, dict):
+            continue
+        trials = result.get("trialResults")
+        places = [(f"results[{index}]", result, _RESULT_ARRAYS)]
+        if isinstance(trials, list):
+            places += [(f"results[{index}].trialResults[{n}]", trial, _TRIAL_ARRAYS) for n, trial in enumerate(trials) if isinstance(trial, dict)]
+        for where, item, fields in places:
+            for name in fields:
+                found = item.get(name)
+                if found is not None and not isinstance(found, list):
+                    raise BadInput(path, f"field {name!r}: expected an array, got {_json_kind(found)}", where=where)
 
 
 class CaseFile(NamedTuple):
@@ -234,7 +273,10 @@ def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> 
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
     root = fixtures_dir.resolve() if root is None else root
     # resolve() follows symlinks, so a link that points out of the folder is caught here too.
-    target = (root / name).resolve()
+    try:
+        target = (root / name).resolve()
+    except (RuntimeError, OSError):  # links that lead back to themselves (Python 3.11 raises RuntimeError)
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is a loop of symbolic links: not read")
     if not target.is_relative_to(root) or target == root:
         return FixtureProblem(
             FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
