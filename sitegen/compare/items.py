@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitegen.finite import difference
+from sitegen.report.status import Status
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
@@ -36,7 +37,7 @@ METRIC_LABELS = {
     AVERAGE_TOOL_CALLS: "average tool calls per case",
     AVERAGE_DURATION: "average duration",
     "present": "in the report",
-    "passed": "passed",
+    Status.PASSED.value: Status.PASSED.word,  # the result field `passed`, named by its status word
     "matchedKeywordCount": "expected keywords found",
     "verdict": "agent's verdict",
     "failedChecks": "failed checks",

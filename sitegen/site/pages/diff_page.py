@@ -18,6 +18,7 @@ from sitegen.compare.items import PASS_RATE, DiffItem, metric_label
 from sitegen.compare.whatchanged import Part, what_changed
 from sitegen.defaults import FOLD_AFTER
 from sitegen.report.results import MISSING_VERDICT, Report
+from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge, diff_badge, ordered_verdicts
 from sitegen.site.pages.change_views import Banner, CheckLine, Segment, banner, check_line, section_anchor
@@ -31,7 +32,7 @@ _REMOVED_CASE = "(removed)"
 # rows made a 6 MB page that took a second to build); diff.json and diff.md list every one.
 OTHER_DIFFERENCES_SHOWN = 1000
 # Items a case's row does not fold under it: its section and its rules say them, and the verdicts section the verdict.
-_SAID_BY_THE_ROW = frozenset(("passed", "present", "failedChecks", "verdict"))
+_SAID_BY_THE_ROW = frozenset((Status.PASSED.value, "present", "failedChecks", "verdict"))
 _SUITE_SAID_ELSEWHERE = (PASS_RATE, "verdictDistribution.")  # the banner's pass rate, the verdicts section
 
 
@@ -48,12 +49,12 @@ class KindSpec(NamedTuple):
 
 # The change kinds in the order a reviewer reads them; this table alone decides the page's sections of cases.
 KINDS = (
-    KindSpec(ChangeKind.REGRESSED, section_anchor(ChangeKind.REGRESSED), "Regressed", "Broken rules", "regressed"),
-    KindSpec(ChangeKind.REMOVED, section_anchor(ChangeKind.REMOVED), "Removed", "Rules", "removed"),
-    KindSpec(ChangeKind.WITHIN_NOISE, section_anchor(ChangeKind.WITHIN_NOISE), "Within noise", "Rules", "within noise"),
+    KindSpec(ChangeKind.REGRESSED, section_anchor(ChangeKind.REGRESSED), "Regressed", "Broken rules", ChangeKind.REGRESSED.word),
+    KindSpec(ChangeKind.REMOVED, section_anchor(ChangeKind.REMOVED), "Removed", "Rules", ChangeKind.REMOVED.word),
+    KindSpec(ChangeKind.WITHIN_NOISE, section_anchor(ChangeKind.WITHIN_NOISE), "Within noise", "Rules", ChangeKind.WITHIN_NOISE.word),
     KindSpec(ChangeKind.STILL_FAILING, section_anchor(ChangeKind.STILL_FAILING), "Known failures", "Failing rules", "known to fail"),
-    KindSpec(ChangeKind.FIXED, section_anchor(ChangeKind.FIXED), "Fixed", "Resolved rules", "fixed"),
-    KindSpec(ChangeKind.NEW, section_anchor(ChangeKind.NEW), "New", "Failing rules", "new"),
+    KindSpec(ChangeKind.FIXED, section_anchor(ChangeKind.FIXED), "Fixed", "Resolved rules", ChangeKind.FIXED.word),
+    KindSpec(ChangeKind.NEW, section_anchor(ChangeKind.NEW), "New", "Failing rules", ChangeKind.NEW.word),
     KindSpec(ChangeKind.STILL_PASSING, "other-figures", "Passing, figures moved", "Rules", ""),
 )
 assert {spec.kind for spec in KINDS} == set(ChangeKind), "every change kind has its section on the diff page"
