@@ -1,23 +1,29 @@
 """Lighthouse scores of the site's page types, served on 127.0.0.1: median of N runs, mobile and desktop.
 
 A manual command, not run in CI (a Lighthouse run takes 20-40 s here and its performance score moves with
-the machine's load). It builds the shipped suite (eval/) a few times, so the history has several runs,
-or takes a site already built (--site); serves it from a thread on 127.0.0.1; runs Lighthouse on the
-index, the first failing case's page, the diff and the history page, mobile (Lighthouse's default: a
-phone with simulated slow 4G and 4x CPU slowdown) and desktop (--preset=desktop); and prints each
-category's median as a Markdown table. Every report's JSON is kept in --json-dir (outside git).
+the machine's load). It builds a suite a few times, so the history has several runs — the shipped suite
+(eval/, `--suite shipped`, against its committed baseline) or a generated one of `--cases` cases of which
+`--regressions` regress against its baseline (`--suite large`: 2,000 cases and 50 regressions by default,
+bench.py's synthetic traces) — or takes a site already built (--site); serves it from a thread on
+127.0.0.1; runs Lighthouse on the index, the first regressed (else failing) case's page, the diff and the
+history page, mobile (Lighthouse's default: a phone with simulated slow 4G and 4x CPU slowdown) and desktop
+(--preset=desktop); and prints each category's median as a Markdown table, with the machine's load average
+before and after. Text files are served gzip-compressed, as GitHub Pages serves them. Every report's JSON is
+kept in --json-dir (outside git).
 
 Lighthouse is an npm package: `npm i -E lighthouse@12.2.3` in a folder of your own (not this repository),
 then pass its `node_modules/.bin/lighthouse` as --lighthouse or put it on PATH. Chromium is taken from
 CHROME_PATH (default /usr/bin/chromium).
 
 Example: python benchmarks/lighthouse.py --lighthouse /tmp/tools/node_modules/.bin/lighthouse --runs 3
+         python benchmarks/lighthouse.py --lighthouse /tmp/tools/node_modules/.bin/lighthouse --suite large --form-factors mobile
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import http.server
 import json
 import os
@@ -37,39 +43,91 @@ ATTEMPTS = 3
 PAGES = ("index", "case", "diff", "history")
 
 
-def build_shipped_site(out: Path, builds: int) -> None:
-    """Build the shipped suite `builds` times into `out`, each build continuing the previous one's history."""
+def build_site(out: Path, builds: int, suite: list[str] | None = None) -> None:
+    """Build a suite `builds` times into `out`, each build continuing the previous one's history: the shipped
+    suite, or the one `suite` names (its --cases, --fixtures and --baseline options)."""
     for number in range(builds):
         history = out.parent / f"history-{number}.json"
         if (out / "history.json").is_file():
             shutil.copyfile(out / "history.json", history)
-        command = [sys.executable, "-m", "sitegen", "-q", "build", "--out", str(out), "--history", str(history),
+        command = [sys.executable, "-m", "sitegen", "-q", "build", *(suite or []), "--out", str(out), "--history", str(history),
                    "--history-optional", "--run-label", f"run {number + 1}", "--run-id", f"lighthouse-{number + 1}"]
         subprocess.run(command, cwd=ROOT, check=True)
+
+
+def large_suite(root: Path, cases: int, regressions: int) -> list[str]:
+    """bench.py's synthetic suite of `cases` cases, its baseline, then `regressions` passing cases made to lose their
+    expected keywords (a regression each); the build options that name it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench import generate_suite  # noqa: PLC0415 - a sibling script, only for this suite
+
+    cases_path, fixtures = generate_suite(root, cases)
+    baseline = root / "baseline.json"
+    subprocess.run([sys.executable, "-m", "sitegen", "-q", "evaluate", "--cases", str(cases_path), "--fixtures", str(fixtures),
+                    "--json", str(baseline)], cwd=ROOT, check=True)  # fmt: skip
+    passing = [r["caseId"] for r in json.loads(baseline.read_text(encoding="utf-8"))["results"] if r["passed"]]
+    if len(passing) < regressions:
+        raise SystemExit(f"only {len(passing)} cases pass: cannot make {regressions} regress")
+    step = len(passing) / regressions
+    for number in range(regressions):  # spread over the suite, as a change to the agent would touch them
+        path = fixtures / f"{passing[int(number * step)]}.json"
+        trace = json.loads(path.read_text(encoding="utf-8"))
+        answer = trace["session"]["answer"]
+        trace["session"]["answer"] = answer.replace("连接池", "资源").replace("HikariCP", "组件").replace("超时", "缓慢")
+        path.write_text(json.dumps(trace, ensure_ascii=False, indent=1), encoding="utf-8")
+    return ["--cases", str(cases_path), "--fixtures", str(fixtures), "--baseline", str(baseline)]
 
 
 def page_paths(site: Path) -> dict[str, str]:
     """The pages to measure by name: index, the first failing case's page ("case"), diff (when built), history."""
     pages = {"index": "index.html"}
-    index = (site / "index.html").read_text(encoding="utf-8")
     results = json.loads((site / "report.json").read_text(encoding="utf-8"))["results"]
-    failing = next((r["caseId"] for r in results if not r["passed"]), None)
+    regressed = []
+    if (site / "diff.json").is_file():
+        changes = json.loads((site / "diff.json").read_text(encoding="utf-8")).get("caseChanges") or []
+        regressed = [c["caseId"] for c in changes if c.get("change") == "regressed"]
+    failing = next(iter(regressed), None) or next((r["caseId"] for r in results if not r["passed"]), None)
     if failing is not None:
-        link = re.search(r'href="(cases/[^"]+\.html)">' + re.escape(failing) + "</a>", index)
-        if link:
-            pages["case"] = link.group(1)
+        # The case's page is linked from the index's table, or (a long list) from one of the case list's pages.
+        for listing in [site / "index.html", *sorted(site.glob("index-*.html"))]:
+            link = re.search(r'href="(cases/[^"]+\.html)">' + re.escape(failing) + "</a>", listing.read_text(encoding="utf-8"))
+            if link:
+                pages["case"] = link.group(1)
+                break
     if (site / "diff.html").is_file():
         pages["diff"] = "diff.html"
     pages["history"] = "history.html"
     return pages
 
 
+# What GitHub Pages sends gzip-compressed to a browser that accepts it (its text types); Lighthouse's simulated slow
+# 4G then counts the bytes a reader's phone receives, as on Pages, not the files' own sizes.
+COMPRESSED = (".html", ".css", ".js", ".json", ".svg", ".md", ".txt")
+
+
 def serve(site: Path) -> http.server.ThreadingHTTPServer:
-    """A static server of `site` on 127.0.0.1 (a free port), running in a daemon thread."""
+    """A static server of `site` on 127.0.0.1 (a free port), running in a daemon thread; text files gzip-compressed
+    when the client accepts it, as GitHub Pages serves them."""
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
+
+        def do_GET(self) -> None:
+            path = Path(self.translate_path(self.path))
+            if path.is_dir():
+                path = path / "index.html"
+            accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+            if not accepts or path.suffix not in COMPRESSED or not path.is_file():
+                super().do_GET()
+                return
+            body = gzip.compress(path.read_bytes(), compresslevel=6)
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -97,8 +155,12 @@ def main() -> int:
     """Measure, print the medians as Markdown, and write them as JSON when asked."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lighthouse", default=shutil.which("lighthouse"), help="the lighthouse command")
-    parser.add_argument("--site", type=Path, help="a site already built (default: build the shipped suite)")
-    parser.add_argument("--builds", type=int, default=3, help="builds of the shipped suite, so history has runs")
+    parser.add_argument("--site", type=Path, help="a site already built (default: build the suite --suite names)")
+    parser.add_argument("--suite", choices=("shipped", "large"), default="shipped",
+                        help="the shipped suite against its baseline, or a generated one (--cases, --regressions)")
+    parser.add_argument("--cases", type=int, default=2000, help="cases of the generated suite (default: 2000)")
+    parser.add_argument("--regressions", type=int, default=50, help="its cases that regress (default: 50)")
+    parser.add_argument("--builds", type=int, default=3, help="builds of the suite, so history has runs")
     parser.add_argument("--runs", type=int, default=3, help="Lighthouse runs per page and form factor")
     parser.add_argument("--pages", nargs="+", choices=PAGES, default=PAGES, help="which page types to measure")
     parser.add_argument("--form-factors", nargs="+", choices=("mobile", "desktop"), default=("mobile", "desktop"))
@@ -111,7 +173,8 @@ def main() -> int:
     site = args.site
     if site is None:
         site = work / "site"
-        build_shipped_site(site, args.builds)
+        build_site(site, args.builds, large_suite(work / "suite", args.cases, args.regressions) if args.suite == "large" else None)
+    load_before = " ".join(f"{value:.2f}" for value in os.getloadavg())
     reports = args.json_dir or work / "reports"
     reports.mkdir(parents=True, exist_ok=True)
     server = serve(site)
@@ -138,9 +201,11 @@ def main() -> int:
         mobile, desktop = medians.get(f"{name} mobile"), medians.get(f"{name} desktop")
         shown = " / ".join(f"{mobile[c]:g}" for c in CATEGORIES) if mobile else "–"
         print(f"| {name} | {shown} | {f'{desktop[CATEGORIES[0]]:g}' if desktop else '–'} |")
+    load_after = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"\nload average (1, 5, 15 min) before: {load_before}; after: {load_after}")
     print(f"\nsite: {site}\nLighthouse reports: {reports}", file=sys.stderr)
     if args.summary:
-        args.summary.write_text(json.dumps(medians, indent=2) + "\n", encoding="utf-8")
+        args.summary.write_text(json.dumps({**medians, "load": {"before": load_before, "after": load_after}}, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -1,7 +1,7 @@
 """Values for people, the same on every page and in every Markdown file: percentages, points, numbers, counts,
 durations, sizes, times, yes/no, a run's name.
 
-A new kind of value gets its function here, so the HTML views (sitegen/site/views/) and the Markdown writers
+A new kind of value gets its function here, so the HTML pages (sitegen/site/pages/) and the Markdown writers
 (report/results.py, compare/diff_markdown.py, compare/job_summary.py) show it alike.
 """
 

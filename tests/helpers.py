@@ -4,6 +4,7 @@ and clock. (Fixtures live in conftest.py; no test module imports another.)"""
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import json
 import multiprocessing
@@ -155,8 +156,9 @@ def build(*args: str, suite: bool = True):  # noqa: ANN201 - click Result
 
 
 def soup(path: Path) -> BeautifulSoup:
-    """A page parsed with the standard library's parser."""
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    """A page parsed with the standard library's parser, as a reader reads its words: the <wbr> inside identifiers
+    (where a narrow screen may break `query_db_` | `status`) taken out, so `get_text(" ")` keeps them whole."""
+    return BeautifulSoup(path.read_text(encoding="utf-8").replace("<wbr>", ""), "html.parser")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -343,6 +345,19 @@ window.addEventListener('load', function () {{
 # Upper bounds for waits, never thresholds: a busy machine only makes a test slower, not red.
 ACTION_TIMEOUT_MS = 60_000
 EXPECT_TIMEOUT_MS = 30_000
+
+
+# axe-core as the axe-playwright-python test dependency ships it: the one copy every accessibility test injects, so
+# `python -m pytest` runs them on any machine with Chromium (no npm, no cache to fill).
+AXE_SCRIPT = Path(str(importlib.resources.files("axe_playwright_python").joinpath("axe.min.js")))
+
+
+def axe_version() -> str:
+    """The version of axe-core in AXE_SCRIPT, from the banner at its top ("/*! axe v4.12.1")."""
+    with AXE_SCRIPT.open(encoding="utf-8") as script:
+        found = re.match(r"/\*! axe v(\d+\.\d+\.\d+)", script.readline())
+    assert found, f"{AXE_SCRIPT} does not start with axe-core's banner"
+    return found.group(1)
 
 
 def browser_unavailable(reason: str) -> None:

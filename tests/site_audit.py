@@ -28,11 +28,13 @@ MARKDOWN_TAGS = frozenset(
 MARKDOWN_ATTRS = frozenset({"href", "rel", "title", "class", "start"})
 # What the comparison's answer diff writes around escaped text (sitegen/site/pages/answer_diff.py).
 DIFF_TAGS = frozenset({"del", "ins", "mark"})
+# What the `breakable` filter writes inside identifiers, where a line may break (sitegen/site/html/render.py).
+BREAK_TAGS = frozenset({"wbr"})
 # What a chart's static picture is drawn with (sitegen/site/pages/chartsvg.py): shapes and text, no links, no styles.
-CHART_TAGS = frozenset("svg line text polyline polygon circle rect path".split())
+CHART_TAGS = frozenset("svg line text tspan polyline polygon circle rect path".split())
 CHART_ATTRS = frozenset(
     "class viewbox aria-hidden focusable x1 x2 y1 y2 x y text-anchor transform points fill stroke stroke-width "
-    "stroke-dasharray fill-opacity cx cy r width height d".split()
+    "stroke-dasharray fill-opacity cx cy r width height d dy".split()
 )
 # Never acceptable in a page, whoever wrote it: each can run script, load something, navigate or restyle.
 FORBIDDEN_TAGS = frozenset(
@@ -71,7 +73,7 @@ def _template_vocabulary() -> tuple[frozenset[str], frozenset[str]]:
 
 
 TEMPLATE_TAGS, TEMPLATE_ATTRS = _template_vocabulary()
-ALLOWED_TAGS = (TEMPLATE_TAGS | MARKDOWN_TAGS | DIFF_TAGS | CHART_TAGS) - FORBIDDEN_TAGS
+ALLOWED_TAGS = (TEMPLATE_TAGS | MARKDOWN_TAGS | DIFF_TAGS | BREAK_TAGS | CHART_TAGS) - FORBIDDEN_TAGS
 ALLOWED_ATTRS = TEMPLATE_ATTRS | MARKDOWN_ATTRS | CHART_ATTRS
 
 

@@ -1,23 +1,20 @@
 """WCAG 2.2 AA and axe's best practices on every page type, light and dark: axe-core injected into the built site
-(marker `browser`). axe-core is an npm package, never committed: `.ci/run` installs it into
-~/.cache/sitegen-tools (or set SITEGEN_AXE to an axe.min.js), see tests/README.md."""
+(marker `browser`). axe-core is the copy the axe-playwright-python test dependency ships (helpers.AXE_SCRIPT), so
+these tests run wherever Chromium is, with nothing else to install."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import ROOT, browser_unavailable, new_context, settle, soup
+from helpers import AXE_SCRIPT, ROOT, axe_version, new_context, settle, soup
 from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 
-AXE_VERSION = "4.14.1"  # the version .ci/run installs
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
-CACHED_AXE = Path.home() / ".cache/sitegen-tools/node_modules/axe-core/axe.min.js"
 # Each page type of tests/data/site's site: the index, a failing and a passing case page, the diff, the history.
 PAGES = ["index.html", "cases/db-pool-d8b4ded081.html", "cases/pay-timeout-ada928c7cc.html", "diff.html", "history.html"]
 # The same of the shipped suite, whose longer tag lists and case lists are what tests the target sizes.
@@ -40,15 +37,6 @@ def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "site"
 
 
-@pytest.fixture(scope="module")
-def axe_source() -> Path:
-    """axe.min.js from SITEGEN_AXE or the cache .ci/run fills; a skip (a failure in CI) without it."""
-    path = Path(os.environ.get("SITEGEN_AXE") or CACHED_AXE)
-    if not path.is_file():
-        browser_unavailable(f"axe-core is not at {path} (npm install -E axe-core@{AXE_VERSION} --prefix ~/.cache/sitegen-tools)")
-    return path
-
-
 def _violations(page: Any) -> list[str]:
     result = page.evaluate(
         "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})", AXE_TAGS
@@ -63,7 +51,7 @@ def _violations(page: Any) -> list[str]:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_axe_violation_on_any_page_type(
-    browser: Any, browser_site: Path, shipped_site: Path, axe_source: Path, scheme: str, width: int
+    browser: Any, browser_site: Path, shipped_site: Path, scheme: str, width: int
 ) -> None:
     context = new_context(browser, viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True)
     try:
@@ -72,7 +60,7 @@ def test_no_axe_violation_on_any_page_type(
         for site, name in [(browser_site, n) for n in PAGES] + [(shipped_site, n) for n in SHIPPED_PAGES]:
             page.goto((site / name).as_uri())
             settle(page)
-            page.add_script_tag(path=str(axe_source))
+            page.add_script_tag(path=str(AXE_SCRIPT))
             problems = _violations(page)
             if problems:
                 found[f"{site.parent.name}/{name}"] = problems
@@ -81,7 +69,7 @@ def test_no_axe_violation_on_any_page_type(
         context.close()
 
 
-def test_axe_reports_a_violation(browser: Any, browser_site: Path, axe_source: Path) -> None:
+def test_axe_reports_a_violation(browser: Any, browser_site: Path) -> None:
     """The check can fail: an image without a text alternative added to the index is a violation."""
     context = new_context(browser, viewport={"width": 1280, "height": 900}, bypass_csp=True)
     try:
@@ -89,10 +77,17 @@ def test_axe_reports_a_violation(browser: Any, browser_site: Path, axe_source: P
         page.goto((browser_site / "index.html").as_uri())
         settle(page)
         page.evaluate("document.querySelector('main').appendChild(document.createElement('img')).src = 'x.png'")
-        page.add_script_tag(path=str(axe_source))
+        page.add_script_tag(path=str(AXE_SCRIPT))
         assert any(problem.startswith("image-alt") for problem in _violations(page))
     finally:
         context.close()
+
+
+def test_axe_is_the_test_dependencys_copy() -> None:
+    """One axe-core for every accessibility test: the one axe-playwright-python ships, at a version with the WCAG 2.2
+    rules (4.5 added the wcag22aa tag)."""
+    major, minor, _ = (int(part) for part in axe_version().split("."))
+    assert (major, minor) >= (4, 5), axe_version()
 
 
 def test_every_page_has_a_description(shipped_site: Path) -> None:

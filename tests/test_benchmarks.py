@@ -103,6 +103,41 @@ def test_changing_every_answer_makes_every_case_differ_from_its_baseline(synthet
     assert len(answered) == 12 and all(change.behaviour.traceChanged for change in diff.caseChanges)
 
 
+def test_lighthouse_large_suite_regresses_as_many_cases_as_asked_and_names_a_regressed_page(tmp_path: Path) -> None:
+    import lighthouse
+
+    options = lighthouse.large_suite(tmp_path / "suite", 40, 3)
+    lighthouse.build_site(tmp_path / "site", 1, options)
+    changes = json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))["caseChanges"]
+    regressed = [c["caseId"] for c in changes if c["change"] == "regressed"]
+    assert len(regressed) == 3
+    pages = lighthouse.page_paths(tmp_path / "site")
+    assert set(pages) == {"index", "case", "diff", "history"}
+    assert pages["case"].startswith(f"cases/{regressed[0]}") and (tmp_path / "site" / pages["case"]).is_file()
+
+
+def test_lighthouse_serves_text_gzip_compressed_as_github_pages_does(tmp_path: Path) -> None:
+    import gzip
+    import urllib.request
+
+    import lighthouse
+
+    (tmp_path / "index.html").write_text("<!doctype html><p>" + "case " * 2000, encoding="utf-8")
+    (tmp_path / "icon.png").write_bytes(b"\x89PNG not text")
+    server = lighthouse.serve(tmp_path)
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
+        with urllib.request.urlopen(urllib.request.Request(base + "index.html", headers={"Accept-Encoding": "gzip"})) as answer:
+            assert answer.headers["Content-Encoding"] == "gzip"
+            assert gzip.decompress(answer.read()) == (tmp_path / "index.html").read_bytes()
+        with urllib.request.urlopen(base + "index.html") as answer:  # a client that does not accept it
+            assert answer.headers["Content-Encoding"] is None and answer.read() == (tmp_path / "index.html").read_bytes()
+        with urllib.request.urlopen(urllib.request.Request(base + "icon.png", headers={"Accept-Encoding": "gzip"})) as answer:
+            assert answer.headers["Content-Encoding"] is None and answer.read() == b"\x89PNG not text"
+    finally:
+        server.shutdown()
+
+
 def _results_sections() -> set[str]:
     """The sections of RESULTS.md a text may cite: its headings and the bold leads of its paragraphs."""
     text = (BENCHMARKS / "RESULTS.md").read_text(encoding="utf-8")

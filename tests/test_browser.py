@@ -1,13 +1,12 @@
 """The site in a real browser (Debian's Chromium through Playwright), opened from file:// as a CI artifact is.
 
 Skipped with the reason when /usr/bin/chromium or Playwright is missing; with SITEGEN_REQUIRE_BROWSER=1 (CI)
-they fail instead. `SITEGEN_SCREENSHOTS=1` also writes the README's screenshots to docs/.
+they fail instead. (The README's screenshots are made by tools/screenshots.py.)
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 
-DOCS = ROOT / "docs"
 
 
 def test_violations_are_detected(watched: Watched, tmp_path: Path) -> None:
@@ -206,25 +204,24 @@ def test_tag_links_filter_the_index(watched: Watched, browser_site: Path) -> Non
     watched.assert_clean()
 
 
-def test_diff_matrix_links_to_the_cases(watched: Watched, browser_site: Path) -> None:
+def test_diff_banner_counts_link_their_sections_and_a_moved_verdict_its_case(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
     page = watched.open(browser_site / "diff.html")
-    link = page.locator("table.matrix td.matrix-moved a").first
+    link = page.locator("#headline .headline-text a").first
     target = (link.get_attribute("href") or "").removeprefix("#")
     assert target
     link.click()
     expect(page).to_have_url(re.compile("#" + re.escape(target) + "$"))
-    section_links = page.locator(f"[id='{target}'] a")
-    expect(section_links.first).to_be_visible()
-    section_links.first.click()
+    expect(page.locator(f"[id='{target}'] table.change-table a").first).to_be_in_viewport()
+    page.locator("#transitions li a").first.click()
     expect(page.locator("main[data-case-id]")).to_be_attached()
     watched.assert_clean()
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheme: str) -> None:
-    """Index and a case page of the shipped suite; written to docs/ with SITEGEN_SCREENSHOTS=1."""
+    """Index and a case page of the shipped suite render whole, light and dark (tools/screenshots.py makes the README's)."""
     from playwright.sync_api import expect
 
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1793160000")
@@ -243,7 +240,7 @@ def test_screenshots(browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "index": (tmp_path / "site" / "index.html", ".js-plotly-plot >> nth=2 >> svg.main-svg >> nth=0"),
         "case": (case_page_file(tmp_path / "site", "payment-timeout"), "[data-history-strip] .strip-cell >> nth=0"),
     }
-    out = DOCS if os.environ.get("SITEGEN_SCREENSHOTS") == "1" and scheme == "light" else tmp_path
+    out = tmp_path
     for name, (path, drawn) in targets.items():
         page = watched.open(path)
         charts = page.locator("[data-chart]")

@@ -1,24 +1,20 @@
 """The case page's comparison with the baseline in a real browser, at 390 and 1280 px, light and dark: nothing
 sticks out, the answers sit side by side on a wide screen and one above the other on a phone, removed and
 added text is visible and struck through / underlined (readable without colour) and named by generated text
-for screen readers, a folded stretch opens, and axe-core (WCAG 2.2 A/AA rules) finds nothing in the section.
-`SITEGEN_SCREENSHOTS=1` writes docs/screenshot-comparison.png (1280 px, light)."""
+for screen readers, a folded stretch opens, and axe-core (WCAG 2.2 A/AA rules) finds nothing in the section."""
 
 from __future__ import annotations
 
-import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from comparison_suite import build_comparison_site
-from helpers import MEASURE, ROOT, case_page_file, new_context, settle
+from helpers import AXE_SCRIPT, MEASURE, case_page_file, new_context, settle
 
 pytestmark = pytest.mark.browser
 
-DOCS = ROOT / "docs"
 WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
 VIEWS = [(390, "light"), (390, "dark"), (1280, "light"), (1280, "dark")]
 
@@ -42,10 +38,9 @@ def _open(browser: Any, path: Path, width: int, scheme: str) -> tuple[Any, Any]:
 
 
 def _axe(page: Any, selector: str) -> list[dict[str, Any]]:
-    """axe-core's violations of the WCAG 2.2 A/AA rules inside `selector` (axe as the axe-playwright-python
-    package ships it, injected past the page's CSP)."""
-    script = resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
-    page.add_script_tag(content=script)
+    """axe-core's violations of the WCAG 2.2 A/AA rules inside `selector` (helpers.AXE_SCRIPT, injected past the
+    page's CSP)."""
+    page.add_script_tag(path=str(AXE_SCRIPT))
     result = page.evaluate(
         "([selector, tags]) => axe.run(selector, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})",
         [selector, WCAG],
@@ -121,13 +116,13 @@ def test_added_text_is_underlined_and_a_folded_stretch_opens(browser: Any, site:
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_screenshots_of_the_comparison(browser: Any, site: Path, tmp_path: Path, width: int) -> None:
-    """Pictures of the section to look at; SITEGEN_SCREENSHOTS=1 writes the 1280 px one to docs/."""
+    """Pictures of the section render (tools/screenshots.py makes the README's)."""
     from playwright.sync_api import expect
 
     context, page = _open(browser, case_page_file(site, "pool-regressed"), width, "light")
     section = page.locator("#comparison")
     expect(section.locator("del").first).to_be_visible()
-    out = DOCS if os.environ.get("SITEGEN_SCREENSHOTS") == "1" and width == 1280 else tmp_path
+    out = tmp_path
     shot = out / ("screenshot-comparison.png" if width == 1280 else f"screenshot-comparison-{width}.png")
     section.screenshot(path=str(shot))
     assert shot.stat().st_size > 10_000

@@ -1,6 +1,7 @@
 """The pages at 390 (phone), 768 and 1280 px, light and dark, checked by measurement in a real browser: nothing
-wider than the screen outside a scroll container, no clipped badge, a scrolling table keeps its first column in
-view; the phone index shows case, status, verdict and duration for every row; the evidence table says why a
+wider than the screen outside a scroll container, no clipped badge, no chart label (legend, axis) cut, hidden or
+outside its chart, drawn by plotly.js or as the static picture, no word broken inside (identifiers only after `_`
+or `-`), a scrolling table keeps its first column in view; the phone index shows case, status, verdict and duration for every row; the evidence table says why a
 tool is missing; the history table fits at 1280 px. Also the index's search over questions and answers, loaded
 only when the search box is first used, and the tool-call timeline's failed calls and time axis."""
 
@@ -26,12 +27,17 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 @pytest.fixture(scope="module")
 def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The shipped suite with seven earlier runs named as CI names them, each with its commit."""
+    """The shipped suite with seven earlier runs named as CI names them, each with its commit; the odd ones recorded
+    trials (so the pass-rate chart has its band and legend) under a long label, the even ones named by a short one."""
     root = tmp_path_factory.mktemp("layout")
     baseline = ROOT / "eval" / "baseline" / "report.json"
     runs = shipped_history(json.loads(baseline.read_text(encoding="utf-8")), runs=7)
     for number, run in enumerate(runs, 1):
         run |= {"runId": f"{RUN_ID}-{number}", "label": f"nightly build {number} of the main branch", "commit": COMMIT}
+        if number % 2:
+            run |= {"trialPassRate": 0.6, "trialPassRateInterval": [0.45, 0.73], "totalTrials": 66}
+        else:
+            run["label"] = f"PR #{number}"
     history = root / "history.json"
     history.write_text(json.dumps(runs), encoding="utf-8")
     build_site(
@@ -57,15 +63,67 @@ def _open(browser: Any, path: Path, width: int, scheme: str = "light") -> tuple[
     return open_settled(browser, path, width, scheme, draw_charts=True)
 
 
+# Every label of a chart (plotly's or the static picture's: tick labels, axis titles, legend entries) drawn whole
+# inside its chart's box: not hidden (plotly hides a tick label past its edge), not ending in "…".
+CHART_LABELS = """() => [...document.querySelectorAll('[data-chart] svg text')].flatMap(text => {
+  const words = text.textContent.trim();
+  if (!words) return [];
+  const box = text.getBoundingClientRect(), chart = text.closest('[data-chart]').getBoundingClientRect();
+  const hidden = !box.width || getComputedStyle(text).display === 'none' || text.getAttribute('display') === 'none';
+  const outside = box.left < chart.left - 1 || box.right > chart.right + 1 || box.top < chart.top - 1 || box.bottom > chart.bottom + 1;
+  return hidden || outside || words.endsWith('…') ? [`"${words}" ${hidden ? 'hidden' : outside ? 'outside its chart' : 'cut'}`] : [];
+})"""
+# A line that ends between two letters or digits of one text: a word (or an identifier's part) broken inside. Code
+# blocks (tool payloads, JSON) are left out: their long lines wrap anywhere on purpose.
+BROKEN_WORDS = """() => {
+  const broken = [], range = document.createRange();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.textContent, parent = node.parentElement;
+    if (!/[A-Za-z0-9]{2}/.test(text) || !parent || parent.closest('svg, script, pre, [hidden]')) continue;
+    if (!parent.checkVisibility()) continue;
+    let before = null;
+    for (let i = 0; i < text.length; i++) {
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      const rects = range.getClientRects();
+      const top = rects.length ? rects[0].top : null;
+      if (top !== null && before !== null && top > before + 2 && /[A-Za-z0-9]{2}/.test(text[i - 1] + text[i])) {
+        broken.push(text.slice(Math.max(0, i - 20), i) + '|' + text.slice(i, i + 20));
+        break;
+      }
+      before = top;
+    }
+  }
+  return broken;
+}"""
+
+
 @pytest.mark.parametrize(("width", "scheme"), [(390, "light"), (768, "light"), (1280, "light"), (390, "dark"), (1280, "dark")])
 @pytest.mark.parametrize("name", ["index", "case", "missing", "history", "diff"])
-def test_nothing_sticks_out_and_no_badge_is_clipped(browser: Any, shipped_site: Path, name: str, width: int, scheme: str) -> None:
+def test_nothing_sticks_out_is_clipped_cut_or_broken_mid_word(browser: Any, shipped_site: Path, name: str, width: int, scheme: str) -> None:
     context, page = _open(browser, _pages(shipped_site)[name], width, scheme)
-    found = page.evaluate(MEASURE)
+    found = page.evaluate(MEASURE)  # opens every <details>, so what they hold is measured too
+    labels, broken = page.evaluate(CHART_LABELS), page.evaluate(BROKEN_WORDS)
     context.close()
     assert found["pageWidth"] <= found["width"], found["wide"][:10]
     assert found["wide"] == []
     assert found["clipped"] == []
+    assert labels == []
+    assert broken == []
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", ["index", "history"])
+def test_the_charts_static_pictures_keep_every_label_whole_and_inside(browser: Any, shipped_site: Path, name: str, width: int) -> None:
+    """Before plotly.js draws a chart (and without script) its picture shows: the same labels, whole, inside it."""
+    context, page = open_settled(browser, _pages(shipped_site)[name], width)
+    assert page.locator(".chart-picture").count() == page.locator("[data-chart]").count() > 0
+    legend = page.locator(".chart-picture text", has_text="Trial pass rate, 95% interval")
+    labels = page.evaluate(CHART_LABELS)
+    has_legend = legend.count()
+    context.close()
+    assert labels == []
+    assert has_legend == 1
 
 
 # A table that scrolls keeps its first column in view: scrolled to its far end, every row's first cell is

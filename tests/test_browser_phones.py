@@ -114,27 +114,28 @@ def test_phone_diff_page_shows_the_reason_without_sideways_scrolling(browser: An
 
     context, page = _open(browser, site / "diff.html", 390, scheme)
     _shot(page, f"diff-390-{scheme}")
-    reasons = page.locator("#regressed-cases td[data-label='New failed checks']")
+    reasons = page.locator("#regressed-cases td[data-label='Broken rules']")
     expect(reasons).to_have_count(len(REGRESSED))
-    expect(reasons.first).to_contain_text(":")  # code: message, the reason in full
+    expect(reasons.first.locator(".rule-message").first).to_be_visible()  # the rule's message, the reason in full
     found = page.evaluate(
         """() => {
           const width = document.documentElement.clientWidth;
           const inView = (node) => { const b = node.getBoundingClientRect(); return b.width > 0 && b.left >= -0.5 && b.right <= width + 0.5; };
-          const tables = [...document.querySelectorAll('.change-table, .diff-table')];
+          for (const details of document.querySelectorAll('details')) details.open = true;  // the figures folded under a case
+          const tables = [...document.querySelectorAll('.change-table, .figure-table')];
           return {
             tables: tables.length,
             scrolling: tables.map(t => t.closest('.table-wrap')).filter(w => w.scrollWidth > w.clientWidth + 1).length,
-            hidden: [...document.querySelectorAll('.change-table td, .diff-table td')].filter(td => td.textContent.trim() && !inView(td))
+            hidden: [...document.querySelectorAll('.change-table td, .figure-table td')].filter(td => td.textContent.trim() && !inView(td))
               .map(td => td.getAttribute('data-label') + ': ' + td.textContent.trim().slice(0, 40)),
-            labels: [...document.querySelectorAll("#regressed-cases td[data-label='New failed checks']")]
+            labels: [...document.querySelectorAll("#regressed-cases td[data-label='Broken rules']")]
               .map(td => getComputedStyle(td, '::before').content),
           };
         }"""
     )
     context.close()
-    assert found["tables"] >= 4 and found["scrolling"] == 0 and found["hidden"] == [], found
-    assert set(found["labels"]) == {'"New failed checks"'}  # each reason goes with its column's name
+    assert found["tables"] >= 3 and found["scrolling"] == 0 and found["hidden"] == [], found
+    assert set(found["labels"]) == {'"Broken rules"'}  # each reason goes with its column's name
 
 
 # Ids at 1280 px
@@ -145,7 +146,7 @@ LINES = """(nodes) => nodes.map(node => [node.textContent, new Set([...node.getC
 def test_case_and_run_ids_take_at_most_two_lines_at_1280(browser: Any, site: Path) -> None:
     context, page = _open(browser, site / "diff.html", 1280)
     _shot(page, "diff-1280")
-    cases = page.locator(".change-table tbody td:first-child a, .diff-table tbody td:first-child a").evaluate_all(LINES)
+    cases = page.locator(".change-table > tbody > tr:first-child > td:first-child a").evaluate_all(LINES)
     context.close()
     context, page = _open(browser, site / "history.html", 1280)
     _shot(page, "history-1280")
@@ -251,13 +252,14 @@ def test_a_run_without_a_commit_or_label_is_named_once(browser: Any, trials_site
 # The diff page in plain words
 
 
-def test_the_diff_page_says_differences_not_items(browser: Any, site: Path) -> None:
+def test_the_diff_page_says_figures_in_words_never_items_or_keys(browser: Any, site: Path) -> None:
     from playwright.sync_api import expect
 
     context, page = _open(browser, site / "diff.html", 1280)
-    expect(page.locator("#items")).to_have_text("Differences, metric by metric")
-    expect(page.locator("a.stat-link[href='#items'] .stat-label")).to_have_text("Differences")
-    expect(page.locator("#regressions-heading")).to_contain_text(re.compile(r"Got worse \(\d+\)"))
+    expect(page.locator("#suite-figures-heading")).to_have_text("Figures of the whole suite")
+    expect(page.locator("#regressed-cases-heading")).to_contain_text(re.compile(r"Regressed \(\d+\)"))
     text = page.locator("main").inner_text()
+    labels = page.locator(".figure-label, th").evaluate_all("nodes => nodes.map(node => node.textContent)")
     context.close()
     assert not re.search(r"\bitems?\b", text, re.IGNORECASE), re.findall(r".{30}\bitems?\b.{30}", text, re.IGNORECASE)
+    assert labels and [label for label in labels if re.search(r"\b[a-z]+[A-Z]", label)] == []  # no report key

@@ -81,8 +81,34 @@ def test_an_empty_figure_is_an_empty_frame() -> None:
     assert doc.find("svg") is not None and not doc.select("circle, rect, polyline")
 
 
-def test_many_runs_name_at_most_eight_and_always_the_latest() -> None:
+def _ticks(doc: BeautifulSoup) -> list[tuple[float, list[str]]]:
+    """The x tick labels under the axis: each one's x and lines."""
+    return [(float(t["x"]), [span.get_text() for span in t.select("tspan")]) for t in doc.select("text.tick") if t.select("tspan")]
+
+
+def test_many_runs_name_as_many_as_fit_and_always_the_latest() -> None:
     runs = list(range(1, 31))
     doc = picture({"data": [line(runs, [50.0] * 30)], "layout": {"xaxis": {"tickvals": runs, "ticktext": [f"PR #{n}" for n in runs]}}})
-    names = [t.get_text() for t in doc.select("text.tick") if t.get_text().startswith("PR")]
-    assert len(names) <= 9 and names[0] == "PR #1" and names[-1] == "PR #30"
+    ticks = _ticks(doc)
+    assert 5 <= len(ticks) <= 9 and ticks[-1][1] == ["PR #30"]
+    gaps = [b[0] - a[0] for a, b in zip(ticks, ticks[1:])]
+    assert min(gaps) >= 6 * 7.2 + 8  # "PR #30" keeps clear of the next label
+
+
+def test_a_label_of_two_lines_is_drawn_whole_and_the_plot_makes_room() -> None:
+    one = picture({"data": [line([1, 2], [1.0, 2.0])], "layout": {"xaxis": {"tickvals": [1, 2], "ticktext": ["a", "b"]}}})
+    two = picture({"data": [line([1, 2], [1.0, 2.0])],
+                   "layout": {"xaxis": {"tickvals": [1, 2], "ticktext": ["recording<br>from stub", "PR #2"]}}})  # fmt: skip
+    assert _ticks(two) == [(_ticks(two)[0][0], ["recording", "from stub"]), (_ticks(two)[1][0], ["PR #2"])]
+    lowest = {name: max(float(c["cy"]) for c in doc.select("circle")) for name, doc in (("one", one), ("two", two))}
+    assert lowest["two"] < lowest["one"]  # the plot's bottom moved up for the second line
+
+
+def test_a_long_legend_wraps_into_rows_and_keeps_every_name_whole() -> None:
+    names = ["Trial pass rate, 95% interval", "Trials passed", "Cases passed", "Another long series name here"]
+    doc = picture({"data": [line([1, 2], [1.0, 2.0], name=name) for name in names], "layout": {"showlegend": True}})
+    texts = [t for t in doc.select("text.tick") if t.get_text() in names]
+    assert [t.get_text() for t in texts] == names  # whole: nothing cut
+    assert len({t["y"] for t in texts}) >= 2  # more than one row
+    for text in texts:  # each inside the picture, by the widths the picture estimates
+        assert float(text["x"]) + len(text.get_text()) * 7.2 <= 480

@@ -8,6 +8,7 @@ Regenerate the goldens with `SITEGEN_REGEN_GOLDEN=1 python -m pytest tests/test_
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,11 @@ def page(site: Path, case_id: str) -> BeautifulSoup:
 
 
 def text(node: Tag | None) -> str:
+    """A node's words as a reader sees them (an identifier's parts around a <wbr> are one word)."""
     assert node is not None
+    for wbr in node.find_all("wbr"):
+        wbr.decompose()
+    node.smooth()
     return " ".join(node.get_text(" ", strip=True).split())
 
 
@@ -84,14 +89,19 @@ def test_a_regression_shows_states_tools_and_the_lost_sentence(site: Path) -> No
     # The expected keywords are marked on both sides, inside the removed text too.
     assert [text(m) for m in before.select("mark.hl-keyword")] == ["connection pool", "200", "200"]
     assert [text(m) for m in after.select("mark.hl-keyword")] == ["connection pool"]
+    # The keyword lost is named, not only counted; the title's "% changed" is said in a sentence.
     assert [text(p) for p in doc.select("#comparison .compare-side .legend")] == [
-        "2 of 2 expected keywords", "1 of 2 expected keywords",
+        "2 of 2 expected keywords", "1 of 2 expected keywords — no longer found: 200",
     ]
+    title = doc.select_one("#comparison h3")
+    assert re.fullmatch(r"Answers · \d+ % changed", text(title))
+    assert text(title.find_next_sibling("p")).startswith("“% changed” measures how much of the two answers' text differs")
 
 
 def test_a_fix_shows_the_sentence_added(site: Path) -> None:
     doc = page(site, "pool-fixed")
     before, after = doc.select("#comparison .compare-side")
+    assert text(after.select_one(".legend")) == "2 of 2 expected keywords — newly found: 200"
     assert [text(d) for d in after.select("ins")] == [EVIDENCE.split(". ", 1)[1].strip()]
     assert before.select("del") == []
 

@@ -803,9 +803,9 @@ def test_summary_shows_a_cost_regression_and_losses_in_known_failures() -> None:
     after = report(result("a", durationMs=2000), result("b", passed=False, failedChecks=["x: y"],
                                                          evidenceCoverage={"query_logs": False, "query_metrics": True}))
     text = diff_summary_markdown(compare_reports(before, after))
-    assert "❌ **Gate fails**: cost regression on the cases in both reports: averageDurationMs" in text
+    assert "❌ **Gate fails**: cost regression on the cases in both reports: average duration" in text
     section = text.split("### Other regression signals (2)", 1)[1]
-    assert "| averageDurationMs |" in section and "| evidenceCoverage.query\\_logs |" in section
+    assert "| average duration |" in section and "| required tool query\\_logs used |" in section
 
 
 def test_long_case_lists_fold_but_regressed_cases_and_regressions_do_not() -> None:

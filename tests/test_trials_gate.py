@@ -209,8 +209,8 @@ def test_the_site_badges_and_filters_a_case_within_noise(tmp_path: Path) -> None
     assert options.get("within_noise") == "within noise"
     assert index.select_one('tr[data-change="within_noise"] .change-noise') is not None
     diff_page = BeautifulSoup((out / "diff.html").read_text(encoding="utf-8"), "html.parser")
-    assert diff_page.select_one('a.stat-link[href="#within-noise"]') is not None
-    assert [row["data-change"] for row in diff_page.select("#within-noise tbody tr")] == ["within_noise"]
+    assert diff_page.select_one('#headline a[href="#within-noise"]') is not None
+    assert [body["data-change"] for body in diff_page.select("#within-noise table.change-table > tbody")] == ["within_noise"]
     assert "1 within noise" in diff_page.select_one(".banner").get_text()
     page = BeautifulSoup(next((out / "cases").glob("*.html")).read_text(encoding="utf-8"), "html.parser")
     assert page.select_one("main")["data-change"] == "within_noise"

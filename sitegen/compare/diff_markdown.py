@@ -9,7 +9,7 @@ from __future__ import annotations
 from sitegen.checks import check_codes
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
+from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem, metric_label
 from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
@@ -162,10 +162,10 @@ def _change_cell(item: DiffItem) -> str:
 
 def _items_table(items: list[DiffItem], diff: DiffReport) -> str:
     rows = [
-        [_case_cell(item, diff), escape_cell(item.metric), _change_cell(item), escape_cell(item_message(item))]
+        [_case_cell(item, diff), escape_cell(metric_label(item.metric)), _change_cell(item), escape_cell(item_message(item))]
         for item in items
     ]
-    return table(["Case", "Metric", "Before → after", "Message"], rows)
+    return table(["Case", "Figure", "Before → after", "Message"], rows)
 
 
 def _section(kind: str, diff: DiffReport, level: str, fold: bool) -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sitegen.finite import difference
+from sitegen.report.status import Status
 
 if TYPE_CHECKING:
     from sitegen.compare.changes import PairedTest
@@ -29,6 +30,42 @@ COST_METRICS = {
     AVERAGE_TOOL_CALLS: ("Average tool calls per case", "toolCallCount"),
     AVERAGE_DURATION: ("Average duration", "durationMs"),
 }
+
+
+# Each metric as a reader names it, in one place: every page, diff.md, the job summary and the terminal say these
+# words, and JSON keeps the metric's key (eval/README.md, "Comparing with the baseline").
+METRIC_LABELS = {
+    PASS_RATE: "pass rate",
+    TRIAL_PASS_RATE: "trial pass rate",
+    AVERAGE_TOOL_CALLS: "average tool calls per case",
+    AVERAGE_DURATION: "average duration",
+    "present": "in the report",
+    Status.PASSED.value: Status.PASSED.word,  # the result field `passed`, named by its status word
+    "matchedKeywordCount": "expected keywords found",
+    "verdict": "agent's verdict",
+    "failedChecks": "failed checks",
+    "toolCallCount": "tool calls",
+    "durationMs": "duration",
+    "answer": "answer",
+    "toolCalls": "tools called (in order)",
+}
+# Metrics with a name after the prefix: the label is a phrase around that name.
+_LABEL_PREFIXES = {
+    "evidenceCoverage.": "required tool {} used",
+    "verdictDistribution.": "cases with the verdict {}",
+}
+
+
+def metric_label(metric: str) -> str:
+    """The reader's words for a metric ("required tool query_db_status used"); a metric sitegen does not know
+    (a newer report's) is shown as its key."""
+    label = METRIC_LABELS.get(metric)
+    if label is not None:
+        return label
+    for prefix, words in _LABEL_PREFIXES.items():
+        if metric.startswith(prefix):
+            return words.format(metric[len(prefix):])
+    return metric
 
 
 @dataclass

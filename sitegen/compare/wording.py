@@ -30,6 +30,7 @@ from sitegen.compare.items import (
     TRIAL_PASS_RATE,
     DiffItem,
     is_number,
+    metric_label,
     same,
 )
 from sitegen.finite import difference
@@ -229,7 +230,7 @@ def trial_clause(before: tuple[int, int], after: tuple[int, int], kind: str, p_v
 
 def noise_clause(before: tuple[int, int], after: tuple[int, int]) -> str:
     """Why a trial policy flip is not a regression (or a fix): the trial counts moved within chance."""
-    return f"within noise: {before[0]}/{before[1]} → {after[0]}/{after[1]} trials passed, within chance (the trialPassRate item)"
+    return f"within noise: {before[0]}/{before[1]} → {after[0]}/{after[1]} trials passed, within chance (its trial pass rate figure)"
 
 
 def status_change(change: CaseChange) -> str:
@@ -260,7 +261,7 @@ def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     if removed:
         cases.append(f"{removed:,} {said[1]}" if regressed else plural(removed, f"case {said[1]}", f"cases {said[1]}"))
     reasons += [", ".join(cases)] if cases else []
-    costs = [escape(item.metric) for item in diff.cost_regressions]
+    costs = [escape(metric_label(item.metric)) for item in diff.cost_regressions]
     if costs:
         reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
     kinds = {change.caseId: change.change for change in diff.caseChanges}
@@ -292,7 +293,7 @@ def not_evaluated_text(changes: Sequence[CaseChange], escape: Callable[[str], st
 
 def cost_note(diff: DiffReport) -> str:
     """The cost signals that regressed, in a sentence ("" when none did)."""
-    names = ", ".join(item.metric for item in diff.cost_regressions)
+    names = ", ".join(metric_label(item.metric) for item in diff.cost_regressions)
     return f"Cost regression on the cases in both reports: {names}." if names else ""
 
 

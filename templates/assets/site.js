@@ -28,7 +28,32 @@
     return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   }
 
-  function themed(layout) {
+  /* A tick label's width at 12 px, estimated as site/pages/chartsvg.py estimates it (wide CJK characters, others). */
+  function labelWidth(text) {
+    var widest = 0;
+    String(text).split("<br>").forEach(function (line) {
+      var width = 0;
+      for (var i = 0; i < line.length; i++) width += line.charCodeAt(i) >= 0x2e80 ? 12.5 : 7.2;
+      widest = Math.max(widest, width);
+    });
+    return widest;
+  }
+
+  /* The runs' axis names every run it can; on a narrow chart only every n-th (the latest always), so that no name
+   * overlaps the next, is turned on its side or is hidden past the chart's edge (plotly hides what overflows). */
+  function fittedTicks(axis, width) {
+    if (!axis || !axis.tickvals || !axis.ticktext || axis.tickvals.length < 2 || !width) return axis;
+    var widest = 0;
+    axis.ticktext.forEach(function (text) { widest = Math.max(widest, labelWidth(text)); });
+    var room = (width - 66) / axis.tickvals.length;
+    var step = Math.max(1, Math.ceil((widest + 8) / room));
+    if (step === 1) return axis;
+    var last = axis.tickvals.length - 1;
+    var keep = function (_, i) { return (last - i) % step === 0; };
+    return Object.assign({}, axis, { tickvals: axis.tickvals.filter(keep), ticktext: axis.ticktext.filter(keep) });
+  }
+
+  function themed(layout, width) {
     var text = cssVar("--text");
     var grid = cssVar("--border");
     var axis = function (a) {
@@ -44,7 +69,7 @@
       plot_bgcolor: "rgba(0,0,0,0)",
       font: { family: cssVar("--font"), color: text, size: 12 },
       margin: Object.assign({ l: 52, r: 14, t: 10, b: 44 }, layout.margin || {}),
-      xaxis: axis(layout.xaxis),
+      xaxis: axis(fittedTicks(layout.xaxis, width)),
       yaxis: axis(layout.yaxis),
       hoverlabel: { font: { family: cssVar("--font") } }
     });
@@ -68,8 +93,8 @@
     if (!source) return;
     var figure = JSON.parse(source.textContent);
     charts.push({ node: node, layout: figure.layout });
-    node.textContent = ""; // the static picture (views/chartsvg.py) gives way to plotly's chart
-    window.Plotly.newPlot(node, figure.data, themed(figure.layout), {
+    node.textContent = ""; // the static picture (site/pages/chartsvg.py) gives way to plotly's chart
+    window.Plotly.newPlot(node, figure.data, themed(figure.layout, node.clientWidth), {
       displayModeBar: false,
       responsive: true,
       displaylogo: false
@@ -130,13 +155,18 @@
       }, { rootMargin: "200px 0px" });
       for (var j = 0; j < nodes.length; j++) observer.observe(nodes[j]);
     }
+    var retheme = function () {
+      charts.forEach(function (c) { window.Plotly.relayout(c.node, themed(c.layout, c.node.clientWidth)); });
+    };
     if (window.matchMedia) {
       var scheme = window.matchMedia("(prefers-color-scheme: dark)");
-      var retheme = function () {
-        charts.forEach(function (c) { window.Plotly.relayout(c.node, themed(c.layout)); });
-      };
       if (scheme.addEventListener) scheme.addEventListener("change", retheme);
     }
+    var resized = 0;
+    window.addEventListener("resize", function () { // a turned phone: the axis names as many runs as now fit
+      window.clearTimeout(resized);
+      resized = window.setTimeout(retheme, 200);
+    });
   }
 
   /* ---- change against the baseline: a row's data-change, its badge, the Change filter -------------------- */
@@ -207,7 +237,7 @@
 
   function badge(spec) {
     var span = el("span", spec[2]);
-    span.appendChild(el("i", "", spec[0])).setAttribute("aria-hidden", "true"); // as views/badges.py writes a badge
+    span.appendChild(el("i", "", spec[0])).setAttribute("aria-hidden", "true"); // as site/pages/badges.py writes a badge
     span.appendChild(document.createTextNode(" " + spec[1]));
     return span;
   }
@@ -260,7 +290,7 @@
         if (r[1]) link.href = "cases/" + (r[1].indexOf(".") < 0 ? r[1] + ".html" : r[1]);
         if (row.flaky) {
           cell.appendChild(document.createTextNode(" "));
-          cell.appendChild(badge(FLAKY)).title = r[12]; // why: views/badges.py's flaky_title, as rows in HTML say it
+          cell.appendChild(badge(FLAKY)).title = r[12]; // why: site/pages/badges.py's flaky_title, as rows in HTML say it
         }
         if (r[2]) cell.appendChild(el("span", "case-title", r[2]));
         if (r[3].length) {
@@ -609,8 +639,8 @@
 
   var STRIP_MAX = 60;
 
-  /* A flaky case's badge, after its verdict in the result box (as views/badges.py makes a badge): made here, from
-   * the run's history, not written into every page hidden (views/history.py's history_data). */
+  /* A flaky case's badge, after its verdict in the result box (as site/pages/badges.py makes a badge): made here, from
+   * the run's history, not written into every page hidden (site/pages/history_page.py's history_data). */
   function showFlaky(id, flaky) {
     var badges = document.querySelector(".case-head .badges");
     for (var k = 0; k < flaky.length && badges; k++) {

@@ -119,10 +119,22 @@ class _PageEnvironment(jinja2.Environment):
     getattr = staticmethod(getattr)  # type: ignore[assignment]
 
 
+# After each of these an identifier may break (`query_db_` | `status`), never inside a word.
+_IDENTIFIER_BREAK = re.compile(r"(?<=[_\-./:])(?=[^_\-./:])")
+
+
+def breakable(value: Any) -> Markup:
+    """An identifier (a tool name, a rule code, a case id) escaped, with a line-break opportunity (`<wbr>`) after
+    each `_`, `-`, `.`, `/` and `:`: a narrow column breaks it there, never inside a word (the CSS breaks a word only
+    when one alone is wider than the column)."""
+    text = bounded_value(str(value))
+    return Markup("<wbr>").join(escape(part) for part in _IDENTIFIER_BREAK.split(text))
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment: templates from the installed package, every value escaped."""
-    return _PageEnvironment(
+    env = _PageEnvironment(
         loader=jinja2.FunctionLoader(_template_source),
         bytecode_cache=_template_code_cache(),
         autoescape=True,
@@ -132,6 +144,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         finalize=bounded_value,
     )
+    env.filters["breakable"] = breakable
+    return env
 
 
 def render_template(name: str, context: Mapping[str, Any]) -> str:

@@ -14,8 +14,7 @@ context keys of each template are these, and the tests check that each template 
 - index.html    layout, heading, subtitle, stats, charts, table, banner, rules
 - case.html     layout, case_id, title, status, verdict, change, comparison, notes, annotations, tags, facts, pager, toc, checks,
                 problem, question, answer, evidence, tools, verifier, baseline, definition, raw, trials
-- diff.html     layout, heading, subtitle, banner, stats, cases, differences_heading, sections, matrix, transitions,
-                downloads
+- diff.html     layout, heading, subtitle, banner, sections, nothing, suite, verdicts, downloads
 - history.html  layout, heading, subtitle, charts, runs
 - case-list.html  layout, heading, subtitle, table, pages
 """

@@ -104,8 +104,7 @@ class DiffLine(NamedTuple):
     """A diff item of this case, in words."""
 
     badge: Badge
-    metric: str
-    message: str
+    message: str  # the item's message, which names its figure in words
 
 
 class BaselineView(NamedTuple):
@@ -249,7 +248,7 @@ def _baseline_view(items: Sequence[DiffItem] | None) -> BaselineView:
         return BaselineView("No baseline report, so nothing to compare with.", ())
     if not items:
         return BaselineView("No change against the baseline.", ())
-    lines = tuple(DiffLine(diff_badge(item.type), item.metric, item_message(item)) for item in items)
+    lines = tuple(DiffLine(diff_badge(item.type), item_message(item)) for item in items)
     kinds = [item.type for item in items]
     parts = [
         fmt.plural(kinds.count(kind), word)

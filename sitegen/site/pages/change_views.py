@@ -1,5 +1,5 @@
-"""Each case's change against the baseline on the pages: the headline banner (index and diff page), the
-statement at the top of a case page, and the diff page's tables of cases by change.
+"""Each case's change against the baseline on the pages: the headline banner (index and diff page) and the
+statement at the top of a case page.
 
 The words are compare/wording.py's: the banner says exactly what `format_headline` says in the terminal and in
 diff.md; this module only links each case id the headline names to its page (eval/README.md, "Comparing with
@@ -16,19 +16,36 @@ from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
 from sitegen.compare.changes import CaseChange, ChangeKind, Headline
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
-from sitegen.defaults import FOLD_AFTER
+from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, rule_codes, what_changed
 from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
-REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
+REGRESSED_ANCHOR = "regressed-cases"  # the diff page's section of the regressed cases
 
 
 def section_anchor(kind: ChangeKind) -> str:
-    """The id of the diff page's table of the cases of `kind` ("known-failures"; the breaking kinds share one)."""
-    return REGRESSED_ANCHOR if kind.breaking else (kind.title or kind.value).lower().replace(" ", "-")
+    """The id of the diff page's section of the cases of `kind` ("regressed-cases", "removed-cases", "known-failures")."""
+    return f"{kind.value}-cases" if kind.breaking else (kind.title or kind.value).lower().replace(" ", "-")
+
+
+def count_segments(headline: Headline) -> tuple[Segment, ...]:
+    """The cases part of the headline in counts, each linked to its section of the diff page, which names the cases
+    (the diff page says each case once): "1 case regressed · 8 known failures"."""
+    out: list[Segment] = []
+    if not any(headline.of(kind) for kind in ChangeKind if kind.breaking):
+        out.append(Segment("no case regressed"))
+    for kind in ChangeKind:
+        cases = headline.of(kind)
+        if not cases or kind.title is None:
+            continue
+        text = f"{fmt.plural(len(cases), 'case')} {kind.word}" if kind.breaking else kind.count(len(cases))
+        if kind is ChangeKind.NEW and headline.new_failing:
+            text += f" ({headline.new_failing:,} failing)"
+        out += [Segment(" · ")] if out else []
+        out.append(Segment(text, f"#{section_anchor(kind)}"))
+    return tuple(out)
 
 
 class Segment(NamedTuple):
@@ -86,7 +103,8 @@ def pass_rate_css(diff: DiffReport | None) -> str:
 
 
 def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner:
-    """The headline banner of the index (linking the diff page) or of the diff page."""
+    """The headline banner of the index (naming the cases, linking the diff page) or of the diff page (in counts
+    linked to its sections, which name each case once)."""
     headline = diff.headline()
     bad = diff.hasRegression
     # Red whenever the gate fails; its icon says whether the agent got worse or was not judged at all.
@@ -94,13 +112,13 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
     return Banner(
         css="banner banner-bad" if bad else "banner banner-good",
         icon=("▼" if agent_worse or not headline.of(ChangeKind.NOT_EVALUATED) else ChangeKind.NOT_EVALUATED.icon) if bad else "✓",
-        cases=headline_segments(headline, slugs),
+        cases=headline_segments(headline, slugs) if on_index else count_segments(headline),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
         definitions=f"{wording.DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}" if diff.changedDefinitions else "",
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
-        changed=_changed_cases(diff, slugs),
+        changed=_changed_cases(diff, slugs) if on_index else (),
         evidence_note=() if diff.baselineEvidence or on_index else no_evidence_parts(),
     )
 
@@ -180,114 +198,13 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     elif kind is ChangeKind.WITHIN_NOISE:
         moved = "now passes by the trial policy" if change.currentStatus is Status.PASSED else "now fails by the trial policy"
         statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
-        detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
+        detail = f"In the baseline: {before}; now: {now}. The diff's trial pass rate figure gives the p-value."
         css = "case-change case-change-noise"
     elif kind is ChangeKind.NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
     else:
         statement = "Unchanged: it passed in the baseline too."
     return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
-
-
-class CaseRef(NamedTuple):
-    """A case mentioned on the diff page (linked when it has a page in this run)."""
-
-    text: str
-    href: str | None
-
-
-class ChangeRow(NamedTuple):
-    """One case in a table of cases by change."""
-
-    case: CaseRef
-    change: ChangeKind  # for data-change
-    badge: Badge
-    cells: tuple[str, ...]
-
-
-class ChangeSection(NamedTuple):
-    """The cases of one change (or two: regressed and removed), as a table."""
-
-    anchor: str
-    title: str
-    badge: Badge
-    empty: str
-    headers: tuple[str, ...]
-    rows: tuple[ChangeRow, ...]
-    folded: bool  # a long list starts folded (never the regressions)
-
-
-def _codes(checks: tuple[str, ...]) -> str:
-    return ", ".join(check_codes(checks)) or fmt.UNKNOWN
-
-
-def _checks(checks: tuple[str, ...]) -> str:
-    return clip("; ".join(checks), CELL_LIMIT).text if checks else fmt.UNKNOWN
-
-
-def _what_changed(change: CaseChange) -> str:
-    return phrase_text(what_changed(change.behaviour)) or fmt.UNKNOWN
-
-
-def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
-    """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
-    if change.change is ChangeKind.REMOVED:
-        return (change.change.word, fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
-    if change.change is ChangeKind.NOT_EVALUATED:
-        moved = wording.status_change(change) if change.baselineStatus else "new, not run"
-        return (moved, clip(change.reason or Status.NOT_RUN.word, CELL_LIMIT).text)
-    if change.change is ChangeKind.REGRESSED:
-        what = (_what_changed(change),) if phrased else ()
-        return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
-    if change.change is ChangeKind.FIXED:
-        return (wording.status_change(change), _checks(change.resolvedChecks), *((_what_changed(change),) if phrased else ()))
-    if change.change is ChangeKind.NEW:
-        return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
-    return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
-
-
-_WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rules and a fixed case's resolved checks
-
-
-def _headers(kind: ChangeKind, phrased: bool) -> tuple[str, ...]:
-    """The columns of the table of `kind`'s cases, as _cells fills them."""
-    if kind is ChangeKind.NOT_EVALUATED:
-        return ("Case", "Change", "Why (where)")
-    if kind.breaking:
-        return ("Case", "Change", "Broken rules", *((_WHAT_CHANGED,) if phrased else ()), "New failed checks")
-    if kind is ChangeKind.FIXED:
-        return ("Case", "Change", "Resolved checks", *((_WHAT_CHANGED,) if phrased else ()))
-    if kind is ChangeKind.NEW:
-        return ("Case", "Status", "Failed rules")
-    return ("Case", "Change", "New failed checks", "Resolved checks")
-
-
-def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeSection, ...]:
-    """The diff page's tables of cases, one per section title in reading order (regressed and removed share one);
-    unchanged cases are not listed."""
-    sections = []
-    phrased = diff.baselineEvidence
-    for title in dict.fromkeys(kind.title for kind in ChangeKind if kind.title is not None):
-        kinds = [kind for kind in ChangeKind if kind.title == title]
-        rows = tuple(
-            ChangeRow(
-                CaseRef(c.caseId, urls.case_href(slugs[c.caseId]) if c.caseId in slugs else None),
-                c.change,
-                change_badge(c.change),
-                _cells(c, phrased),
-            )
-            for c in diff.caseChanges
-            if c.change in kinds
-        )
-        lead = kinds[0]
-        if not rows and lead.empty is None:
-            continue  # e.g. only trials can be within noise: a suite of single traces never shows the section
-        folded = not lead.fails_gate and len(rows) > FOLD_AFTER
-        empty = lead.empty or ""
-        section = ChangeSection(section_anchor(lead), f"{title} ({len(rows):,})", change_badge(lead), empty,
-                                _headers(lead, phrased), rows, folded)
-        sections.append(section)
-    return tuple(sections)
 
 
 def changes_by_case(diff: DiffReport | None) -> dict[str, ChangeKind] | None:

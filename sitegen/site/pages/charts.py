@@ -6,6 +6,7 @@ static picture (pages/chartsvg.py) that the site's script replaces with plotly's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -74,7 +75,35 @@ def _chart(dom_id: str, title: str, summary: str, figure: dict[str, Any], table:
 
 # At most this many runs are named on a chart's axis (every n-th, the latest always): more names would overlap.
 RUN_TICKS = 12
-_TICK_MAX = 12  # characters of a run's name under its tick (the hover and the data table have it whole)
+# A run's name under its tick: at most two lines of this many characters. A longer name is not cut: the tick takes
+# the run's short commit, else its number (the hover and the data table name the run in full).
+_TICK_WIDTH, _TICK_LINES = 12, 2
+_TICK_BREAK = re.compile(r"(?<=[\s_\-/])")
+
+
+def tick_lines(name: str, width: int = _TICK_WIDTH, most: int = _TICK_LINES) -> list[str] | None:
+    """`name` in lines of at most `width` characters, broken after a space, `_`, `-` or `/` (never inside a word);
+    None when it takes more than `most` lines."""
+    lines: list[str] = []
+    for piece in _TICK_BREAK.split(name.strip()):
+        if lines and len((lines[-1] + piece).rstrip()) <= width:
+            lines[-1] += piece
+        elif len(piece.rstrip()) <= width:
+            lines.append(piece)
+        else:
+            return None
+    lines = [line.strip() for line in lines if line.strip()]
+    return lines if 0 < len(lines) <= most else None
+
+
+def _run_tick(run: Run, number: int) -> str:
+    """The run's name under its tick (its label, else its short commit, else #number), lines joined by <br>."""
+    parts = run_name_parts(run)
+    for name in (*(_tick_name(run, part) for part in parts), f"#{number}"):
+        lines = tick_lines(name)
+        if lines:
+            return "<br>".join(chart_text(line, None) for line in lines)
+    return f"#{number}"
 # A local run (built with uncommitted changes, eval/README.md "History") is drawn apart: a hollow point off the line.
 LOCAL_SYMBOL = "circle-open"
 LOCAL_LEGEND = "local build (uncommitted)"
@@ -85,14 +114,13 @@ def _run_axis(runs: Sequence[Run]) -> dict[str, Any]:
     """The runs' axis: a run per whole number, named by its label (`PR #12`), else its short commit (`a1b2c3d`)."""
     step = max(1, -(-len(runs) // RUN_TICKS))
     numbers = list(range(len(runs), 0, -step))[::-1]
-    names = [chart_text(_tick_name(runs[number - 1]), _TICK_MAX) for number in numbers]
+    names = [_run_tick(runs[number - 1], number) for number in numbers]
     return {"title": {"text": "Run"}, "tickmode": "array", "tickvals": numbers, "ticktext": names}
 
 
-def _tick_name(run: Run) -> str:
-    """A run's name under its tick: `local` for a local build named by its commit (`a1b2c3d+local` would not fit,
+def _tick_name(run: Run, name: str) -> str:
+    """A part of a run's name under its tick: `local` for a local build's commit (`a1b2c3d+local` would not fit,
     and its hollow point already says whose it is)."""
-    name = run_name_parts(run)[0]
     return "local" if run.local and name.endswith(LOCAL_SUFFIX) else name
 
 

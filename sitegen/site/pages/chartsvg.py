@@ -6,7 +6,7 @@ plotly's interactive chart once the reader moves, scrolls or types (benchmarks/R
 first, plotly.js when the reader moves"). Only what sitegen's figures use is drawn: scatter traces (lines, markers
 — open ones as outlines —, a band filled to the trace before it, error bars) and bars (grouped by x, or stacked;
 faded by their marker's opacity), numeric or category x axes with optional tick labels, a y range.
-Every label is text: the figure's labels are escaped for plotly (pages/charts.chart_text), so they are turned
+Every label is text: the figure's labels are escaped for plotly (site/pages/charts.chart_text), so they are turned
 back into text here and escaped again for the page.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +23,11 @@ from markupsafe import Markup, escape
 
 WIDTH, HEIGHT = 480.0, 260.0
 _LEFT, _RIGHT, _TOP, _BOTTOM = 48.0, 10.0, 10.0, 40.0
-_LEGEND = 20.0
+_LEGEND = 20.0  # a row of the legend
+_TICK_LINE = 14.0  # each line of an x tick label past the first
+# Estimated widths of a character of the 12 px labels (the picture cannot measure text): wide (CJK) characters,
+# others; generous, so that what is estimated to fit does.
+_WIDE_CHAR, _CHAR = 12.5, 7.2
 _COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}|rgba?\(\s*[\d.]+\s*,\s*[\d.]+\s*,\s*[\d.]+\s*(,\s*[\d.]+\s*)?\)")
 _DEFAULT_COLOUR = "#3b82c4"
 
@@ -35,6 +40,16 @@ def _colour(value: Any, default: str = _DEFAULT_COLOUR) -> str:
 def _text(label: Any) -> str:
     """A figure label (escaped for plotly, may hold <br>) as plain text."""
     return html.unescape(str(label).replace("<br>", " "))
+
+
+def _lines(label: Any) -> list[str]:
+    """A figure label's lines (plotly breaks a label at <br>) as plain text."""
+    return [html.unescape(line) for line in str(label).split("<br>")]
+
+
+def _text_width(text: str) -> float:
+    """About how wide `text` is drawn at 12 px."""
+    return sum(_WIDE_CHAR if unicodedata.east_asian_width(c) in "WF" else _CHAR for c in text)
 
 
 def _number(value: Any) -> float | None:
@@ -58,9 +73,10 @@ def _fmt(value: float) -> str:
 class _Plot:
     """Where data values land in the picture."""
 
-    def __init__(self, xs: Sequence[float], y_low: float, y_high: float, legend: bool, bars: bool) -> None:
+    def __init__(self, xs: Sequence[float], y_low: float, y_high: float, legend_rows: int, tick_lines: int, bars: bool) -> None:
         self.left, self.right = _LEFT, WIDTH - _RIGHT
-        self.top, self.bottom = _TOP + (_LEGEND if legend else 0.0), HEIGHT - _BOTTOM
+        self.top = _TOP + legend_rows * _LEGEND
+        self.bottom = HEIGHT - _BOTTOM - max(0, tick_lines - 1) * _TICK_LINE
         low, high = (min(xs), max(xs)) if xs else (0.0, 1.0)
         pad = 0.5 if bars or low == high else (high - low) * 0.04
         self.x_low, self.x_high = low - pad, high + pad
@@ -123,14 +139,16 @@ def chart_svg(figure: dict[str, Any]) -> Markup:
     else:
         ticks = _nice_ticks(max(highs) * (1.12 if bars else 1.0))
         y_low, y_high = 0.0, ticks[-1]
-    legend = [t for t in traces if layout.get("showlegend") and t.get("showlegend", True) is not False and t.get("name")]
+    legend = _legend_entries([t for t in traces if layout.get("showlegend") and t.get("showlegend", True) is not False and t.get("name")])
     every_x = sorted({x for xs in xs_of for x in xs if x is not None})
-    plot = _Plot(every_x, y_low, y_high, bool(legend), bool(bars))
+    labels = _x_labels(xaxis, every_x, categories)
+    rows = max((row for *_, row in legend), default=-1) + 1
+    plot = _Plot(every_x, y_low, y_high, rows, max((len(lines) for _, lines in labels), default=1), bool(bars))
     parts: list[str] = [
         f'<svg class="chart-picture" viewBox="0 0 {WIDTH:.0f} {HEIGHT:.0f}" aria-hidden="true" focusable="false">'
     ]
     parts += _y_axis(plot, ticks, yaxis)
-    parts += _x_axis(plot, xaxis, every_x, categories)
+    parts += _x_axis(plot, xaxis, labels)
     previous: list[tuple[float, float]] = []
     for i, trace in enumerate(traces):
         points = [(x, y) for x, y in zip(xs_of[i], ys_of[i]) if x is not None and y is not None]
@@ -160,24 +178,38 @@ def _y_axis(plot: _Plot, ticks: list[float], axis: dict[str, Any]) -> list[str]:
     return out
 
 
-def _x_axis(plot: _Plot, axis: dict[str, Any], every_x: list[float], categories: dict[str, int]) -> list[str]:
-    out = [f'<line class="axis" x1="{plot.left:.1f}" x2="{plot.right:.1f}" y1="{plot.bottom:.1f}" y2="{plot.bottom:.1f}"/>']
+def _x_labels(axis: dict[str, Any], every_x: list[float], categories: dict[str, int]) -> list[tuple[float, list[str]]]:
+    """The x tick labels that fit side by side, each with its lines: every n-th of the figure's (the last always),
+    with n as small as lets the widest label keep clear of the next; never cut."""
     values, texts = axis.get("tickvals"), axis.get("ticktext")
-    labels: list[tuple[float, str]] = []
+    labels: list[tuple[float, list[str]]] = []
     if isinstance(values, list) and isinstance(texts, list):
         for value, text in zip(values, texts):
             x = _number(value)
             if x is None and isinstance(value, str):
                 x = float(categories.get(value, -1))
             if x is not None and x >= 0:
-                labels.append((x, _text(text)))
+                labels.append((x, _lines(text)))
     else:
         names = {place: name for name, place in categories.items()}
-        labels = [(x, _text(names.get(int(x), _fmt(x)))) for x in every_x]
-    step = max(1, math.ceil(len(labels) / 8))  # about 50 px a label at most: every step-th, the latest always
-    labels = [label for i, label in enumerate(labels) if i % step == 0 or i == len(labels) - 1]
-    for x, text in labels:
-        out.append(f'<text class="tick" x="{plot.x(x):.1f}" y="{plot.bottom + 16:.1f}" text-anchor="middle">{escape(text[:14])}</text>')
+        labels = [(x, _lines(names.get(int(x), _fmt(x)))) for x in every_x]
+    if len(labels) < 2:
+        return labels
+    widest = max(_text_width(line) for _, lines in labels for line in lines) + 8
+    room = (WIDTH - _RIGHT - _LEFT) / len(labels)  # about the room each label has (the x range pads both ends)
+    step = max(1, math.ceil(widest / room))
+    return [label for i, label in enumerate(labels) if (len(labels) - 1 - i) % step == 0]
+
+
+def _x_axis(plot: _Plot, axis: dict[str, Any], labels: list[tuple[float, list[str]]]) -> list[str]:
+    out = [f'<line class="axis" x1="{plot.left:.1f}" x2="{plot.right:.1f}" y1="{plot.bottom:.1f}" y2="{plot.bottom:.1f}"/>']
+    for x, lines in labels:
+        half = max(_text_width(line) for line in lines) / 2
+        px = min(max(plot.x(x), half + 1), WIDTH - half - 1)  # the first and last kept inside the picture
+        spans = "".join(
+            f'<tspan x="{px:.1f}" dy="{0 if i == 0 else _TICK_LINE:g}">{escape(line)}</tspan>' for i, line in enumerate(lines)
+        )
+        out.append(f'<text class="tick" x="{px:.1f}" y="{plot.bottom + 16:.1f}" text-anchor="middle">{spans}</text>')
     title = ((axis.get("title") or {}).get("text")) if isinstance(axis.get("title"), dict) else None
     if title:
         out.append(f'<text class="axis-title" x="{(plot.left + plot.right) / 2:.1f}" y="{HEIGHT - 4:.1f}" text-anchor="middle">{escape(_text(title))}</text>')
@@ -268,16 +300,31 @@ def _stacked(plot: _Plot, traces: list[dict[str, Any]], xs_of: list[list[float |
     return out
 
 
-def _legend(traces: list[dict[str, Any]]) -> list[str]:
-    out, x = [], _LEFT
+def _legend_entries(traces: list[dict[str, Any]]) -> list[tuple[str, str | None, str, float, int]]:
+    """Each legend entry's colour, key (a point's paint, or None for a square), name, x and row: entries side by
+    side, a new row when the next would not fit."""
+    out, x, row = [], _LEFT, 0
     for trace in traces:
         marker = trace.get("marker") or {}
         colour = _colour((trace.get("line") or {}).get("color") or marker.get("color") or trace.get("fillcolor"))
-        name = _text(trace.get("name"))[:28]
-        if str(trace.get("mode") or "") == "markers":  # a trace of points alone: its key is one of them
-            out.append(f'<circle {_marker_paint(marker, colour)} cx="{x + 5:.1f}" cy="{_TOP + 5:.1f}" r="4"/>')
+        name = _text(trace.get("name"))
+        # A trace of points alone (a local run's hollow point) is keyed by one of its points, the rest by a square.
+        key = _marker_paint(marker, colour) if str(trace.get("mode") or "") == "markers" else None
+        width = 14 + _text_width(name)
+        if x > _LEFT and x + width > WIDTH - _RIGHT:
+            x, row = _LEFT, row + 1
+        out.append((colour, key, name, x, row))
+        x += width + 12
+    return out
+
+
+def _legend(entries: list[tuple[str, str | None, str, float, int]]) -> list[str]:
+    out = []
+    for colour, key, name, x, row in entries:
+        y = _TOP + row * _LEGEND
+        if key is not None:
+            out.append(f'<circle {key} cx="{x + 5:.1f}" cy="{y + 5:.1f}" r="4"/>')
         else:
-            out.append(f'<rect fill="{colour}" x="{x:.1f}" y="{_TOP:.1f}" width="10" height="10"/>')
-        out.append(f'<text class="tick" x="{x + 14:.1f}" y="{_TOP + 9:.1f}">{escape(name)}</text>')
-        x += 26 + 7.4 * len(name)
+            out.append(f'<rect fill="{colour}" x="{x:.1f}" y="{y:.1f}" width="10" height="10"/>')
+        out.append(f'<text class="tick" x="{x + 14:.1f}" y="{y + 9:.1f}">{escape(name)}</text>')
     return out

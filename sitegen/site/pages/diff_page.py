@@ -1,220 +1,270 @@
-"""diff.html: the baseline diff — the cases by change (regressed and removed first), the pass rate, the differences
-metric by metric (the diff's items, by type) and the verdict transition matrix. Values are worded as in diff.md (compare/wording.py)."""
+"""diff.html: the baseline diff, each fact once — the headline in counts, then every case that changed, once, under
+its change kind (its rules, what the agent did differently, and the figures of it that moved, folded), the kinds
+with no case in one line, then the figures of the whole suite and the verdicts that moved (docs/comparison.md,
+"The diff page"). Values and figures are worded as in diff.md (compare/wording.py, compare/items.py's labels).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import ChangeKind
+from sitegen.checks import check_codes
+from sitegen.compare import wording
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
-from sitegen.compare.wording import (
-    DIFFERENCE_TITLES,
-    DIFFERENCES_HEADING,
-    chance_clause,
-    describe_delta,
-    describe_value,
-    item_message,
-    pass_rate_points,
-)
+from sitegen.compare.items import PASS_RATE, DiffItem, metric_label
+from sitegen.compare.whatchanged import Part, what_changed
+from sitegen.defaults import FOLD_AFTER
 from sitegen.report.results import MISSING_VERDICT, Report
+from sitegen.report.status import Status
 from sitegen.site.html import urls
-from sitegen.site.pages.badges import Badge, diff_badge, ordered_verdicts
-from sitegen.site.pages.change_views import (
-    REGRESSED_ANCHOR,
-    Banner,
-    CaseRef,
-    ChangeSection,
-    banner,
-    change_sections,
-    pass_rate_css,
-    section_anchor,
-)
-from sitegen.site.pages.common import Layout, Link, SiteInfo, Stat, make_layout
+from sitegen.site.pages.badges import Badge, change_badge, diff_badge, ordered_verdicts
+from sitegen.site.pages.change_views import Banner, CheckLine, Segment, banner, check_line, section_anchor
+from sitegen.site.pages.common import Layout, Link, SiteInfo, make_layout
+from sitegen.site.pages.text import MAX_TOOL_CALLS
 from sitegen.suite.config import SuiteConfig
 
 _NEW_CASE = "(new case)"
 _REMOVED_CASE = "(removed)"
-# Rows of "Other differences" on the page: with every answer edited, each case has one (10,000 rows made a
-# 6 MB page that took a second to build); diff.json and diff.md list every item. Got worse and Got better are whole.
+# Cases listed under "Passing, figures moved": with every answer edited each case has a figure that moved (10,000
+# rows made a 6 MB page that took a second to build); diff.json and diff.md list every one.
 OTHER_DIFFERENCES_SHOWN = 1000
-_SECTIONS = (
-    (REGRESSION, "regressions", "No figure got worse."),
-    (IMPROVEMENT, "improvements", "No figure got better."),
-    (CHANGED, "changes", "No other differences."),
+# Items a case's row does not fold under it: its section and its rules say them, and the verdicts section the verdict.
+_SAID_BY_THE_ROW = frozenset((Status.PASSED.value, "present", "failedChecks", "verdict"))
+_SUITE_SAID_ELSEWHERE = (PASS_RATE, "verdictDistribution.")  # the banner's pass rate, the verdicts section
+
+
+class KindSpec(NamedTuple):
+    """How the diff page shows one change kind: its section's anchor and title, the header of its rules column,
+    and its word in the one line that names the kinds without a case ("nothing fixed, new or removed")."""
+
+    kind: str
+    anchor: str
+    title: str
+    rules_header: str
+    none_word: str
+
+
+# The change kinds in the order a reviewer reads them; this table alone decides the page's sections of cases.
+KINDS = (
+    KindSpec(ChangeKind.NOT_EVALUATED, section_anchor(ChangeKind.NOT_EVALUATED), "Could not be evaluated", "Failed checks",
+             ChangeKind.NOT_EVALUATED.word),
+    KindSpec(ChangeKind.REGRESSED, section_anchor(ChangeKind.REGRESSED), "Regressed", "Broken rules", ChangeKind.REGRESSED.word),
+    KindSpec(ChangeKind.REMOVED, section_anchor(ChangeKind.REMOVED), "Removed", "Rules", ChangeKind.REMOVED.word),
+    KindSpec(ChangeKind.WITHIN_NOISE, section_anchor(ChangeKind.WITHIN_NOISE), "Within noise", "Rules", ChangeKind.WITHIN_NOISE.word),
+    KindSpec(ChangeKind.STILL_FAILING, section_anchor(ChangeKind.STILL_FAILING), "Known failures", "Failing rules", "known to fail"),
+    KindSpec(ChangeKind.FIXED, section_anchor(ChangeKind.FIXED), "Fixed", "Resolved rules", ChangeKind.FIXED.word),
+    KindSpec(ChangeKind.NEW, section_anchor(ChangeKind.NEW), "New", "Failing rules", ChangeKind.NEW.word),
+    KindSpec(ChangeKind.STILL_PASSING, "other-figures", "Passing, figures moved", "Rules", ""),
 )
+assert {spec.kind for spec in KINDS} == set(ChangeKind), "every change kind has its section on the diff page"
+# Kinds named in the "nothing …" line when empty: only trials can be within noise, so a suite of single traces never
+# mentions it; a still-passing case is never news.
+_ALWAYS_NAMED = frozenset((ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING))
 
 
-class DiffRow(NamedTuple):
-    """One diff item as a table row."""
+class Figure(NamedTuple):
+    """One figure that moved: its words, the two values, the change, and why it counts as it does."""
 
     badge: Badge
-    case: Link | None
-    case_text: str
-    metric: str
+    label: str
     before: str
     after: str
     delta: str
-    message: str
+    note: str
 
 
-class DiffSection(NamedTuple):
-    """The items of one type."""
+class CaseEntry(NamedTuple):
+    """A case that changed, once: its link, its rules, what the agent did differently, its figures that moved."""
+
+    case: Segment
+    change: str  # the change kind, for data-change
+    rules: tuple[CheckLine, ...]
+    what: tuple[Part, ...]  # compare/whatchanged.py's phrase, or words of the kind's own
+    figures: tuple[Figure, ...]
+    figures_summary: str  # "3 figures moved: …", the fold's summary
+
+
+class KindSection(NamedTuple):
+    """The cases of one change kind."""
 
     anchor: str
     title: str
     badge: Badge
-    empty: str
-    rows: tuple[DiffRow, ...]
-    note: str | None = None  # the rows are the first of more
-
-
-class MatrixCell(NamedTuple):
-    """A count of cases that went from one verdict to another."""
-
-    text: str
-    href: str | None
-    css: str
-    title: str
-
-
-class MatrixRow(NamedTuple):
-    """A baseline verdict and its counts per current verdict."""
-
-    header: str
-    cells: tuple[MatrixCell, ...]
-
-
-class Matrix(NamedTuple):
-    """Verdict transitions: baseline verdict (rows) × current verdict (columns)."""
-
-    columns: tuple[str, ...]
-    rows: tuple[MatrixRow, ...]
+    rules_header: str
+    entries: tuple[CaseEntry, ...]
+    folded: bool  # a long list starts folded (never the regressions)
+    note: str  # the entries are the first of more; else ""
 
 
 class Transition(NamedTuple):
-    """The cases of one cell of the matrix."""
+    """Cases whose agent verdict moved from one value to another."""
 
-    anchor: str
-    title: str
-    cases: tuple[CaseRef, ...]
+    before: str
+    after: str
+    cases: tuple[Segment, ...]
+
+
+class Verdicts(NamedTuple):
+    """The agent's verdicts against the baseline: the counts that moved, the cases that moved, the rest as counts."""
+
+    counts: tuple[Figure, ...]
+    moved: tuple[Transition, ...]
+    unchanged: str  # "17 PASS, 3 LOW_CONFID and 2 REJECT kept their verdict."
 
 
 class DiffPage(NamedTuple):
-    """diff.html: the headline, the cases by change, the items by type and the verdict transition matrix."""
+    """diff.html's view model."""
 
     layout: Layout
     heading: str
     subtitle: str
     banner: Banner
-    stats: tuple[Stat, ...]
-    cases: tuple[ChangeSection, ...]
-    differences_heading: str  # over the sections of differences (the diff's items), metric by metric
-    sections: tuple[DiffSection, ...]
-    matrix: Matrix
-    transitions: tuple[Transition, ...]
+    sections: tuple[KindSection, ...]
+    nothing: str  # the kinds without a case, in one line; "" when every kind has one
+    suite: tuple[Figure, ...]  # the figures of the whole suite that moved (the pass rate is the banner's)
+    verdicts: Verdicts
     downloads: tuple[Link, ...]
 
 
-def _diff_row(item: DiffItem, slugs: dict[str, str]) -> DiffRow:
-    if item.caseId is None:
-        link, text = None, "all cases"
-    elif item.caseId in slugs:
-        link, text = Link(item.caseId, urls.case_href(slugs[item.caseId])), item.caseId
-    else:
-        link, text = None, f"{item.caseId} (no longer in the suite)"
-    return DiffRow(
+def _figure(item: DiffItem) -> Figure:
+    # A message is `Sentence: before → after (delta)` and sometimes `; why` (the cost rule, the trial test).
+    message = wording.item_message(item)
+    why = message.split("; ", 1)[1].rstrip(".") if "; " in message else ""
+    return Figure(
         badge=diff_badge(item.type),
-        case=link,
-        case_text=text,
-        metric=item.metric,
-        before=describe_value(item.metric, item.baselineValue),
-        after=describe_value(item.metric, item.currentValue),
-        delta=describe_delta(item.metric, item.delta),
-        message=item_message(item),
+        label=metric_label(item.metric),
+        before=wording.describe_value(item.metric, item.baselineValue),
+        after=wording.describe_value(item.metric, item.currentValue),
+        delta=wording.describe_delta(item.metric, item.delta),
+        note=why,
     )
 
 
-def _sections(diff: DiffReport, slugs: dict[str, str]) -> tuple[DiffSection, ...]:
-    """The diff items by type: regressions, improvements, other changes."""
-    sections = []
-    for kind, anchor, empty in _SECTIONS:
-        items = [item for item in diff.items if item.type == kind]
-        shown = items[:OTHER_DIFFERENCES_SHOWN] if kind == CHANGED else items
-        note = None
-        if len(shown) < len(items):
-            note = f"The first {len(shown):,} of {len(items):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
-        rows = tuple(_diff_row(item, slugs) for item in shown)
-        sections.append(DiffSection(anchor, f"{DIFFERENCE_TITLES[kind]} ({len(items):,})", diff_badge(kind), empty, rows, note))
-    return tuple(sections)
+def _case_link(case_id: str, slugs: Mapping[str, str]) -> Segment:
+    slug = slugs.get(case_id)
+    return Segment(case_id, urls.case_href(slug) if slug is not None else None)
 
 
-def _transitions(
-    baseline: Report, current: Report, slugs: dict[str, str], config: SuiteConfig
-) -> tuple[Matrix, tuple[Transition, ...]]:
-    """How many cases went from each baseline verdict to each current verdict, and which ones."""
+def _rules(change: CaseChange, current: Mapping[str, Sequence[str]]) -> tuple[CheckLine, ...]:
+    """The checks a case's row names: what broke it (regressed), what was resolved (fixed), what it fails on."""
+    if change.change == ChangeKind.FIXED:
+        checks: Sequence[str] = change.resolvedChecks
+    elif change.change in (ChangeKind.REGRESSED, ChangeKind.WITHIN_NOISE):
+        checks = change.newFailedChecks
+    else:
+        checks = current.get(change.caseId, ())
+        if change.change == ChangeKind.STILL_FAILING:  # a known failure: its codes (it failed the same way in the baseline)
+            return tuple(CheckLine(code, "") for code in check_codes(checks)[:MAX_TOOL_CALLS])
+    return tuple(check_line(check) for check in checks[:MAX_TOOL_CALLS])
+
+
+def _what(change: CaseChange, phrased: bool) -> tuple[Part, ...]:
+    """What changed, in one phrase: the agent's behaviour where it is known, else what the kind itself says."""
+    phrase = what_changed(change.behaviour) if phrased else ()
+    if change.change == ChangeKind.STILL_FAILING and change.behaviour.traceChanged is False:
+        phrase = (Part("trace unchanged"),)  # not "the case or the rules changed": its result did not change
+    if change.change == ChangeKind.REMOVED:
+        return (Part("missing from the current report"),)
+    if change.change == ChangeKind.NOT_EVALUATED:  # its failed check says why and where; this, what it means
+        moved = wording.status_change(change) if change.baselineStatus else f"new, {Status.NOT_RUN.word}"
+        return (Part(f"{moved}: the agent was not judged"),)
+    if change.change == ChangeKind.NEW:
+        return (Part(f"{wording.STATUS_WORDS[change.currentStatus]} in its first run"),)
+    if change.change == ChangeKind.STILL_FAILING:
+        codes = [Part(f"now also fails {', '.join(change.new_codes)}")] if change.new_codes else []
+        resolved = check_codes(change.resolvedChecks)
+        codes += [Part(f"no longer fails {', '.join(resolved)}")] if resolved else []
+        said = [*(codes or [Part("the same checks fail")]), *([Part("; ")] if phrase else []), *phrase]
+        return tuple(said)
+    if change.change == ChangeKind.WITHIN_NOISE:
+        return (Part(f"{wording.status_change(change)} by the trial policy, within chance"),)
+    return phrase or (Part(wording.status_change(change)),)
+
+
+def _entry(change: CaseChange, items: Sequence[DiffItem], slugs: Mapping[str, str], current: Mapping[str, Sequence[str]],
+           phrased: bool) -> CaseEntry:
+    figures = tuple(_figure(item) for item in items if item.metric not in _SAID_BY_THE_ROW)
+    summary = ""
+    if figures:
+        summary = f"{fmt.plural(len(figures), 'figure')} moved: {', '.join(f.label for f in figures)}"
+    return CaseEntry(_case_link(change.caseId, slugs), change.change, _rules(change, current), _what(change, phrased), figures, summary)
+
+
+def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tuple[tuple[KindSection, ...], str]:
+    """The sections of cases, one per change kind that has a case, and the line naming the kinds that have none."""
+    by_case: dict[str, list[DiffItem]] = {}
+    for item in diff.items:
+        if item.caseId is not None:
+            by_case.setdefault(item.caseId, []).append(item)
+    failing = {r.caseId: r.failedChecks for r in current.results if r.failedChecks}
+    groups: dict[str, list[CaseChange]] = {}
+    for change in diff.caseChanges:
+        if change.change != ChangeKind.STILL_PASSING or any(i.metric not in _SAID_BY_THE_ROW for i in by_case.get(change.caseId, ())):
+            groups.setdefault(change.change, []).append(change)
+    sections, empty = [], []
+    for spec in KINDS:
+        changes = groups.get(spec.kind, [])
+        if not changes:
+            if spec.kind in _ALWAYS_NAMED:
+                empty.append(spec.none_word)
+            continue
+        shown = changes[:OTHER_DIFFERENCES_SHOWN] if spec.kind == ChangeKind.STILL_PASSING else changes
+        note = ""
+        if len(shown) < len(changes):
+            note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
+        entries = tuple(_entry(c, by_case.get(c.caseId, ()), slugs, failing, diff.baselineEvidence) for c in shown)
+        folded = spec.kind != ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
+        sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind),
+                                    spec.rules_header, entries, folded, note))
+    nothing = f"Nothing {_or_list(empty)}." if empty else ""
+    return tuple(sections), nothing
+
+
+def _or_list(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+def _and_list(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _suite_figures(diff: DiffReport) -> tuple[Figure, ...]:
+    return tuple(_figure(item) for item in diff.items if item.caseId is None and not item.metric.startswith(_SUITE_SAID_ELSEWHERE))
+
+
+def _verdicts(diff: DiffReport, baseline: Report, current: Report, slugs: Mapping[str, str], config: SuiteConfig) -> Verdicts:
+    """The verdict counts that moved, the cases whose verdict moved (by transition), and how many kept theirs."""
     before = {r.caseId: r.verdict or MISSING_VERDICT for r in baseline.results}
     after = {r.caseId: r.verdict or MISSING_VERDICT for r in current.results}
-    row_keys = ordered_verdicts(list(before.values()), config) + ([_NEW_CASE] if set(after) - set(before) else [])
-    col_keys = ordered_verdicts(list(after.values()), config) + ([_REMOVED_CASE] if set(before) - set(after) else [])
-    members: dict[tuple[str, str], list[str]] = {}
-    for case_id in sorted(set(before) | set(after)):
-        key = (before.get(case_id, _NEW_CASE), after.get(case_id, _REMOVED_CASE))
-        members.setdefault(key, []).append(case_id)
-    matrix_rows = []
-    transitions = []
-    for i, row_key in enumerate(row_keys):
-        cells = []
-        for j, col_key in enumerate(col_keys):
-            ids = members.get((row_key, col_key), [])
-            if not ids:
-                cells.append(MatrixCell("·", None, "matrix-empty", f"{row_key} → {col_key}: no cases"))
-                continue
-            anchor = f"transition-{i}-{j}"
-            css = "matrix-same" if row_key == col_key else "matrix-moved"
-            title = f"{row_key} → {col_key}: {fmt.plural(len(ids), 'case')}"
-            cells.append(MatrixCell(f"{len(ids):,}", f"#{anchor}", css, title))
-            refs = tuple(CaseRef(cid, urls.case_href(slugs[cid]) if cid in slugs else None) for cid in ids)
-            transitions.append(Transition(anchor, title, refs))
-        matrix_rows.append(MatrixRow(row_key, tuple(cells)))
-    return Matrix(tuple(col_keys), tuple(matrix_rows)), tuple(transitions)
-
-
-def _stats(diff: DiffReport) -> tuple[Stat, ...]:
-    """The cases by change (as the headline orders them), then the pass rate, then the differences (the items)."""
-    counts = diff.caseChangeCounts
-    regressed, removed = ChangeKind.REGRESSED, ChangeKind.REMOVED
-    regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
-    points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
-    if diff.pairedTest is not None:
-        points += f" · {chance_clause(diff.pairedTest, diff.alpha)}"
-    items = f"▼ {diff.regressionCount:,} worse · ▲ {diff.improvementCount:,} better · ● {diff.changedCount:,} other"
-    gone = counts.get(removed, 0)
-    cards = []
-    # A card per table of the page below the breaking one, left out with its table when that would be empty.
-    for kind in ChangeKind:
-        count = counts.get(kind, 0)
-        if kind.title is None or kind.breaking or (kind.empty is None and not count):
-            continue
-        css, detail = ("stat stat-good" if kind is ChangeKind.FIXED and count else "stat"), "cases"
-        if kind.gated and count:  # the gate fails on them, though the agent was not judged
-            css, detail = "stat stat-warn", "cases: the gate fails"
-        cards.append(Stat(kind.said.several.capitalize(), f"{kind.icon} {count:,}", detail, css, f"#{section_anchor(kind)}"))
-    return (
-        Stat("Regressions", f"{regressed.icon} {diff.caseRegressionCount:,}",
-             f"cases · {gone:,} {removed.word}" if gone else "cases", regressed_css, f"#{REGRESSED_ANCHOR}"),
-        *cards,
-        Stat("Pass rate", fmt.percent(diff.currentPassRate), f"baseline {fmt.percent(diff.baselinePassRate)} · {points}",
-             pass_rate_css(diff), None),
-        Stat("Differences", f"{len(diff.items):,}", items, "stat", "#items"),
+    moved: dict[tuple[str, str], list[str]] = {}
+    kept: dict[str, int] = {}
+    for case_id in [*after, *(c for c in before if c not in after)]:
+        then, now = before.get(case_id, _NEW_CASE), after.get(case_id, _REMOVED_CASE)
+        if then == now:
+            kept[now] = kept.get(now, 0) + 1
+        else:
+            moved.setdefault((then, now), []).append(case_id)
+    order = {v: i for i, v in enumerate(ordered_verdicts([*before.values(), *after.values()], config) + [_NEW_CASE, _REMOVED_CASE])}
+    transitions = tuple(
+        Transition(then, now, tuple(_case_link(c, slugs) for c in ids))
+        for (then, now), ids in sorted(moved.items(), key=lambda kv: (order.get(kv[0][0], 0), order.get(kv[0][1], 0)))
     )
+    counts = tuple(_figure(item) for item in diff.items if item.caseId is None and item.metric.startswith("verdictDistribution."))
+    kept_words = [f"{n:,} {verdict}" for verdict, n in sorted(kept.items(), key=lambda kv: order.get(kv[0], 0))]
+    unchanged = ""
+    if kept_words:
+        lead = "No case's verdict moved" if not transitions else "The other cases kept their verdict"
+        unchanged = f"{lead}: {_and_list(kept_words)}, as in the baseline."
+    return Verdicts(counts, transitions, unchanged)
 
 
 def build_diff_page(site: SiteInfo, diff: DiffReport, baseline: Report, current: Report, slugs: dict[str, str]) -> DiffPage:
     """The diff page's view model."""
-    matrix, transitions = _transitions(baseline, current, slugs, site.config)
-    subtitle = (
+    sections, nothing = _sections(diff, slugs, current)
+    passed = (
         f"{diff.baselinePassedCases:,} of {fmt.plural(diff.baselineTotalCases, 'case')} passed in the baseline, "
         f"{diff.currentPassedCases:,} of {diff.currentTotalCases:,} now."
     )
@@ -222,18 +272,16 @@ def build_diff_page(site: SiteInfo, diff: DiffReport, baseline: Report, current:
         layout=make_layout(
             site,
             title="Baseline diff",
-            description=f"This run against the baseline: the cases that regressed, were fixed or are new, and every metric. {subtitle}",
+            description=f"This run against the baseline: each case that changed, once, and the figures that moved. {passed}",
             depth=0,
             current="diff",
         ),
         heading="Against the baseline",
-        subtitle=subtitle,
+        subtitle=passed,
         banner=banner(diff, slugs, on_index=False),
-        stats=_stats(diff),
-        cases=change_sections(diff, slugs),
-        differences_heading=DIFFERENCES_HEADING,
-        sections=_sections(diff, slugs),
-        matrix=matrix,
-        transitions=transitions,
+        sections=sections,
+        nothing=nothing,
+        suite=_suite_figures(diff),
+        verdicts=_verdicts(diff, baseline, current, slugs, site.config),
         downloads=(Link(urls.DIFF_JSON, urls.DIFF_JSON), Link(urls.DIFF_MD, urls.DIFF_MD)),
     )

@@ -7,7 +7,6 @@ index; the index's script shows every case from compact data inlined in the inde
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -18,7 +17,6 @@ from sitegen import formatting as fmt
 from sitegen.checks import FIXTURE_CONTENT_MISSING, check_codes
 from sitegen.compare.changes import FILTER_ORDER, ChangeKind
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.wording import chance_clause, pass_rate_points
 from sitegen.defaults import TABLE_PAGE_SIZE
 from sitegen.history.runs import Run
 from sitegen.history.since import LOCAL_NOTE, FailingSince, named_by_commit, runs_ago_text, since_run_text
@@ -36,7 +34,7 @@ from sitegen.site.pages.badges import (
     status_badge,
     verdict_badge,
 )
-from sitegen.site.pages.change_views import REGRESSED_ANCHOR, Banner, banner, changes_by_case, pass_rate_css
+from sitegen.site.pages.change_views import Banner, banner, changes_by_case, pass_rate_css
 from sitegen.site.pages.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.site.pages.common import Layout, Link, Option, SiteInfo, Stat, make_layout
 from sitegen.suite.config import SuiteConfig
@@ -128,7 +126,6 @@ class RuleRow(NamedTuple):
     """One row of the failures-by-rule panel: a rule code and the cases failing it."""
 
     code: str
-    code_parts: tuple[str, ...]  # the code cut after each underscore, where a narrow screen may break the line
     href: str  # the index filtered to the cases failing it now; "" when none does
     current: str
     label: str  # what the count's link does, for a screen reader
@@ -141,9 +138,11 @@ class RuleRow(NamedTuple):
 class RulePanel(NamedTuple):
     """The index's failures-by-rule panel."""
 
-    rows: tuple[RuleRow, ...]
+    rows: tuple[RuleRow, ...]  # against a baseline, the rules whose count moved; else every rule
     with_baseline: bool
     summary: str
+    unchanged: tuple[RuleRow, ...]  # the rules failing as many cases as in the baseline: folded under the rows
+    unchanged_summary: str
 
 
 class IndexPage(NamedTuple):
@@ -260,7 +259,6 @@ def _rule_row(count: RuleCount) -> RuleRow:
     code = fmt.shorten(count.code, _RULE_CODE_LIMIT)
     return RuleRow(
         code=code,
-        code_parts=tuple(part for part in re.split(r"(?<=_)", code) if part),
         href=urls.index_filter(code=code).removeprefix(urls.INDEX) if count.current and code == count.code else "",
         current=f"{count.current:,}",
         label=f"Show the {fmt.plural(count.current, 'case')} failing {code}",
@@ -276,8 +274,16 @@ def _rule_panel(by_rule: Sequence[RuleCount]) -> RulePanel | None:
     if not by_rule:
         return None
     failing = sum(1 for count in by_rule if count.current)
+    with_baseline = any(c.baseline is not None for c in by_rule)
     summary = f"{fmt.plural(failing, 'rule')} failing at least one case; a case failing several counts under each"
-    return RulePanel(tuple(_rule_row(c) for c in by_rule), any(c.baseline is not None for c in by_rule), summary)
+    # Against a baseline the rules whose count did not move are folded: the first screen shows what changed.
+    moved = [c for c in by_rule if not with_baseline or c.change]
+    same = [c for c in by_rule if with_baseline and not c.change]
+    unchanged_summary = ""
+    if same:
+        lead = "Every rule fails" if not moved else f"{fmt.plural(len(same), 'other rule')}: each fails"
+        unchanged_summary = f"{lead} as many cases as in the baseline"
+    return RulePanel(tuple(map(_rule_row, moved)), with_baseline, summary, tuple(map(_rule_row, same)), unchanged_summary)
 
 
 def _index_table(
@@ -329,28 +335,20 @@ def _not_run_detail(report: Report) -> str:
 
 
 def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
-    """The headline figures: pass rate, the counts per status, regressions, averages."""
+    """The headline figures: the pass rate (without a baseline: with one the banner says it), the counts per status,
+    the averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
-    if diff is not None:
-        points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
-        rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
-        if diff.pairedTest is not None:
-            rate_detail += f" · {chance_clause(diff.pairedTest, diff.alpha)}"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
-    stats = [
+    # Against a baseline the banner says the pass rate and the regressions: the cards say only what it does not.
+    stats = [] if diff is not None else [
         Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
+    ]
+    stats += [
         _status_stat(Status.PASSED, report.passedCases, "cases", "stat stat-good"),
         _status_stat(Status.FAILED, report.failedCases, "cases", failed_css),
         _status_stat(Status.NOT_RUN, report.notRunCases, _not_run_detail(report), not_run_css),
     ]
-    if diff is not None:
-        counts = diff.caseChangeCounts
-        css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
-        fixed, new = ChangeKind.FIXED, ChangeKind.NEW
-        detail = f"cases · {fixed.icon} {counts.get(fixed, 0):,} {fixed.word} · {new.icon} {counts.get(new, 0):,} {new.word}"
-        link = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
-        stats.append(Stat("Regressions", f"{ChangeKind.REGRESSED.icon} {diff.caseRegressionCount:,}", detail, css, link))
     stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
     stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
     return stats

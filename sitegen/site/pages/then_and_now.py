@@ -31,6 +31,11 @@ NO_EVIDENCE_TEXT = (
     "older sitegen), so there is nothing to compare them with."
 )
 REGENERATE = "sitegen baseline"
+# What "N % changed" measures (docs/comparison.md, "answer N % changed"), said where the figure is shown.
+CHANGED_NOTE = (
+    "“% changed” measures how much of the two answers' text differs: the share of their characters that the two "
+    "do not have in common, in order (a dropped sentence is a few percent, a rewrite most of it)."
+)
 _DIFF_NOTES = {
     SENTENCES: "These answers differ in many places, so they are compared sentence by sentence.",
     LINES: "These answers differ in many places, so they are compared line by line.",
@@ -105,6 +110,7 @@ class ComparisonView(NamedTuple):
     diff_note: str | None
     command: str | None = None  # the command that would make the comparison possible
     answers_title: str = "Answers"
+    changed_note: str = ""  # what the title's "N % changed" measures, in one sentence
 
 
 def trace_changed(behaviour: Behaviour, before: Evidence, after: Evidence) -> bool:
@@ -155,6 +161,7 @@ def comparison_view(
         answers=answers,
         diff_note=diff_note,
         answers_title="Answers" if similarity is None or answers is None else f"Answers · {percent_changed(similarity)} % changed",
+        changed_note="" if similarity is None or answers is None else CHANGED_NOTE,
     )
 
 
@@ -269,11 +276,13 @@ def _answers(
     # The whole answers are diffed (their common start and end cost next to nothing), then each side is cut to
     # the page's budget: cutting first would make two long answers that differ in one place differ at the end.
     diff = diff_text(b.answer or "", c.answer or "")
-    sides = []
+    sides, held = [], []
     for title, trial, evidence, side in (("Baseline", b_trial, b, REMOVED), ("Now", c_trial, c, ADDED)):
         clipped = clip(side_text(diff.runs, side), TEXT_LIMIT)
         spans = cut_spans(side_spans(diff.runs, side), len(clipped.text))
         phrases = found.get(clipped.text) or found_phrases(case, clipped.text, config)
+        # The keywords the whole answer holds, as the rules find them (the page may show it cut).
+        held.append(phrases.matched if clipped.note is None else found_in(evidence.answer or "", case.expectedRootCauseKeywords))
         missing = None
         if evidence.answer is None:
             missing = "The trace could not be read, so it has no answer."
@@ -287,14 +296,30 @@ def _answers(
                 chunks=side_chunks(clipped.text, spans, side, phrases.highlights) if missing is None else (),
                 missing=missing,
                 note=note,
-                legend=_legend(case, phrases),
+                legend=_legend(case, phrases, held[-1]),
             )
         )
-    return (sides[0], sides[1]), _DIFF_NOTES.get(diff.mode)
+    lost = [k for k in held[0] if k not in held[1]]
+    gained = [k for k in held[1] if k not in held[0]]
+    now = sides[1]._replace(legend=sides[1].legend + _keyword_changes(lost, gained))
+    return (sides[0], now), _DIFF_NOTES.get(diff.mode)
 
 
-def _legend(case: Case, phrases: FoundPhrases) -> str:
-    text = f"{len(phrases.matched)} of {len(case.expectedRootCauseKeywords)} expected keywords"
-    if phrases.forbidden or phrases.markers:
-        text += f"; {fmt.plural(len(phrases.forbidden) + len(phrases.markers), 'forbidden phrase')}"
+def _names(phrases: Sequence[str]) -> str:
+    return ", ".join(fmt.shorten(p) for p in phrases[:10]) + (f" and {len(phrases) - 10:,} more" if len(phrases) > 10 else "")
+
+
+def _legend(case: Case, phrases: FoundPhrases, matched: Sequence[str]) -> str:
+    """How many expected keywords the answer holds, and the forbidden phrases it says, named."""
+    text = f"{len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords"
+    said = phrases.forbidden + phrases.markers
+    if said:
+        text += f"; {'forbidden phrase' if len(said) == 1 else 'forbidden phrases'}: {_names(said)}"
     return text
+
+
+def _keyword_changes(lost: Sequence[str], gained: Sequence[str]) -> str:
+    """The expected keywords the answer no longer holds and those it holds now, named ("" when neither)."""
+    parts = [f"no longer found: {_names(lost)}"] if lost else []
+    parts += [f"newly found: {_names(gained)}"] if gained else []
+    return f" — {'; '.join(parts)}" if parts else ""
