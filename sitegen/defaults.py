@@ -27,6 +27,13 @@ DEFAULT_COST_TOLERANCE = 0.10
 # ... and a trial pass rate that moved with a one-sided Fisher p-value below this significance level counts
 # ([diff] alpha, docs/trials.md).
 DEFAULT_ALPHA = 0.05
+# ... and a passing case whose two answers are less alike than this (compare/similarity.py) behaves differently
+# ([diff] answerSimilarity, eval/README.md "Behaviour that changed").
+DEFAULT_ANSWER_SIMILARITY = 0.9
+# A tool call's input as a report records it (`toolCalls[].input`): its first characters, the rest digested ...
+INPUT_CLIP = 500
+# ... and as the first divergence of two tool trajectories names each side: `toolName(input)`, the input this short.
+DIVERGENCE_INPUT_CLIP = 80
 
 # Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
 # failing ones and those whose status changed against the baseline; or only those that changed (and, without a

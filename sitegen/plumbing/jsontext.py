@@ -69,6 +69,16 @@ def pretty(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False)
 
 
+def compact(data: Any) -> str:
+    """Compact JSON with the keys in their order, as json.dumps(ensure_ascii=False, separators=(",", ":")) writes
+    it (orjson's bytes where it writes them; a float below 1e-4 in size may lack its exponent). A lone surrogate
+    is kept: the text is for digests and for `as_utf8` before it is written."""
+    try:
+        return orjson.dumps(data).decode("utf-8")
+    except TypeError:  # a lone surrogate, an integer beyond 64 bits, a key that is not a string
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
 def compact_sorted(data: Any) -> str:
     """Compact JSON with sorted keys, as json.dumps(sort_keys=True, separators=(",", ":")) writes it.
 
