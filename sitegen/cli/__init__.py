@@ -268,7 +268,9 @@ def diff(
     tolerance = cost_tolerance if cost_tolerance is not None else settings.cost_tolerance
     before, after = read_report(baseline), read_report(current)
     check_comparable(before, {r.caseId for r in after.results}, baseline)
-    result = compare_reports(before, after, cost_tolerance=tolerance, alpha=settings.alpha)
+    result = compare_reports(
+        before, after, cost_tolerance=tolerance, alpha=settings.alpha, answer_similarity=settings.answer_similarity
+    )
     # Both texts exist before anything is written, and the files are replaced together or not at all.
     outputs: list[tuple[Path | None, str]] = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:

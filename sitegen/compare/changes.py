@@ -17,7 +17,7 @@ from typing import Any
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
-from sitegen.defaults import DEFAULT_ALPHA
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY
 from sitegen.report.results import CaseResult
 from sitegen.stats import fisher_one_sided
 
@@ -28,7 +28,10 @@ STILL_FAILING = "still_failing"
 STILL_PASSING = "still_passing"
 NEW = "new"
 WITHIN_NOISE = "within_noise"
-CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE)
+# A case that passed on both sides and behaves differently (compare/behaviour.py): no rule caught it, so a person
+# must look; never breaking.
+CHANGED = "changed"
+CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE, CHANGED)
 # The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
 # within chance is WITHIN_NOISE, never breaking).
 BREAKING = frozenset((REGRESSED, REMOVED))
@@ -105,10 +108,14 @@ def beyond_chance(base: CaseResult, cur: CaseResult, alpha: float) -> bool:
 
 
 def classify_case(
-    base: CaseResult | None, cur: CaseResult | None, alpha: float = DEFAULT_ALPHA, behaviour: Behaviour | None = None
+    base: CaseResult | None,
+    cur: CaseResult | None,
+    alpha: float = DEFAULT_ALPHA,
+    behaviour: Behaviour | None = None,
+    answer_similarity: float = DEFAULT_ANSWER_SIMILARITY,
 ) -> CaseChange:
     """The change of one case; `base` or `cur` is None when the case is missing from that report. `behaviour`:
-    compare_behaviour(base, cur) when already at hand."""
+    compare_behaviour(base, cur, answer_similarity) when already at hand."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, REMOVED, base.status, None)
@@ -122,7 +129,9 @@ def classify_case(
         change = FIXED if cur.passed else REGRESSED
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
-    behaviour = compare_behaviour(base, cur) if behaviour is None else behaviour
+    behaviour = compare_behaviour(base, cur, answer_similarity) if behaviour is None else behaviour
+    if change == STILL_PASSING and behaviour.behaviourChanged:
+        change = CHANGED
     return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved, behaviour)
 
 
@@ -134,6 +143,11 @@ def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
 def regressed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
     """The cases that passed in the baseline and do not pass now (a removed case has no result to report)."""
     return frozenset(change.caseId for change in changes if change.change == REGRESSED)
+
+
+def changed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
+    """The cases that passed on both sides and behave differently (no rule caught the change)."""
+    return frozenset(change.caseId for change in changes if change.change == CHANGED)
 
 
 def within_noise_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
@@ -159,6 +173,7 @@ class Headline:
     baselinePassRate: float
     currentPassRate: float
     within_noise: tuple[CaseChange, ...] = ()  # policy flips within chance: reported, never breaking
+    changed: tuple[CaseChange, ...] = ()  # passing on both sides, behaving differently: reported, never breaking
 
     @property
     def new_failing(self) -> int:
@@ -180,4 +195,5 @@ def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, curr
         baselinePassRate=baseline_pass_rate,
         currentPassRate=current_pass_rate,
         within_noise=tuple(groups[WITHIN_NOISE]),
+        changed=tuple(groups[CHANGED]),
     )

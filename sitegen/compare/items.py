@@ -51,6 +51,8 @@ class DiffItem:
     alpha: float | None = None
     # `answer` items: how alike the two answers are (compare/similarity.py).
     similarity: float | None = None
+    # `toolCalls` items: the first step where the two aligned trajectories differ (compare/trajectory.py).
+    firstDivergence: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The item as a JSON object with the contract's field order (extra fields only where they apply)."""
@@ -75,6 +77,8 @@ class DiffItem:
             data["alpha"] = self.alpha
         if self.similarity is not None:
             data["similarity"] = self.similarity
+        if self.firstDivergence is not None:
+            data["firstDivergence"] = dict(self.firstDivergence)
         return data
 
 

@@ -26,11 +26,13 @@ from sitegen.compare.items import (
     is_number,
     same,
 )
+from sitegen.compare.whatchanged import divergence_parts, phrase_text, what_changed
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
 
 if TYPE_CHECKING:
     from sitegen.compare.costs import PairedAverage
+    from sitegen.compare.trajectory import Divergence
     from sitegen.compare.diff_report import DiffReport
 
 HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
@@ -176,19 +178,23 @@ def cost_note(diff: DiffReport) -> str:
     return f"Cost regression on the cases in both reports: {names}." if names else ""
 
 
-# What a headline segment is: words, a case id, the rule codes that broke a case, or the rest of a list.
-TEXT, CASE_ID, CODES, MORE = "text", "case", "codes", "more"
+# What a headline segment is: words, a case id, the rule codes that broke a case, recorded text in a "what changed"
+# phrase (a tool's name, a verdict), or the rest of a list.
+TEXT, CASE_ID, CODES, RECORDED, MORE = "text", "case", "codes", "recorded", "more"
+ESCAPED = (CASE_ID, CODES, RECORDED)  # the kinds that are data from the reports: Markdown escapes them
 
 
 class Segment(NamedTuple):
     """A piece of the headline: `kind` says whether it is words (TEXT) or data from the reports (CASE_ID, CODES,
-    MORE: "and 3 more", the rest of the group) that Markdown escapes and the site links."""
+    RECORDED, MORE: "and 3 more", the rest of the group) that Markdown escapes and the site links; `group` is
+    the change kind of the cases a MORE stands for."""
 
     text: str
     kind: str = TEXT
+    group: str = ""
 
 
-def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
+def _named(changes: tuple[CaseChange, ...], with_codes: bool, with_phrase: bool = False) -> list[Segment]:
     out: list[Segment] = []
     for i, change in enumerate(changes[:HEADLINE_LISTED]):
         if i:
@@ -197,14 +203,23 @@ def _named(changes: tuple[CaseChange, ...], with_codes: bool) -> list[Segment]:
         codes = change.new_codes if with_codes else []
         if codes:
             out += (Segment(" ("), Segment(", ".join(codes), CODES), Segment(")"))
+        phrase = what_changed(change.behaviour) if with_phrase else ()
+        if phrase:
+            out += (Segment(" ("), *(Segment(part.text, RECORDED if part.code else TEXT) for part in phrase), Segment(")"))
     if len(changes) > HEADLINE_LISTED:
-        out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE))
+        kind = changes[0].change
+        out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE, kind))
     return out
 
 
+def changed_lead(count: int) -> str:
+    """`1 passing case behaves differently` (the headline's and the diff's words for the `changed` cases)."""
+    return f"{plural(count, 'passing case')} {'behaves' if count == 1 else 'behave'} differently"
+
+
 def headline_segments(headline: Headline) -> tuple[Segment, ...]:
-    """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 2 within noise ·
-    2 known failures · 1 fixed · 1 new"."""
+    """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 1 passing case behaves
+    differently: c (answer 87 % changed) · 2 within noise · 2 known failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
     if headline.regressed:
         lead = f"{plural(len(headline.regressed), 'case')} regressed: "
@@ -214,6 +229,9 @@ def headline_segments(headline: Headline) -> tuple[Segment, ...]:
         parts.append([Segment(lead), *_named(headline.removed, with_codes=False)])
     if not parts:
         parts.append([Segment("no case regressed")])
+    if headline.changed:
+        lead = f"{changed_lead(len(headline.changed))}: "
+        parts.append([Segment(lead), *_named(headline.changed, with_codes=False, with_phrase=True)])
     if headline.within_noise:
         parts.append([Segment(f"{len(headline.within_noise):,} within noise")])
     if headline.known_failures:
@@ -233,7 +251,7 @@ def headline_segments(headline: Headline) -> tuple[Segment, ...]:
 
 def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
     """The cases part as one line; `escape` is applied to every case id and code (Markdown escaping for diff.md)."""
-    return "".join(escape(s.text) if s.kind in (CASE_ID, CODES) else s.text for s in headline_segments(headline))
+    return "".join(escape(s.text) if s.kind in ESCAPED else s.text for s in headline_segments(headline))
 
 
 def format_pass_rate(headline: Headline) -> str:
@@ -252,6 +270,7 @@ def answer_message(case_id: str, changed: int, before: int, after: int) -> str:
     return f"Case {case_id} answer changed ({changed} % changed): {number(before)} → {number(after)} characters."
 
 
-def tool_calls_message(case_id: str, then: Sequence[str], now: Sequence[str]) -> str:
-    """A `toolCalls` item's message: the tools called then → now."""
-    return f"Case {case_id} tool calls changed: {', '.join(then) or 'none'} → {', '.join(now) or 'none'}."
+def tool_calls_message(case_id: str, then: Sequence[str], now: Sequence[str], divergence: Divergence | None) -> str:
+    """A `toolCalls` item's message: the tools called then → now, and where the two trajectories first diverged."""
+    message = f"Case {case_id} tool calls changed: {', '.join(then) or 'none'} → {', '.join(now) or 'none'}"
+    return message + (f"; {phrase_text(divergence_parts(divergence))}." if divergence is not None else ".")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.compare.changes import FIXED, NEW, REGRESSED, CaseChange
+from sitegen.compare.changes import CHANGED, FIXED, NEW, REGRESSED, CaseChange
 from sitegen.compare.diff_report import CaseComparison, compare_case
 from sitegen.defaults import DEFAULT_CASE_PAGES
 from sitegen.evaluation.engine import evaluate_case
@@ -243,7 +243,9 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
     results = [evaluate_case(case, outcome, context.config) for case, outcome in zip(cases, outcomes)]
     # Compared here once, for the page and for the diff (compare_reports takes it as it is).
     comparisons = [
-        compare_case(job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
+        compare_case(job.baseline, result, alpha=context.config.alpha, answer_similarity=context.config.answer_similarity)
+        if context.baseline is not None
+        else None
         for (job, _, _), result in zip(jobs, results)
     ]
     raws = [raw_files(job.slug, read) for (job, _, _), read in zip(jobs, reads)]  # type: ignore[arg-type]
@@ -293,7 +295,7 @@ def _page_input(
 
 
 # The changes against the baseline that give a case a page under --case-pages failing / changed.
-_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise"))
+_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise", CHANGED))
 
 
 def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool:

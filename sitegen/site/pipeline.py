@@ -425,7 +425,10 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     diff = None
     if inputs.baseline is not None:
         # The cases whose page was rendered were compared with their baseline entry then; the others are here.
-        diff = compare_reports(inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha, compared=pages.compared)
+        diff = compare_reports(
+            inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha,
+            answer_similarity=inputs.config.answer_similarity, compared=pages.compared,
+        )  # fmt: skip
     # The id hashes report.json's text as it is; only a lone surrogate makes that other than the bytes written.
     exact_text = report_data if exact else report_json(report, texts).encode("utf-8", "surrogatepass")
     run_id = options.run_id or default_run_id(inputs.commit, exact_text)
