@@ -49,6 +49,8 @@ SITE_SIZE_WARNING = 0.8
 INDEX_PAGE_ROWS = 500
 # ... and per page of the index's table once its script pages it.
 TABLE_PAGE_SIZE = 100
+# Cases the one-line headline names per group (`… and 3 more`); the tables list them all.
+HEADLINE_LISTED = 5
 # A list of cases or diff items longer than this starts folded, in diff.md as on the diff page.
 FOLD_AFTER = 10
 # `--junit-known-failures`: a case that failed in the baseline too is reported skipped, or as a failure.

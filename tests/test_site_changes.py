@@ -5,6 +5,7 @@ and a case's notes and annotations (eval/README.md, "The site")."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def _rows(doc: BeautifulSoup) -> dict[str, Tag]:
 
 
 BADGES = {
-    "steady": "= unchanged", "breaks": "▼ regressed", "mends": "▲ fixed", "known": "≡ known failure",
+    "steady": "= still passing", "breaks": "▼ regressed", "mends": "▲ fixed", "known": "≡ known failure",
     "fresh": "✚ new",
 }
 
@@ -66,7 +67,7 @@ def test_every_index_row_carries_its_change_in_its_status_cell(built: tuple[Path
     options = [(o["value"], text(o)) for o in doc.select("#filter-change option")]
     assert options == [
         ("", "All changes"), ("regressed", "regressed"), ("fixed", "fixed"), ("still_failing", "known failure"),
-        ("new", "new"), ("still_passing", "unchanged"),
+        ("new", "new"), ("still_passing", "still passing"),
     ]
 
 
@@ -149,7 +150,7 @@ def test_a_case_page_states_its_change_at_the_top(built: tuple[Path, BuildResult
     marked = {text(li.code): "check-new" in li.get("class", []) for li in known.select("ul.checks li")}
     assert marked == {"keyword_coverage": False, "forbidden_answer_keyword": True}
     steady = case_page(site, "steady").select_one("#change .case-change-statement")
-    assert text(steady) == "Unchanged: it passed in the baseline too."
+    assert text(steady) == "Unchanged: it passed in the baseline too, with the very same trace."
 
 
 def test_notes_and_annotations_are_shown_as_text(built: tuple[Path, BuildResult]) -> None:
@@ -174,8 +175,8 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
     assert list(stats)[:5] == ["Regressions", "Known failures", "Fixed", "New", "Pass rate"]
     assert stats["Regressions"] == "▼ 2"  # cases: breaks regressed, gone removed
     sections = [s["id"] for s in doc.select("main > section.card")]
-    assert sections[:7] == [
-        "regressed-cases", "known-failures", "fixed-cases", "new-cases", "regressions", "improvements", "changes"
+    assert sections[:8] == [
+        "regressed-cases", "changed-cases", "known-failures", "fixed-cases", "new-cases", "regressions", "improvements", "changes"
     ]
     breaking = {text(tr.td.select_one("a, span.muted")): [text(td) for td in tr.find_all("td")[1:]]
                 for tr in doc.select("#regressed-cases tbody tr")}
@@ -183,6 +184,7 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
     assert breaking["gone"] == ["removed", "—", "—", "missing from the current report"]  # no rules, nothing known of it
     assert doc.select_one("#regressed-cases tbody tr[data-change='removed'] a") is None  # no page to link
     assert [text(tr.td.a) for tr in doc.select("#fixed-cases tbody tr")] == ["mends"]
+    assert text(doc.select_one("#changed-cases p.muted")) == "No passing case behaves differently."
     # Value cells in the words of the message and of diff.md: present → absent, passed → failed, points
     present = next(tr for tr in doc.select("#regressions tbody tr") if text(tr.find_all("td")[1]) == "present")
     assert [text(td) for td in present.find_all("td")[2:4]] == ["present", "absent"]
@@ -215,4 +217,7 @@ def test_the_diff_page_lists_the_first_other_differences_and_says_where_the_rest
         f"The first {OTHER_DIFFERENCES_SHOWN:,} of {len(others):,} are listed here; diff.json and diff.md list them all."
     )
     assert len([item for item in others if item["metric"] == "answer"]) == count  # one a case
-    assert (site / "diff.md").read_text(encoding="utf-8").count("| answer |") == count  # diff.md lists every one
+    markdown = (site / "diff.md").read_text(encoding="utf-8")
+    assert len(re.findall(r"\| answer \| \d+ characters", markdown)) == count  # diff.md lists every one
+    # Each answer is less alike than the 0.9 default: every case behaves differently, each listed once in its table.
+    assert markdown.count(" | answer |\n") == count

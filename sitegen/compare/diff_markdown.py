@@ -7,11 +7,13 @@ rules that broke, then known failures, fixed and new cases, then the pass rate; 
 from __future__ import annotations
 
 from sitegen.checks import check_codes
+from sitegen.compare.changes import CHANGED as BEHAVES_DIFFERENTLY
 from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
-from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
+from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
 from sitegen.compare.wording import (
+    CHANGED_TITLE,
     DEFINITIONS_CHANGED,
     DIFFERENCES_HEADING,
     STATUS_WORDS,
@@ -20,6 +22,7 @@ from sitegen.compare.wording import (
     format_cases,
     gate_text,
     pass_rate_points,
+    reasons_text,
     status_change,
 )
 from sitegen.defaults import FOLD_AFTER
@@ -54,6 +57,8 @@ def _headline(diff: DiffReport) -> list[str]:
         lines += ["", f"⚠️ {DEFINITIONS_CHANGED}: {names}"]
     if not diff.baselineEvidence:
         lines += ["", f"ℹ️ **What the agent did**: {NO_EVIDENCE}."]
+    elif not diff.baselineInputs:
+        lines += ["", f"ℹ️ **Tool inputs**: {NO_INPUTS}."]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return lines
@@ -94,7 +99,16 @@ def breaking_table(diff: DiffReport) -> str:
     return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
 
 
+def changed_table(diff: DiffReport) -> str:
+    """The passing cases that behave differently, each with what the agent did differently and why it counts."""
+    rows = [[_case_name(c, diff), _what_changed_cell(c), escape_cell(reasons_text(c))]
+            for c in diff.caseChanges if c.change == BEHAVES_DIFFERENTLY]  # fmt: skip
+    return table(["Case", "What changed", "Why"], rows)
+
+
 def _changes_table(diff: DiffReport, kind: str) -> str:
+    if kind == BEHAVES_DIFFERENTLY:
+        return changed_table(diff)
     changes = [change for change in diff.caseChanges if change.change == kind]
     if kind == FIXED:
         if diff.baselineEvidence:
@@ -110,7 +124,8 @@ def _changes_table(diff: DiffReport, kind: str) -> str:
     return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
 
 
-_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"), (STILL_FAILING, "Known failures"))
+_CASE_SECTIONS = ((BEHAVES_DIFFERENTLY, CHANGED_TITLE), (WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"),
+                  (NEW, "New cases"), (STILL_FAILING, "Known failures"))
 
 
 def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:
@@ -186,10 +201,14 @@ def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
 
 
 def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
-    """For a GitHub job summary: the headline, every regressed and removed case (never folded), other regression signals."""
+    """For a GitHub job summary: the headline, every regressed and removed case (never folded), the passing cases that
+    behave differently, other regression signals."""
     lines = [f"## {escape_inline(title)}", "", *_headline(diff)]
     if diff.caseRegressionCount:
         lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
+    changed = diff.caseChangeCounts.get(BEHAVES_DIFFERENTLY, 0)
+    if changed:
+        lines += _folded(f"{CHANGED_TITLE} ({changed})", changed_table(diff), "###", True, changed)
     others = _other_regression_items(diff)
     if others:
         lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 
+from sitegen.compare.changes import CHANGED as BEHAVES_DIFFERENTLY
 from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
 from sitegen.compare.wording import (
+    CHANGED_TITLE,
     DEFINITIONS_CHANGED,
     DIFFERENCE_TITLES,
     DIFFERENCES_HEADING,
@@ -16,12 +19,13 @@ from sitegen.compare.wording import (
     format_cases,
     format_pass_rate,
     gate_text,
+    reasons_text,
     status_change,
 )
 
-_ICONS = {BREAKING: "▼", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖"}
-_CASE_SECTIONS = ((WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"), (NEW, "New cases"),
-                  (STILL_FAILING, "Known failures"))
+_ICONS = {BREAKING: "▼", BEHAVES_DIFFERENTLY: "Δ", WITHIN_NOISE: "≈", FIXED: "▲", NEW: "✚", STILL_FAILING: "≡", REMOVED: "⊖"}
+_CASE_SECTIONS = ((BEHAVES_DIFFERENTLY, CHANGED_TITLE), (WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"),
+                  (NEW, "New cases"), (STILL_FAILING, "Known failures"))
 _ITEM_SECTIONS = ((REGRESSION, "▼"), (IMPROVEMENT, "▲"), (CHANGED, "●"))
 INDENT = "  "
 # Control characters (an escape sequence in a hostile case id would drive the terminal) and the bidirectional
@@ -40,6 +44,8 @@ def _case_lines(change: CaseChange, icon: str, diff: DiffReport) -> list[str]:
     moved = STATUS_WORDS[change.currentStatus] if change.change == NEW else status_change(change)
     flagged = " [definition changed: not comparable]" if change.caseId in diff.changedDefinitions else ""
     lines = [f"{INDENT}{icon} {change.caseId}: {moved}{flagged}"]
+    if change.change == BEHAVES_DIFFERENTLY:
+        lines.append(f"{INDENT * 3}what changed: {phrase_text(what_changed(change.behaviour))} ({reasons_text(change)})")
     new_word = "failed" if change.change == NEW else "new"
     lines += [f"{INDENT * 3}{new_word}: {check}" for check in change.newFailedChecks]
     lines += [f"{INDENT * 3}resolved: {check}" for check in change.resolvedChecks]
@@ -62,6 +68,8 @@ def diff_text(diff: DiffReport) -> str:
     ]
     if diff.changedDefinitions:
         lines.append(f"{INDENT}⚠ {DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}")
+    if not diff.baselineEvidence or not diff.baselineInputs:
+        lines.append(f"{INDENT}ℹ {NO_EVIDENCE if not diff.baselineEvidence else NO_INPUTS}")
     breaking = [change for change in diff.caseChanges if change.change in BREAKING]
     if breaking:
         lines += ["", f"Regressed and removed cases ({len(breaking)})"]

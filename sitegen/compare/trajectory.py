@@ -48,6 +48,9 @@ class Divergence(NamedTuple):
     current: str | None
     before: ToolCall | None
     after: ToolCall | None
+    # For a call on one side only that the other side makes elsewhere, unpaired: "earlier" or "later" now than in
+    # the baseline (the calls were reordered); else "".
+    moved: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """`{step, baseline, current}` as the `toolCalls` item carries it."""
@@ -101,8 +104,21 @@ def first_divergence(steps: Sequence[Step]) -> Divergence | None:
             None if after is None else call_text(after),
             before,
             after,
+            _moved(steps, index) if before is None or after is None else "",
         )
     return None
+
+
+def _moved(steps: Sequence[Step], index: int) -> str:
+    """Whether the one-sided call at `index` is made on the other side too, unpaired: earlier or later now."""
+    step = steps[index]
+    other = REMOVED if step.kind == ADDED else ADDED
+    name = (step.before or step.after).toolName  # type: ignore[union-attr]
+    for where, candidate in enumerate(steps):
+        if candidate.kind == other and (candidate.before or candidate.after).toolName == name:  # type: ignore[union-attr]
+            now_first = (step.kind == ADDED) == (index < where)
+            return "earlier" if now_first else "later"
+    return ""
 
 
 def tool_order_changed(before: Sequence[ToolCall], after: Sequence[ToolCall]) -> bool:

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
 from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
-from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
+from sitegen.compare.changes import CHANGED, FIXED, REGRESSED, CaseChange
 from sitegen.compare.trajectory import Divergence
+from sitegen.defaults import HEADLINE_LISTED
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
@@ -63,10 +64,11 @@ def divergence_parts(divergence: Divergence) -> list[Part]:
         if before.success != after.success:
             words.append("now fails" if after.success is False else "no longer fails" if before.success is False else "with another outcome recorded")
         return [lead, Part(before.toolName, code=True), Part(" " + " and ".join(words or ["called differently"]))]
-    if before is not None:
-        return [lead, Part(before.toolName, code=True), Part(" left out")]
-    assert after is not None, "a divergence has a call on at least one side"
-    return [lead, Part(after.toolName, code=True), Part(" added")]
+    call = after if after is not None else before
+    assert call is not None, "a divergence has a call on at least one side"
+    if divergence.moved:
+        return [lead, Part(call.toolName, code=True), Part(f" called {divergence.moved} than in the baseline")]
+    return [lead, Part(call.toolName, code=True), Part(" left out" if after is None else " added")]
 
 
 _STATE_WORDS = {VERDICT: "verdict", GATEKEEPER: "gatekeeper status", COMPOSER: "composer mode"}
@@ -153,6 +155,11 @@ def terminal_lines(diff: DiffReport) -> list[str]:
     lines = [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
     if len(phrased) > TERMINAL_LISTED:
         lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
+    # The passing cases that behave differently past those the headline names with their phrase.
+    rest = [change for change in diff.caseChanges if change.change == CHANGED][HEADLINE_LISTED:]
+    lines += [f"  {case_line(change, printable)}" for change in rest[:TERMINAL_LISTED]]
+    if len(rest) > TERMINAL_LISTED:
+        lines.append(f"  … and {len(rest) - TERMINAL_LISTED} more passing cases that behave differently (see diff.md)")
     if not diff.baselineInputs:
         lines.append(f"  {NO_INPUTS}")
     return lines

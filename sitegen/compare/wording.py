@@ -27,6 +27,7 @@ from sitegen.compare.items import (
     same,
 )
 from sitegen.compare.whatchanged import divergence_parts, phrase_text, what_changed
+from sitegen.defaults import HEADLINE_LISTED
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
 
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from sitegen.compare.trajectory import Divergence
     from sitegen.compare.diff_report import DiffReport
 
-HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
 DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
 STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
@@ -210,6 +210,19 @@ def _named(changes: tuple[CaseChange, ...], with_codes: bool, with_phrase: bool 
         kind = changes[0].change
         out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE, kind))
     return out
+
+
+# `behaviourChanges` in words, for the diff's tables of cases that behave differently.
+REASON_WORDS = {
+    "answer": "answer", "tools": "tools called", "toolOrder": "tool order", "toolInputs": "tool inputs",
+    "verdict": "verdict", "gatekeeperStatus": "gatekeeper status", "composerMode": "composer mode",
+}  # fmt: skip
+CHANGED_TITLE = "Passing cases that behave differently"
+
+
+def reasons_text(change: CaseChange) -> str:
+    """Why a case behaves differently, in words: `answer, tool inputs`."""
+    return ", ".join(REASON_WORDS[reason] for reason in change.behaviour.behaviourChanges)
 
 
 def changed_lead(count: int) -> str:

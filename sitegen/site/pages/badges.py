@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from markupsafe import escape
 
+from sitegen.compare.changes import CHANGED as BEHAVES_DIFFERENTLY
 from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING, WITHIN_NOISE
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION
 from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW
@@ -37,10 +38,12 @@ _CHANGE_SHOW = {
     STILL_FAILING: ("≡", "known failure", "change change-known"),
     WITHIN_NOISE: ("≈", "within noise", "change change-noise"),
     NEW: ("✚", "new", "change change-new"),
-    STILL_PASSING: ("=", "unchanged", "change change-unchanged"),
+    BEHAVES_DIFFERENTLY: ("Δ", "behaves differently", "change change-changed"),
+    # Passed on both sides and behaves the same ("unchanged" would not be true of a trace that changed a little).
+    STILL_PASSING: ("=", "still passing", "change change-unchanged"),
 }
 # The order of the index's Change filter: what needs attention first.
-CHANGE_ORDER = (REGRESSED, REMOVED, WITHIN_NOISE, FIXED, STILL_FAILING, NEW, STILL_PASSING)
+CHANGE_ORDER = (REGRESSED, REMOVED, BEHAVES_DIFFERENTLY, WITHIN_NOISE, FIXED, STILL_FAILING, NEW, STILL_PASSING)
 _VERDICT_ICONS = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
 
 _TIMES = {1: "once", 2: "twice"}

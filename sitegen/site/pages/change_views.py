@@ -16,6 +16,7 @@ from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
 from sitegen.compare.changes import (
     BREAKING,
+    CHANGED,
     FIXED,
     NEW,
     REGRESSED,
@@ -26,20 +27,31 @@ from sitegen.compare.changes import (
     Headline,
 )
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, phrase_text, rule_codes, what_changed
+from sitegen.compare.whatchanged import (
+    NO_INPUTS,
+    PHRASED,
+    Part,
+    no_evidence_parts,
+    phrase_text,
+    rule_codes,
+    what_changed,
+)
 from sitegen.defaults import FOLD_AFTER
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
 REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
+CHANGED_ANCHOR = "changed-cases"  # ... and of the passing cases that behave differently
 
 
 class Segment(NamedTuple):
-    """A piece of a headline: text, a link to a case page when `href` is set."""
+    """A piece of a headline: text, a link to a case page when `href` is set, recorded text (a tool's name in a
+    "what changed" phrase) shown as code when `code`."""
 
     text: str
     href: str | None = None
+    code: bool = False
 
 
 class ChangedCase(NamedTuple):
@@ -75,8 +87,8 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
         if segment.kind == wording.CASE_ID and segment.text in slugs:
             href = urls.case_href(slugs[segment.text])
         elif segment.kind == wording.MORE:
-            href = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
-        out.append(Segment(segment.text, href))
+            href = f"{urls.DIFF}#{CHANGED_ANCHOR if segment.group == CHANGED else REGRESSED_ANCHOR}"
+        out.append(Segment(segment.text, href, segment.kind == wording.RECORDED))
     return tuple(out)
 
 
@@ -91,9 +103,12 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
     """The headline banner of the index (linking the diff page) or of the diff page."""
     headline = diff.headline()
     bad = diff.hasRegression
+    # No gate failure, but passing cases that behave differently: a person must look (amber, not green).
+    look = not bad and bool(headline.changed)
+    notes = () if on_index else _evidence_notes(diff)
     return Banner(
-        css="banner banner-bad" if bad else "banner banner-good",
-        icon="▼" if bad else "✓",
+        css="banner banner-bad" if bad else "banner banner-changed" if look else "banner banner-good",
+        icon="▼" if bad else "Δ" if look else "✓",
         cases=headline_segments(headline, slugs),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
@@ -101,8 +116,15 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
         changed=_changed_cases(diff, slugs),
-        evidence_note=() if diff.baselineEvidence or on_index else no_evidence_parts(),
+        evidence_note=notes,
     )
+
+
+def _evidence_notes(diff: DiffReport) -> tuple[Part, ...]:
+    """What the diff page says once about a baseline that does not record the agent's answers or its calls' inputs."""
+    if not diff.baselineEvidence:
+        return no_evidence_parts()
+    return () if diff.baselineInputs else no_evidence_parts(NO_INPUTS)
 
 
 def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedCase, ...]:
@@ -144,6 +166,8 @@ class CaseChangeView(NamedTuple):
     statement: str
     detail: str
     resolved: tuple[CheckLine, ...]  # the checks that failed in the baseline and no longer do
+    phrase: tuple[Part, ...] = ()  # what the agent did differently, after the statement
+    detail_phrase: tuple[Part, ...] = ()  # ... or after the detail
 
 
 def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
@@ -151,12 +175,18 @@ def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
     return f"{lead}: {', '.join(codes)}" if codes else f"{lead}."
 
 
+_LOOK_BELOW = "No rule caught this: read both answers and the two tool trajectories under “Then and now” below."
+
+
 def case_change_view(change: CaseChange) -> CaseChangeView:
-    """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
+    """The statement of a case's change: what broke (for a regression), what was resolved (for a fix), what the
+    agent does differently (for a passing case that behaves differently); never "unchanged" when the trace
+    changed."""
     kind, before, now = change.change, wording.STATUS_WORDS[change.baselineStatus], wording.STATUS_WORDS[change.currentStatus]
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
     new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
-    css, detail = "case-change", ""
+    css, detail, phrase, detail_phrase = "case-change", "", (), ()
+    behaviour = change.behaviour
     if kind == REGRESSED:
         statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
         detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
@@ -165,11 +195,17 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
         statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
         detail = f"In the baseline: {before}; now: {now}."
         css = "case-change case-change-good"
+    elif kind == CHANGED:
+        statement, phrase = "Still passing, but it behaves differently:", what_changed(behaviour)
+        detail = _LOOK_BELOW
+        css = "case-change case-change-changed"
     elif kind == STILL_FAILING:
         statement = "Known failure: it failed in the baseline too."
         if new:
             statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
             detail = "The failed checks marked new below did not fail in the baseline."
+        if behaviour.behaviourChanged:
+            detail, detail_phrase = f"{detail} It also behaves differently:".lstrip(), what_changed(behaviour)
         css = "case-change case-change-known"
     elif kind == WITHIN_NOISE:
         moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
@@ -178,9 +214,14 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
         css = "case-change case-change-noise"
     elif kind == NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
-    else:
-        statement = "Unchanged: it passed in the baseline too."
-    return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
+    elif behaviour.traceChanged is False:
+        statement = "Unchanged: it passed in the baseline too, with the very same trace."
+    elif behaviour.traceChanged is None or behaviour.behaviourChanged is None:
+        statement = "Still passing: it passed in the baseline too."
+    else:  # STILL_PASSING with a trace that changed within every threshold
+        statement = "Still passing, and it behaves alike: its trace changed, within the thresholds."
+        detail, detail_phrase = "What changed:", what_changed(behaviour)
+    return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved, phrase, detail_phrase)
 
 
 class CaseRef(NamedTuple):
@@ -234,6 +275,8 @@ def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
         return (wording.status_change(change), _checks(change.resolvedChecks), *((_what_changed(change),) if phrased else ()))
     if change.change == NEW:
         return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
+    if change.change == CHANGED:
+        return (_what_changed(change), wording.reasons_text(change))
     return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
 
 
@@ -242,6 +285,8 @@ _WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rul
 _CHANGE_SECTIONS = (
     (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
      "No case regressed or was removed."),
+    (CHANGED_ANCHOR, wording.CHANGED_TITLE, frozenset((CHANGED,)), ("Case", "What changed", "Why"),
+     "No passing case behaves differently."),
     ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
      ("Case", "Change", "New failed checks", "Resolved checks"),
      "No case flipped within noise."),
@@ -272,6 +317,8 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
         )
         if not rows and kinds == {WITHIN_NOISE}:
             continue  # only trials can be within noise: a suite of single traces never shows the section
+        if not rows and kinds == {CHANGED} and not phrased:
+            continue  # without the agent's answers in the baseline nothing can be seen to behave differently
         badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
         folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
         sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))
