@@ -36,7 +36,7 @@ INPUT_CLIP = 500
 DIVERGENCE_INPUT_CLIP = 80
 
 # Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
-# failing ones and those whose status changed against the baseline; or only those that changed (and, without a
+# failing ones and those whose status or behaviour changed against the baseline; or only those that changed (and, without a
 # baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace.
 CASE_PAGE_MODES = ("all", "failing", "changed")
 DEFAULT_CASE_PAGES = "all"
