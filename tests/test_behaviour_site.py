@@ -210,3 +210,26 @@ def test_the_done_when_of_a_rewrite_that_keeps_its_keywords(tmp_path: Path) -> N
     changes = {c["caseId"]: c["change"] for c in json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))["caseChanges"]}
     assert [case for case, change in changes.items() if change == "changed"] == ["payment-timeout"]
     assert "still_passing" in changes.values() and set(changes.values()) == {"changed", "still_passing", "still_failing"}
+
+
+def test_sitegen_diff_on_a_terminal_lists_them_in_a_section_of_their_own(scenario: Scenario) -> None:
+    baseline = scenario.root / "eval" / "baseline" / "report.json"
+    result = CliRunner().invoke(app, ["diff", str(baseline), str(scenario.site / "report.json"), "--fail-on-regression"])
+    assert result.exit_code == 0, result.output
+    section = result.stdout.split("\nPassing cases that behave differently (6)\n", 1)[1].split("\n\n", 1)[0]
+    assert f"  Δ payment-timeout: passed → passed\n      what changed: {_answer_phrase()} (answer)" in section
+    assert "  Δ oom-restart: passed → passed\n      what changed: " + PHRASES["oom-restart"] + " (tool order)" in section
+    assert "\u202e" not in result.stdout  # a direction override in a recorded text is written as an escape
+
+
+def test_a_changed_case_gets_a_page_under_case_pages_failing_and_changed(scenario: Scenario) -> None:
+    baseline = scenario.root / "eval" / "baseline" / "report.json"
+    for mode in ("failing", "changed"):
+        with chdir(scenario.root):
+            result = CliRunner().invoke(
+                app, ["build", "--out", f"site-{mode}", "--case-pages", mode, "--baseline", str(baseline)],
+                env={"SOURCE_DATE_EPOCH": "1700000000"},
+            )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        pages = {path.name.rsplit("-", 1)[0] for path in (scenario.root / f"site-{mode}" / "cases").glob("*.html")}
+        assert set(CHANGED) <= pages and UNCHANGED not in pages and ALIKE not in pages, (mode, pages)
