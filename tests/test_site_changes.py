@@ -172,7 +172,8 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
     doc = soup(site / "diff.html")
     assert text(doc.select_one(".page-head .subtitle")) == "3 of 5 cases passed in the baseline, 3 of 5 now."
     stats = {text(s.select_one(".stat-label")): text(s.select_one(".stat-value")) for s in doc.select(".stat")}
-    assert list(stats)[:5] == ["Regressions", "Known failures", "Fixed", "New", "Pass rate"]
+    assert list(stats)[:6] == ["Regressions", "Behave differently", "Known failures", "Fixed", "New", "Pass rate"]
+    assert stats["Behave differently"] == "Δ 0"
     assert stats["Regressions"] == "▼ 2"  # cases: breaks regressed, gone removed
     sections = [s["id"] for s in doc.select("main > section.card")]
     assert sections[:8] == [

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
+from sitegen.compare.changes import CHANGED as BEHAVES_DIFFERENTLY
 from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
@@ -20,6 +21,7 @@ from sitegen.report.results import MISSING_VERDICT, Report
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, diff_badge, ordered_verdicts
 from sitegen.site.pages.change_views import (
+    CHANGED_ANCHOR,
     REGRESSED_ANCHOR,
     Banner,
     CaseRef,
@@ -188,9 +190,15 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     # Only trials can be within noise: a suite of single traces never shows the card.
     noise = counts.get(WITHIN_NOISE, 0)
     noise_stat = (Stat("Within noise", f"≈ {noise:,}", "cases", "stat", "#within-noise"),) if noise else ()
+    # Without the agent's answers in the baseline nothing can be seen to behave differently: no card then.
+    changed = counts.get(BEHAVES_DIFFERENTLY, 0)
+    changed_stat = (
+        Stat("Behave differently", f"Δ {changed:,}", "passing cases", "stat stat-warn" if changed else "stat", f"#{CHANGED_ANCHOR}"),
+    ) if diff.baselineEvidence else ()  # fmt: skip
     return (
         Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
              regressed_css, f"#{REGRESSED_ANCHOR}"),
+        *changed_stat,
         *noise_stat,
         Stat("Known failures", f"≡ {counts.get(STILL_FAILING, 0):,}", "cases", "stat", "#known-failures"),
         Stat("Fixed", f"▲ {fixed:,}", "cases", "stat stat-good" if fixed else "stat", "#fixed-cases"),
