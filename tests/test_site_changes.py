@@ -218,6 +218,12 @@ def test_the_diff_page_lists_the_first_other_differences_and_says_where_the_rest
         f"The first {OTHER_DIFFERENCES_SHOWN:,} of {len(others):,} are listed here; diff.json and diff.md list them all."
     )
     assert len([item for item in others if item["metric"] == "answer"]) == count  # one a case
+    changed = doc.select_one("#changed-cases")
+    assert changed is not None and text(changed.h2).endswith(f"Passing cases that behave differently ({count:,})")
+    assert len(changed.select("tbody tr")) == OTHER_DIFFERENCES_SHOWN
+    assert text(changed.select_one("p.muted")) == (
+        f"The first {OTHER_DIFFERENCES_SHOWN:,} of {count:,} are listed here; diff.json and diff.md list them all."
+    )
     markdown = (site / "diff.md").read_text(encoding="utf-8")
     assert len(re.findall(r"\| answer \| \d+ characters", markdown)) == count  # diff.md lists every one
     # Each answer is less alike than the 0.9 default: every case behaves differently, each listed once in its table.

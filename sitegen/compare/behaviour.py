@@ -41,7 +41,7 @@ class Behaviour:
     toolsRemoved: tuple[str, ...] = ()  # tools called in the baseline and not now, sorted
     toolsNowFailing: tuple[str, ...] = ()  # tools that succeeded in the baseline and now only fail, sorted
     answerLengths: tuple[int, int] | None = None  # the answers' lengths in characters when they differ
-    callsChanged: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # both call sequences when they differ
+    callsChanged: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # both (tool, outcome) sequences when they differ
     behaviourChanged: bool | None = None  # some reason of BEHAVIOUR_REASONS holds; None: not known
     behaviourChanges: tuple[str, ...] = ()  # the reasons, in BEHAVIOUR_REASONS order
     steps: tuple[Step, ...] = ()  # the two trajectories aligned (compare/trajectory.py), when the calls differ
@@ -183,7 +183,9 @@ def compare_behaviour(
         toolsRemoved=removed,
         toolsNowFailing=failing,
         answerLengths=None if same else (len(before.answer), len(after.answer)),
-        callsChanged=(_labels(before.toolCalls), _labels(after.toolCalls)) if differ else None,
+        # The `toolCalls` item's sequences (eval/README.md, "Items"): when the tools or their outcomes differ, not for
+        # inputs alone (those are `toolInputs`, the phrase's first divergence and the page's trajectory).
+        callsChanged=(_labels(before.toolCalls), _labels(after.toolCalls)) if differ and calls_differ(before.toolCalls, after.toolCalls, False) else None,
         behaviourChanged=bool(reasons),
         behaviourChanges=reasons,
         steps=steps,

@@ -30,6 +30,8 @@ from sitegen.formatting import percent, plural
 from sitegen.report.mdtext import escape_cell, escape_inline, table
 
 NOT_COMPARABLE = "case changed — not comparable"
+# The passing cases that behave differently a job summary lists (GitHub drops a summary over 1 MiB); diff.md has all.
+SUMMARY_CHANGED_ROWS = 50
 _SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "Changes"}
 
 
@@ -99,10 +101,11 @@ def breaking_table(diff: DiffReport) -> str:
     return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
 
 
-def changed_table(diff: DiffReport) -> str:
-    """The passing cases that behave differently, each with what the agent did differently and why it counts."""
-    rows = [[_case_name(c, diff), _what_changed_cell(c), escape_cell(reasons_text(c))]
-            for c in diff.caseChanges if c.change == BEHAVES_DIFFERENTLY]  # fmt: skip
+def changed_table(diff: DiffReport, most: int | None = None) -> str:
+    """The passing cases that behave differently (the first `most` of them), each with what the agent did
+    differently and why it counts."""
+    changes = [c for c in diff.caseChanges if c.change == BEHAVES_DIFFERENTLY]
+    rows = [[_case_name(c, diff), _what_changed_cell(c), escape_cell(reasons_text(c))] for c in changes[:most]]
     return table(["Case", "What changed", "Why"], rows)
 
 
@@ -208,7 +211,10 @@ def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str
         lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
     changed = diff.caseChangeCounts.get(BEHAVES_DIFFERENTLY, 0)
     if changed:
-        lines += _folded(f"{CHANGED_TITLE} ({changed})", changed_table(diff), "###", True, changed)
+        shown = min(changed, SUMMARY_CHANGED_ROWS)
+        lines += _folded(f"{CHANGED_TITLE} ({changed:,})", changed_table(diff, shown), "###", True, shown)
+        if changed > shown:
+            lines += ["", f"…and {changed - shown:,} more in diff.md."]
     others = _other_regression_items(diff)
     if others:
         lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]

@@ -42,7 +42,8 @@ from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
 REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
-CHANGED_ANCHOR = "changed-cases"  # ... and of the passing cases that behave differently
+CHANGED_ANCHOR = "changed-cases"  # ... and of the passing cases that behave differently,
+CHANGED_SHOWN = 1000  # ... the first this many of them
 
 
 class Segment(NamedTuple):
@@ -250,6 +251,7 @@ class ChangeSection(NamedTuple):
     headers: tuple[str, ...]
     rows: tuple[ChangeRow, ...]
     folded: bool  # a long list starts folded (never the regressions)
+    note: str | None = None  # the rows are the first CHANGED_SHOWN of more
 
 
 def _codes(checks: tuple[str, ...]) -> str:
@@ -305,6 +307,13 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
     for anchor, title, kinds, headers, empty in _CHANGE_SECTIONS:
         if phrased and (kinds is BREAKING or FIXED in kinds):
             headers = (*headers[:3], _WHAT_CHANGED, *headers[3:])
+        changes = [c for c in diff.caseChanges if c.change in kinds]
+        # The passing cases that behave differently may be every case of a suite whose agent changed: the page lists
+        # the first CHANGED_SHOWN (as it lists the first of the other differences); diff.md and diff.json have all.
+        shown = changes[:CHANGED_SHOWN] if kinds == {CHANGED} else changes
+        note = None
+        if len(shown) < len(changes):
+            note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
         rows = tuple(
             ChangeRow(
                 CaseRef(c.caseId, urls.case_href(slugs[c.caseId]) if c.caseId in slugs else None),
@@ -312,8 +321,7 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
                 change_badge(c.change),
                 _cells(c, phrased),
             )
-            for c in diff.caseChanges
-            if c.change in kinds
+            for c in shown
         )
         if not rows and kinds == {WITHIN_NOISE}:
             continue  # only trials can be within noise: a suite of single traces never shows the section
@@ -321,7 +329,7 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
             continue  # without the agent's answers in the baseline nothing can be seen to behave differently
         badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
         folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
-        sections.append(ChangeSection(anchor, f"{title} ({len(rows):,})", badge, empty, headers, rows, folded))
+        sections.append(ChangeSection(anchor, f"{title} ({len(changes):,})", badge, empty, headers, rows, folded, note))
     return tuple(sections)
 
 

@@ -157,7 +157,7 @@ def comparison_view(
         answers=answers,
         diff_note=diff_note,
         answers_title="Answers" if similarity is None or answers is None else f"Answers · {percent_changed(similarity)} % changed",
-        trajectory=trajectory_view(b_evidence, c_evidence, case.requiredEvidenceTools),
+        trajectory=trajectory_view(b_evidence, c_evidence, case.requiredEvidenceTools, behaviour.steps),
     )
 
 

@@ -3,7 +3,7 @@
 
 A row per step of compare/trajectory.py's alignment: the same call on both sides, a call only in the baseline
 (left out now) or only now (added), or the same tool called with another input, whose two inputs are shown
-with the removed and added text marked as the answers' are (`<del>`/`<ins>`). The first step where the runs
+with the changed text marked as the answers' is (`<del>`/`<ins>`). The first step where the runs
 diverge is marked. The inputs are the reports' (clipped to 500 characters), so the baseline's trace is not
 needed; a table that reads as a block per step on a phone, without JavaScript.
 """
@@ -20,14 +20,11 @@ from sitegen.compare.trajectory import ADDED, INPUT, REMOVED, SAME, Step, align,
 from sitegen.defaults import INPUT_CLIP
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.site.html.escaping import element_escaped
-from sitegen.site.html.phrase_diff import ADDED as ADDED_TEXT
-from sitegen.site.html.phrase_diff import REMOVED as REMOVED_TEXT
-from sitegen.site.html.phrase_diff import Run, diff_text
-from sitegen.site.pages.answer_diff import Chunk, side_chunks, side_spans, side_text
+from sitegen.site.pages.answer_diff import Chunk
 from sitegen.site.pages.badges import Badge, mark_na, mark_no, mark_yes
 
 MAX_STEPS = 200  # steps a page shows; the raw traces have every call
-SHORT_INPUT = 120  # characters of an input shown beside a call that is the same on both sides
+SHORT_INPUT = 120  # characters of an input shown beside a call on one side only
 _KIND_WORDS = {SAME: "same", ADDED: "added now", REMOVED: "left out now", INPUT: "another input"}
 _STATUS = {True: mark_yes("ok"), False: mark_no("failed"), None: mark_na("unknown")}
 NO_INPUTS_NOTE = (
@@ -42,12 +39,25 @@ class StepSide(NamedTuple):
     tool: str
     required: bool
     status: Badge
-    chunks: tuple[Chunk, ...]  # the input as HTML pieces; empty when none is recorded
+    chunks: tuple[Chunk, ...]  # the input as HTML pieces; empty when none is shown
     no_input: str | None  # why no input is shown
+
+    def html(self) -> str:
+        """The side's cell content: escaped pieces only (the chunks are escaped already)."""
+        out = [f"<code><bdi>{element_escaped(self.tool)}</bdi></code>"]
+        if self.required:
+            out.append(' <span class="required-mark">required</span>')
+        out.append(f" {self.status.__html__()}")
+        if self.chunks:
+            out.append(f'<div class="diff-text step-input" dir="auto">{"".join(chunk.html for chunk in self.chunks)}</div>')
+        elif self.no_input:
+            out.append(f' <span class="muted">· {self.no_input}</span>')
+        return "".join(out)
 
 
 class TrajectoryRow(NamedTuple):
-    """One step of the aligned trajectory."""
+    """One step of the aligned trajectory; on the page as a table row (`__html__`, made here: a page may have two
+    hundred of them, and a template's loop costs several times as much)."""
 
     number: int
     kind: str  # SAME, ADDED, REMOVED or INPUT (for data-step and the row's colour)
@@ -55,7 +65,25 @@ class TrajectoryRow(NamedTuple):
     before: StepSide | None  # None: the baseline made no call at this step
     after: StepSide | None  # None: no call now
     first: bool  # the first step where the runs diverge
-    note: str  # what else differs at this step ("now fails"), or ""
+    note: str  # what else differs at this step ("Now fails."), or ""
+
+    def __html__(self) -> str:
+        """The row as HTML (markupsafe's protocol: Jinja2 puts it on the page as it is)."""
+        first = " step-first" if self.first else ""
+        head = f'<span class="step-number">{self.number}</span> <span class="step-kind">{self.label}</span>'
+        if self.first:
+            head += ' <span class="first-mark">first divergence</span>'
+        if self.note:
+            head += f' <span class="step-note">{element_escaped(self.note)}</span>'
+        cells = "".join(
+            f'<td data-label="{label}">{side.html() if side is not None else _NO_CALL}</td>'
+            for side, label in ((self.before, "Baseline"), (self.after, "Now"))
+        )
+        return (f'<tr class="step step-{self.kind}{first}" id="step-{self.number}" data-step="{self.kind}">'
+                f'<th scope="row">{head}</th>{cells}</tr>\n')  # fmt: skip
+
+
+_NO_CALL = '<span class="muted">no call</span>'
 
 
 class TrajectoryView(NamedTuple):
@@ -66,13 +94,32 @@ class TrajectoryView(NamedTuple):
     notes: tuple[str, ...]
 
 
-def _marked(runs: Sequence[Run], side: int) -> tuple[Chunk, ...]:
-    """One side of two inputs diffed: its text with the removed (`<del>`) or added (`<ins>`) runs marked."""
-    return side_chunks(side_text(runs, side), side_spans(runs, side), side, ())
+def _input_diff(before: str, after: str) -> tuple[tuple[Chunk, ...], tuple[Chunk, ...]]:
+    """Two inputs of one tool with what changed marked: their common start and end kept, the rest between struck
+    through (`<del>`, the baseline's) or underlined (`<ins>`, now), widened to whole words. An input is at most
+    INPUT_CLIP characters of one call's JSON, where a change is a value or two: its ends say it plainly, at a
+    fraction of a word diff's cost (a suite whose agent changed has one on every page)."""
+    from rapidfuzz.distance import Postfix, Prefix  # imported when first needed (compare/trajectory.py has it loaded)
+
+    if before == after:  # the inputs differ past their clip: nothing to mark in what is shown
+        return (Chunk(Markup(element_escaped(before))),), (Chunk(Markup(element_escaped(after))),)
+    start = int(Prefix.similarity(before, after))
+    end = int(Postfix.similarity(before[start:], after[start:]))
+    while start and before[start - 1].isalnum():
+        start -= 1
+    while end and before[len(before) - end].isalnum():
+        end -= 1
+    head, tail = element_escaped(before[:start]), element_escaped(before[len(before) - end :])
+    sides = []
+    for text, tag in ((before, "del"), (after, "ins")):
+        middle = text[start : len(text) - end]
+        marked = f"<{tag}>{element_escaped(middle)}</{tag}>" if middle else ""
+        sides.append((Chunk(Markup(head + marked + tail)),))
+    return sides[0], sides[1]
 
 
 def _plain(call: ToolCall) -> tuple[Chunk, ...]:
-    """A call's input as it is, its first SHORT_INPUT characters (beside a call that is the same on both sides)."""
+    """A call's input as it is, its first SHORT_INPUT characters (beside a call on one side only)."""
     text = (call.input or "").removesuffix("…")
     if not text:
         return ()
@@ -121,11 +168,14 @@ def _row(
     notes = [moved] if moved else []
     if step.kind == INPUT:
         assert then is not None and now is not None, "another input pairs two calls"
-        runs = diff_text(then.input or "", now.input or "").runs
-        before = _side(then, required, _marked(runs, REMOVED_TEXT), recorded[0], paired=True)
-        after = _side(now, required, _marked(runs, ADDED_TEXT), recorded[1], paired=True)
+        marked = _input_diff(then.input or "", now.input or "")
+        before = _side(then, required, marked[0] if then.input else (), recorded[0], paired=True)
+        after = _side(now, required, marked[1] if now.input else (), recorded[1], paired=True)
         if then.input == now.input:
             notes.append(f"The inputs differ past their first {INPUT_CLIP} characters (their digests differ): the raw traces have them whole.")
+    elif step.kind == SAME:  # the same input on both sides (or unknown): the tool alone, as the row says "same"
+        assert then is not None and now is not None, "a step that is the same pairs two calls"
+        before, after = _side(then, required, (), True), _side(now, required, (), True)
     else:
         before = None if then is None else _side(then, required, _plain(then), recorded[0])
         after = None if now is None else _side(now, required, _plain(now), recorded[1])
@@ -135,9 +185,12 @@ def _row(
     return TrajectoryRow(number, step.kind, _KIND_WORDS[step.kind], before, after, first, " ".join(notes))
 
 
-def trajectory_view(before: Evidence, after: Evidence, required: Sequence[str]) -> TrajectoryView:
+def trajectory_view(
+    before: Evidence, after: Evidence, required: Sequence[str], aligned: Sequence[Step] | None = None
+) -> TrajectoryView:
     """The two runs' tool calls aligned step by step, the first divergence marked; `required`: the case's required
-    evidence tools (marked on both sides; those called on neither side named in a note)."""
+    evidence tools (marked on both sides; those called on neither side named in a note); `aligned`: the two runs'
+    steps when compare/behaviour.py aligned them already."""
     inputs_known = before.inputsRecorded and after.inputsRecorded
     notes = [] if inputs_known else [NO_INPUTS_NOTE]
     called = {call.toolName for call in before.toolCalls} | {call.toolName for call in after.toolCalls}
@@ -151,7 +204,7 @@ def trajectory_view(before: Evidence, after: Evidence, required: Sequence[str]) 
         same = "the same tool call" if count == 1 else f"the same {count:,} tool calls in the same order"
         inputs = " with the same inputs" if inputs_known else ""
         return TrajectoryView((), f"Both runs made {same}{inputs}.", tuple(notes))
-    steps = align(before.toolCalls, after.toolCalls, inputs_known)
+    steps = aligned if aligned else align(before.toolCalls, after.toolCalls, inputs_known)
     divergence = first_divergence(steps)
     first = divergence.step if divergence is not None else 0
     recorded = (before.inputsRecorded, after.inputsRecorded)
