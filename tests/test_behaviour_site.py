@@ -233,3 +233,34 @@ def test_a_changed_case_gets_a_page_under_case_pages_failing_and_changed(scenari
         assert result.exit_code == 0, result.output
         pages = {path.name.rsplit("-", 1)[0] for path in (scenario.root / f"site-{mode}" / "cases").glob("*.html")}
         assert set(CHANGED) <= pages and UNCHANGED not in pages and ALIKE not in pages, (mode, pages)
+
+
+def test_a_baseline_without_inputs_still_works_and_says_so_once(tmp_path: Path) -> None:
+    """A baseline of the sitegen before tool inputs were recorded: calls compared by tool and outcome, said once."""
+    shutil.copytree(ROOT / "eval", tmp_path / "eval")
+    baseline = tmp_path / "eval" / "baseline" / "report.json"
+    data = json.loads(baseline.read_text(encoding="utf-8"))
+    for result in data["results"]:
+        result["toolCalls"] = [{"toolName": c["toolName"], "success": c["success"]} for c in result["toolCalls"]]
+    baseline.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    path = tmp_path / "eval" / "fixtures" / "payment-timeout-pass.json"
+    trace = json.loads(path.read_text(encoding="utf-8"))
+    trace["toolInvocations"][1]["input"]["limit"] = 51  # another input: not seen against this baseline
+    path.write_text(json.dumps(trace, ensure_ascii=False, indent=2), encoding="utf-8")
+    with chdir(tmp_path):
+        result = CliRunner().invoke(app, ["build", "--out", "site"], env={"SOURCE_DATE_EPOCH": "1700000000"})
+    assert result.exit_code == 0, result.output
+    note = "the baseline does not record the tool calls' inputs, so a call made with another input is not seen"
+    assert result.stdout.count(note) == 1
+    site = tmp_path / "site"
+    assert (site / "diff.md").read_text(encoding="utf-8").count(note) == 1
+    diff_page = _soup(site / "diff.html")
+    assert [_text(p) for p in diff_page.select("#headline .headline-note") if "inputs" in p.get_text()] == [
+        "The baseline does not record the tool calls' inputs, so a call made with another input is not seen: "
+        "regenerate it with sitegen baseline."
+    ]
+    assert "inputs" not in _text(_soup(site / "index.html").select_one("#headline"))  # once: on the diff page
+    changes = {c["caseId"]: c for c in json.loads((site / "diff.json").read_text(encoding="utf-8"))["caseChanges"]}
+    assert (changes["payment-timeout"]["change"], changes["payment-timeout"]["behaviourChanged"]) == ("still_passing", False)
+    page = _page(site, "payment-timeout")
+    assert "does not record the calls' inputs" in _text(page.select_one("#comparison"))
