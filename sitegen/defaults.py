@@ -7,7 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-# Where the commands look when no option names a file (relative to the current folder).
+# The distribution's name in the package registry (pyproject.toml), where `sitegen` is an unrelated project; the
+# command and the import name are `sitegen` (docs/cli.md, "Installing sitegen").
+DISTRIBUTION = "sitegen-eval"
+
+# Where the commands look when no option names a file: in the suite's folder (suite/discovery.py).
 DEFAULT_CASES = Path("eval/cases/diagnosis-cases.json")
 DEFAULT_FIXTURES = Path("eval/fixtures")
 DEFAULT_CONFIG_PATH = Path("eval/sitegen.toml")

@@ -187,7 +187,7 @@ def test_watch_without_watchfiles_says_how_to_install(monkeypatch: pytest.Monkey
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_watchfiles)
-    with pytest.raises(UsageError, match=r"sitegen\[watch\]"):
+    with pytest.raises(UsageError, match=r": pip install watchfiles \(in the environment sitegen runs in\)$"):
         watch_and_rebuild([tmp_path], rebuild=lambda: None)
 
 

@@ -29,6 +29,7 @@ from helpers import ROOT, make_case, make_trace
 from sitegen.cli import app
 
 WORKFLOW = ROOT / ".github" / "workflows" / "eval-site.yml"
+ACTION = ROOT / "action.yml"  # sitegen's action, for other repositories (tests/test_action.py runs it)
 DEPENDABOT = ROOT / ".github" / "dependabot.yml"
 SCRIPTS = ROOT / ".github" / "scripts"
 # Every shell script of the project: CI's own and the workflow's (the workflow's inline `run:` blocks separately).
@@ -64,6 +65,18 @@ def test_validates_against_the_github_workflow_schema() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_the_action_validates_against_the_github_action_schema(tmp_path: Path) -> None:
+    def validate(path: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-actions", str(path)],
+                              capture_output=True, text=True, timeout=TIMEOUT)
+
+    result = validate(ACTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+    broken = tmp_path / "action.yml"
+    broken.write_text(ACTION.read_text(encoding="utf-8").replace("using: composite", "using: compost", 1), encoding="utf-8")
+    assert validate(broken).returncode != 0
+
+
 def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     text = WORKFLOW.read_text(encoding="utf-8").replace("pages: write", "pages: sometimes", 1)
@@ -78,9 +91,10 @@ def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
 _PINNED = re.compile(r"^\s*(?:- )?uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v\d+\.\d+\.\d+)$")
 
 
-def test_every_action_is_pinned_to_a_commit_with_its_version() -> None:
-    lines = [line for line in WORKFLOW.read_text(encoding="utf-8").splitlines() if re.match(r"^\s*(- )?uses:", line)]
-    assert len(lines) == 10
+@pytest.mark.parametrize(("path", "count"), [(WORKFLOW, 10), (ACTION, 3)], ids=["workflow", "action"])
+def test_every_action_is_pinned_to_a_commit_with_its_version(path: Path, count: int) -> None:
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if re.match(r"^\s*(- )?uses:", line)]
+    assert len(lines) == count
     for line in lines:
         # A tag can be moved to other code; a commit cannot. The comment is the version Dependabot reads and updates.
         assert _PINNED.match(line), f"not pinned to a full commit SHA with `# vX.Y.Z`: {line.strip()}"
@@ -125,6 +139,20 @@ def test_zizmor_finds_nothing() -> None:
     assert "eval-site.yml" in done.stderr and "dependabot.yml" in done.stderr  # both were audited
 
 
+def test_zizmor_finds_nothing_in_the_action(tmp_path: Path) -> None:
+    done = _zizmor(ACTION)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "action.yml" in done.stderr
+    # It does audit it: an input pasted into a script is found.
+    copy = tmp_path / "action.yml"
+    text = ACTION.read_text(encoding="utf-8")
+    copy.write_text(text.replace('"${ACTION_STATE}/venv/bin/sitegen" outputs --out "$INPUT_OUT"',
+                                 '"${ACTION_STATE}/venv/bin/sitegen" outputs --out "${{ inputs.out }}"', 1), encoding="utf-8")
+    assert copy.read_text(encoding="utf-8") != text
+    done = _zizmor(copy)
+    assert done.returncode != 0 and "template-injection" in done.stdout
+
+
 def test_zizmor_finds_an_unpinned_action_and_an_unexplained_permission(tmp_path: Path) -> None:
     shutil.copytree(ROOT / ".github", tmp_path / ".github")
     copy = tmp_path / ".github" / "workflows" / "eval-site.yml"
@@ -143,16 +171,17 @@ def _shellcheck(paths: list[Path]) -> subprocess.CompletedProcess[str]:
 
 
 def test_shellcheck_finds_nothing_in_the_scripts(workflow: dict[str, Any], tmp_path: Path) -> None:
-    assert {path.name for path in SHELL_SCRIPTS} >= {"history-branch.sh", "bad-input-summary.sh", "run", "smoke"}
+    assert {path.name for path in SHELL_SCRIPTS} >= {"history-branch.sh", "bad-input-summary.sh", "action-build.sh", "run", "smoke"}
     # The workflow's `run:` blocks as the runner runs them (bash -e), as actionlint hands them to shellcheck.
     inline = []
-    for name, job in workflow["jobs"].items():
-        for number, step in enumerate(_steps(job)):
+    action_steps = _load(ACTION.read_text(encoding="utf-8"))["runs"]["steps"]
+    for name, steps in [*((name, _steps(job)) for name, job in workflow["jobs"].items()), ("action", action_steps)]:
+        for number, step in enumerate(steps):
             if "run" in step:
                 script = tmp_path / f"{name}-{number}.sh"
                 script.write_text("#!/usr/bin/env bash\nset -e\n" + step["run"], encoding="utf-8")
                 inline.append(script)
-    assert len(inline) >= 6
+    assert len(inline) >= 9
     done = _shellcheck([*SHELL_SCRIPTS, *inline])
     assert done.returncode == 0, done.stdout + done.stderr
 

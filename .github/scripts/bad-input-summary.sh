@@ -17,9 +17,18 @@ status=${PIPESTATUS[0]}
 if [ "$status" -eq 2 ]; then
     message=$(grep -m1 '^error: ' "$errors" || true)
     message=${message#error: }
-    [ -n "$message" ] || message=$(tail -n 5 "$errors")
     # sitegen names the input first: `FILE[:PLACE]: what was expected`.
     where=${message%%: *}
+    if [ -z "$message" ]; then
+        # An option the command line itself refused (`Error: Invalid value for '--case-pages': …`).
+        message=$(grep -m1 '^Error: ' "$errors" || true)
+        message=${message#Error: }
+        where="the command line"
+    fi
+    if [ -z "$message" ]; then
+        message=$(tail -n 5 "$errors")
+        where="the log"
+    fi
     annotation=${message//%/%25}
     echo "::error::sitegen: bad input: ${annotation}"
     if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then

@@ -23,6 +23,8 @@
 #   SITEGEN_HISTORY_ATTEMPTS     how many times record tries to push (default 5)
 #   SITEGEN_HISTORY_RETRY_DELAY  seconds to wait before attempt n, times n-1 (default 2)
 #   SITEGEN_HISTORY_MESSAGE      the commit message (default names the commit checked out)
+#   SITEGEN_HISTORY_TOKEN        a token for the remote (the action passes the job's), used unless the checkout
+#                                keeps credentials of its own; given to git in its environment, never as an argument
 set -euo pipefail
 
 branch=${SITEGEN_HISTORY_BRANCH:-sitegen-history}
@@ -43,22 +45,35 @@ die() {
 }
 
 usage() {
-    sed -n '2,26p' "$0" >&2
+    sed -n '2,27p' "$0" >&2
     exit 2
+}
+
+# Run git against the remote, with SITEGEN_HISTORY_TOKEN as actions/checkout passes its token (an HTTP header for
+# the server) when it is set and the checkout keeps no such header of its own (two would be refused).
+remote_git() {
+    if [ -z "${SITEGEN_HISTORY_TOKEN:-}" ] || git config --get-regexp '^http\..*\.extraheader$' >/dev/null 2>&1; then
+        git "$@"
+        return
+    fi
+    local basic
+    basic=$(printf 'x-access-token:%s' "$SITEGEN_HISTORY_TOKEN" | base64 | tr -d '\n')
+    GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="http.${GITHUB_SERVER_URL:-https://github.com}/.extraheader" \
+        GIT_CONFIG_VALUE_0="AUTHORIZATION: basic ${basic}" git "$@"
 }
 
 # Fetch the branch and set `tip` to its commit id, or to "" when the branch does not exist yet.
 fetch_tip() {
     local status=0
     tip=""
-    git ls-remote --exit-code --heads "$remote" "refs/heads/$branch" >/dev/null || status=$?
+    remote_git ls-remote --exit-code --heads "$remote" "refs/heads/$branch" >/dev/null || status=$?
     if [ "$status" -eq 2 ]; then
         return 0
     elif [ "$status" -ne 0 ]; then
         die "cannot reach $remote to read branch $branch (git ls-remote exit $status)"
     fi
     # A shallow fetch: CI checkouts are shallow, and only the tip's history.json is needed.
-    git fetch --quiet --no-tags --depth=1 "$remote" "refs/heads/$branch" || die "cannot fetch branch $branch from $remote"
+    remote_git fetch --quiet --no-tags --depth=1 "$remote" "refs/heads/$branch" || die "cannot fetch branch $branch from $remote"
     tip=$(git rev-parse --verify --quiet 'FETCH_HEAD^{commit}') || die "fetched branch $branch but found no commit"
 }
 
@@ -92,7 +107,7 @@ commit_and_push() {
     else
         commit=$(with_identity git commit-tree "$tree" -m "$message")
     fi
-    if git push --quiet "$remote" "$commit:refs/heads/$branch"; then
+    if remote_git push --quiet "$remote" "$commit:refs/heads/$branch"; then
         echo "Recorded the run on branch $branch (commit ${commit:0:12})."
         return 0
     fi

@@ -10,14 +10,28 @@ import typer
 
 from sitegen import defaults
 
-CasesOpt = Annotated[Path, typer.Option("--cases", help="Case file: a JSON array of case definitions.")]
-FixturesOpt = Annotated[Path, typer.Option("--fixtures", help="Folder the cases' traceFixture paths are relative to.")]
+# Where a command looks when no option names a path: the suite's folder, the nearest one from here up that holds
+# eval/sitegen.toml or eval/cases/ (suite/discovery.py, docs/cli.md "Where the commands look").
+SUITE = "the suite's folder (the nearest folder, this one or one above it, holding eval/sitegen.toml or eval/cases/)"
+CasesOpt = Annotated[
+    Optional[Path],
+    typer.Option("--cases", help=f"Case file: a JSON array of case definitions. Default: {defaults.DEFAULT_CASES} in {SUITE}."),
+]
+FixturesOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--fixtures",
+        help=f"Folder the cases' traceFixture paths are relative to. Default: {defaults.DEFAULT_FIXTURES} in the suite's folder.",
+    ),
+]
 JunitOpt = Annotated[
     Optional[Path], typer.Option("--junit", help="Write the results as JUnit XML here, for CI test reports ('-' for stdout).")
 ]
 BaselineOpt = Annotated[
     Optional[Path],
-    typer.Option("--baseline", help="Baseline report JSON. Default: eval/baseline/report.json when present."),
+    typer.Option(
+        "--baseline", help=f"Baseline report JSON. Default: {defaults.DEFAULT_BASELINE} in the suite's folder, when present."
+    ),
 ]
 
 
@@ -40,7 +54,10 @@ CostToleranceOpt = Annotated[
 ]
 ConfigOpt = Annotated[
     Optional[Path],
-    typer.Option("--config", help="Suite defaults (TOML, [suite] table). Default: eval/sitegen.toml when present."),
+    typer.Option(
+        "--config",
+        help=f"Suite defaults (TOML, [suite] table). Default: {defaults.DEFAULT_CONFIG_PATH} in the suite's folder, when present.",
+    ),
 ]
 
 

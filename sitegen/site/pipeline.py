@@ -109,7 +109,7 @@ from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.site.workers import Tasks, run_batches, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
 from sitegen.suite.casefile import CaseList, read_case_list
-from sitegen.suite.config import SuiteConfig, config_for
+from sitegen.suite.config import SuiteConfig, config_for, resolve_cost_tolerance
 from sitegen.suite.loading import check_fixtures_folder, read_input
 from sitegen.suite.validate import verdict_warnings
 
@@ -136,6 +136,7 @@ class BuildOptions:
     start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
+    default_baseline: Path = DEFAULT_BASELINE  # compared with when present and no baseline is given (the suite's)
     case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page of their own (defaults.CASE_PAGE_MODES)
 
 
@@ -227,17 +228,17 @@ def read_inputs(options: BuildOptions) -> Inputs:
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
-    check_fixtures_folder(options.fixtures)
     check_out_apart(options.out, options.fixtures, options.cases)
     config = config_for(options.config)
     baseline_path = options.baseline
-    if baseline_path is None and DEFAULT_BASELINE.is_file():
-        baseline_path = DEFAULT_BASELINE
+    if baseline_path is None and options.default_baseline.is_file():
+        baseline_path = options.default_baseline
     code = incremental.code_fingerprint()
     assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
     case_file = read_input(options.cases, "case file", decoded=False)  # its text only if it is validated
     cases_sealed = case_file_seal(case_file.data, code)
     cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
+    check_fixtures_folder(options.fixtures)  # after the case file, as every command checks them (docs/cli.md)
     baseline, baseline_sealed = None, ""
     warnings = [w for raw in cases.raw for w in verdict_warnings(raw["id"], raw, config)]
     if baseline_path is not None:
@@ -420,13 +421,12 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     report = build_report(pages.results)
     texts = [pages.records[case_id].report for case_id in inputs.cases.ids]
     report_data, exact = report_json_bytes(report, texts)
-    tolerance = options.cost_tolerance if options.cost_tolerance is not None else inputs.config.cost_tolerance
-    alpha = inputs.config.alpha
+    tolerance = resolve_cost_tolerance(options.cost_tolerance, inputs.config)
     diff = None
     if inputs.baseline is not None:
         # The cases whose page was rendered were compared with their baseline entry then; the others are here.
         diff = compare_reports(
-            inputs.baseline, report, cost_tolerance=tolerance, alpha=alpha,
+            inputs.baseline, report, cost_tolerance=tolerance, alpha=inputs.config.alpha,
             answer_similarity=inputs.config.answer_similarity, compared=pages.compared,
         )  # fmt: skip
     # The id hashes report.json's text as it is; only a lone surrogate makes that other than the bytes written.

@@ -131,6 +131,12 @@ def config_for(path: Path | None) -> SuiteConfig:
     return load_config(path, explicit=True) if path is not None else load_config(DEFAULT_CONFIG_PATH)
 
 
+def resolve_cost_tolerance(option: float | None, config: SuiteConfig) -> float:
+    """The diff's cost tolerance: `--cost-tolerance` when given, else `[diff] costTolerance` of the config file
+    (itself the default when the file does not set it)."""
+    return option if option is not None else config.cost_tolerance
+
+
 def _problem(error: ErrorDetails) -> str:
     """What is wrong with one setting: an unknown key, or what its value should have been."""
     loc = error["loc"]

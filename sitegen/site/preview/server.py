@@ -152,12 +152,16 @@ def make_server(
         raise UsageError(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
 
 
+# Installing watchfiles itself works however sitegen was installed (docs/cli.md, "Previewing the site").
+WATCHFILES_MISSING = "--watch needs the watchfiles package: pip install watchfiles (in the environment sitegen runs in)"
+
+
 def require_watchfiles() -> Any:
     """The watchfiles module, or a UsageError saying how to install it."""
     try:
         import watchfiles
     except ImportError:
-        raise UsageError("--watch needs the watchfiles package: pip install 'sitegen[watch]'") from None
+        raise UsageError(WATCHFILES_MISSING) from None
     return watchfiles
 
 

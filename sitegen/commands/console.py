@@ -1,0 +1,76 @@
+"""Everything a command prints, in one place: progress and results on stdout, warnings, errors and details on
+stderr, each as --quiet/--verbose allow (docs/cli.md, "Global options"); and the files a command writes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+
+class Console:
+    """Where a command's messages go, as chatty as `level` says: -1 quiet (warnings and errors only), 0 normal,
+    1 verbose (every file written, too)."""
+
+    def __init__(self, level: int = 0) -> None:
+        self.level = level
+
+    @property
+    def quiet(self) -> bool:
+        """--quiet: no progress and no result lines."""
+        return self.level < 0
+
+    @property
+    def verbose(self) -> bool:
+        """--verbose: every file written, too."""
+        return self.level > 0
+
+    def say(self, message: str) -> None:
+        """Normal output on stdout (silenced by --quiet)."""
+        if self.level >= 0:
+            typer.echo(message)
+
+    def detail(self, message: str) -> None:
+        """Extra output shown only with --verbose, on stderr so that it never mixes into a '-' (stdout) output."""
+        if self.level > 0:
+            typer.echo(message, err=True)
+
+    def warn(self, message: str) -> None:
+        """A warning on stderr, whatever the verbosity."""
+        typer.echo(f"warning: {message}", err=True)
+
+    def error(self, message: str) -> None:
+        """An error on stderr (the command goes on to list the others, or stops with its exit code)."""
+        typer.echo(f"error: {message}", err=True)
+
+    def tell(self, message: str) -> None:
+        """A line on stderr that --quiet keeps: why the command fails, what it could not do."""
+        typer.echo(message, err=True)
+
+    def progress(self, message: str) -> None:
+        """A message from a long-running command, on stderr: errors always, progress unless --quiet."""
+        if message.startswith("error:") or self.level >= 0:
+            typer.echo(message, err=True)
+
+    def stdout(self, text: str) -> None:
+        """A whole output sent to stdout ('-'), written as it is."""
+        sys.stdout.write(text)
+
+
+def write_outputs(outputs: list[tuple[Path | None, str]], console: Console) -> None:
+    """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them."""
+    from sitegen.plumbing.files import write_files_atomic
+
+    files = [(target, text.encode("utf-8")) for target, text in outputs if target is not None and str(target) != "-"]
+    write_files_atomic(files)
+    for target, _ in files:
+        console.detail(f"wrote {target}")
+    for target, text in outputs:
+        if str(target) == "-":
+            console.stdout(text)
+
+
+def to_stdout(*targets: Path | None) -> bool:
+    """Whether any of the outputs asked for goes to stdout ('-'): then no result line may mix into it."""
+    return "-" in (str(target) for target in targets)

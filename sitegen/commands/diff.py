@@ -1,0 +1,66 @@
+"""`sitegen diff`: compare a current report with a baseline (docs/cli.md, "`sitegen diff` on a terminal"); the
+comparison itself is compare/diff_report.py's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sitegen.commands.console import Console, to_stdout, write_outputs
+
+if TYPE_CHECKING:
+    from sitegen.compare.diff_report import DiffReport
+
+
+def run(
+    baseline: Path,
+    current: Path,
+    config: Path | None,
+    console: Console,
+    *,
+    json_out: Path | None = None,
+    markdown_out: Path | None = None,
+    fail_on_regression: bool = False,
+    cost_tolerance: float | None = None,
+) -> int:
+    """Write the diff asked for (readable text on stdout when neither --json nor --markdown is given), append its
+    summary to the CI job's; 1 when `fail_on_regression` and anything regressed, else 0."""
+    from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
+    from sitegen.compare.diff_report import check_comparable, compare_reports, diff_json
+    from sitegen.compare.job_summary import append_step_summary
+    from sitegen.report.results import read_report
+    from sitegen.suite.config import config_for, resolve_cost_tolerance
+    from sitegen.suite.discovery import suite_folder
+
+    settings = config_for(suite_folder().config(config))
+    before, after = read_report(baseline), read_report(current)
+    check_comparable(before, {r.caseId for r in after.results}, baseline)
+    result = compare_reports(
+        before, after, cost_tolerance=resolve_cost_tolerance(cost_tolerance, settings), alpha=settings.alpha,
+        answer_similarity=settings.answer_similarity,
+    )  # fmt: skip
+    # Both texts exist before anything is written, and the files are replaced together or not at all.
+    outputs: list[tuple[Path | None, str]] = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
+    if json_out is None and markdown_out is None:
+        from sitegen.compare.terminal import diff_text
+
+        console.stdout(diff_text(result))  # for people; `--markdown -` prints the Markdown (docs/cli.md)
+    write_outputs(outputs, console)
+    if (json_out or markdown_out) is not None and not to_stdout(json_out, markdown_out):
+        console.say(f"diff: {diff_lines(result, baseline)[0]}")
+    if append_step_summary(diff_summary_markdown(result)):
+        console.detail("appended the diff summary to $GITHUB_STEP_SUMMARY")
+    if fail_on_regression and result.hasRegression:
+        console.tell(diff_lines(result, baseline)[1])
+        return 1
+    return 0
+
+
+def diff_lines(diff: DiffReport, baseline: Path | None) -> tuple[str, str]:
+    """The terminal's diff lines (the cases first, then the pass rate; then what the agent did differently in each
+    regressed and fixed case) and the gate's reason."""
+    from sitegen.compare.whatchanged import terminal_lines
+    from sitegen.compare.wording import differences_summary, format_headline, gate_text
+
+    lines = "".join(f"\n{line}" for line in terminal_lines(diff))
+    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", f"regression: {gate_text(diff)} against {baseline}"
