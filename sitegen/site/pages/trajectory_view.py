@@ -66,19 +66,27 @@ class TrajectoryRow(NamedTuple):
     after: StepSide | None  # None: no call now
     first: bool  # the first step where the runs diverge
     note: str  # what else differs at this step ("Now fails."), or ""
+    # Steps that are the same on both sides are one row, the calls once for both sides: `last` is the last step of
+    # the run (`number` when it is one step), `same` its calls.
+    last: int = 0
+    same: tuple[StepSide, ...] = ()
 
     def __html__(self) -> str:
         """The row as HTML (markupsafe's protocol: Jinja2 puts it on the page as it is)."""
         first = " step-first" if self.first else ""
-        head = f'<span class="step-number">{self.number}</span> <span class="step-kind">{self.label}</span>'
+        steps = f"{self.number}–{self.last}" if self.last > self.number else str(self.number)
+        head = f'<span class="step-number">{steps}</span> <span class="step-kind">{self.label}</span>'
         if self.first:
             head += ' <span class="first-mark">first divergence</span>'
         if self.note:
             head += f' <span class="step-note">{element_escaped(self.note)}</span>'
-        cells = "".join(
-            f'<td data-label="{label}">{side.html() if side is not None else _NO_CALL}</td>'
-            for side, label in ((self.before, "Baseline"), (self.after, "Now"))
-        )
+        if self.same:
+            cells = f'<td colspan="2" data-label="Both">{", ".join(side.html() for side in self.same)}</td>'
+        else:
+            cells = "".join(
+                f'<td data-label="{label}">{side.html() if side is not None else _NO_CALL}</td>'
+                for side, label in ((self.before, "Baseline"), (self.after, "Now"))
+            )
         return (f'<tr class="step step-{self.kind}{first}" id="step-{self.number}" data-step="{self.kind}">'
                 f'<th scope="row">{head}</th>{cells}</tr>\n')  # fmt: skip
 
@@ -185,6 +193,23 @@ def _row(
     return TrajectoryRow(number, step.kind, _KIND_WORDS[step.kind], before, after, first, " ".join(notes))
 
 
+def _runs_of_same(rows: Sequence[TrajectoryRow]) -> tuple[TrajectoryRow, ...]:
+    """The rows with each run of steps that are the same on both sides (no note, not the first divergence) made one
+    row that names their calls once: a reader looks at what differs, as the answers fold what does not."""
+    out: list[TrajectoryRow] = []
+    for row in rows:
+        plain = row.kind == SAME and not row.note and not row.first and row.after is not None
+        if not plain:
+            out.append(row)
+            continue
+        previous = out[-1] if out else None
+        if previous is not None and previous.same and previous.kind == SAME:
+            out[-1] = previous._replace(last=row.number, same=(*previous.same, row.after))  # type: ignore[arg-type]
+        else:
+            out.append(row._replace(last=row.number, same=(row.after,), before=None, after=None))
+    return tuple(out)
+
+
 def trajectory_view(
     before: Evidence, after: Evidence, required: Sequence[str], aligned: Sequence[Step] | None = None
 ) -> TrajectoryView:
@@ -209,9 +234,8 @@ def trajectory_view(
     first = divergence.step if divergence is not None else 0
     recorded = (before.inputsRecorded, after.inputsRecorded)
     moved = _moved_notes(steps)
-    rows = tuple(
-        _row(n, step, n == first, frozenset(required), recorded, moved.get(n - 1, ""))
-        for n, step in enumerate(steps[:MAX_STEPS], 1)
+    rows = _runs_of_same(
+        [_row(n, step, n == first, frozenset(required), recorded, moved.get(n - 1, "")) for n, step in enumerate(steps[:MAX_STEPS], 1)]
     )
     counts = {kind: sum(1 for step in steps if step.kind == kind) for kind in (SAME, INPUT, REMOVED, ADDED)}
     words = {SAME: "the same", INPUT: "with another input", REMOVED: "left out now", ADDED: "added now"}
