@@ -5,8 +5,9 @@ site's files by kind.
 For each case page: its bytes per section (the head and frame, the result box, the comparison, each `<section
 id=…>` card, the footer), each split into text (what a reader sees, entities decoded) and markup (tags,
 attributes, whitespace between tags); its size against its raw trace file's (`cases/<slug>.trace.json`) and
-against the target of issue 26 (a page at most 1.5 × its trace's bytes + 6 KB). For the whole site: the bytes
-of case pages, raw traces, assets and data files, and the site against the traces it shows (target: 2 ×).
+against the per-page target (a page at most 1.5 × its trace's bytes + 6 KB; benchmarks/RESULTS.md). For the
+whole site: the bytes of case pages, raw traces, assets and data files, and the site against the traces it shows
+(target: 2 ×).
 
 Example: python benchmarks/page_bytes.py site/ --pages 3
 """

@@ -1,11 +1,13 @@
-"""Defaults, defined once: where the suite lives, what a build keeps, the limits of every option. Plain values
-only, so that a command's options (`--help`, `--version`) need nothing heavier; the suite's known values, which a
-TOML file may override, are suite/config.py's (eval/README.md)."""
+"""Defaults, defined once: where the suite lives, what a build keeps, the limits of every option, and the fixed
+choices an option or setting takes (enums carrying their own rules and words). Plain values and the standard
+library only, so that a command's options (`--help`, `--version`) need nothing heavier; the suite's known values,
+which a TOML file may override, are suite/config.py's (eval/README.md)."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 # The distribution's name in the package registry (pyproject.toml), where `sitegen` is an unrelated project; the
 # command and the import name are `sitegen` (docs/cli.md, "Installing sitegen").
@@ -19,11 +21,37 @@ DEFAULT_BASELINE_DIR = Path("eval/baseline")
 DEFAULT_BASELINE = DEFAULT_BASELINE_DIR / "report.json"
 DEFAULT_OUT = Path("site")
 
-# When a case with several trials passes (docs/trials.md, "Choosing a policy"): every trial (pass^k), more
-# than half, or at least one (pass@k); a suite that sets none takes the first.
-TrialPolicy = Literal["all", "majority", "any"]
-TRIAL_POLICIES: tuple[str, ...] = get_args(TrialPolicy)
-DEFAULT_TRIAL_POLICY = "all"
+
+
+class TrialPolicy(StrEnum):
+    """When a case with several trials passes (docs/trials.md, "Choosing a policy"): every trial (pass^k), more
+    than half, or at least one (pass@k); a suite that sets none takes the first."""
+
+    # value        its rule in words (a trial case page states it)
+    ALL = "all", "every trial must pass (pass^k)"
+    MAJORITY = "majority", "more than half must pass"
+    ANY = "any", "one must pass (pass@k)"
+
+    rule: str
+
+    def __new__(cls, value: str, rule: str) -> TrialPolicy:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.rule = rule
+        return member
+
+    def passes(self, passed: int, trials: int) -> bool:
+        """Whether a case with `passed` of its `trials` trials passing passes by this policy."""
+        if trials <= 0:
+            return False
+        if self is TrialPolicy.ALL:
+            return passed == trials
+        if self is TrialPolicy.MAJORITY:
+            return 2 * passed > trials
+        return passed >= 1
+
+
+DEFAULT_TRIAL_POLICY = TrialPolicy.ALL
 
 # The diff (eval/README.md, "Diff"): a paired cost average that moved by more than this relative tolerance
 # is a cost regression or improvement (--cost-tolerance, [diff] costTolerance) ...
@@ -39,11 +67,44 @@ INPUT_CLIP = 500
 # ... and as the first divergence of two tool trajectories names each side: `toolName(input)`, the input this short.
 DIVERGENCE_INPUT_CLIP = 80
 
-# Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
-# failing ones and those whose status or behaviour changed against the baseline; or only those that changed (and, without a
-# baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace.
-CASE_PAGE_MODES = ("all", "failing", "changed")
-DEFAULT_CASE_PAGES = "all"
+# `[otel]` of the config file (eval/README.md, "OpenTelemetry traces"): the `gen_ai.evaluation.name` of the
+# evaluation event whose label is a trace's verdict.
+DEFAULT_OTEL_VERIFIER_NAME = "verifier"
+
+class CasePages(StrEnum):
+    """Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
+    failing ones and those whose pass/fail or behaviour changed against the baseline; or only those that changed (and, without
+    a baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace."""
+
+    # value          what to try next when a site built so nears GitHub Pages' limit (site/sitesize.py)
+    ALL = "all", "`--case-pages failing` writes a page only for the cases that fail or changed against the baseline"
+    FAILING = "failing", "`--case-pages changed` writes a page only for the cases that changed against the baseline"
+    CHANGED = "changed", "publish it where there is no such limit, or split the suite"
+
+    next_step: str
+
+    def __new__(cls, value: str, next_step: str) -> CasePages:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.next_step = next_step
+        return member
+
+    def wants_page(self, failing: bool, changed: bool | None) -> bool:
+        """Whether a case gets a page of its own: `failing` now, `changed` whether its change against the
+        baseline is one this mode shows (compare/changes.py's ChangeKind.pages; None: built without a baseline)."""
+        if self is CasePages.ALL:
+            return True
+        if self is CasePages.CHANGED and changed is not None:
+            return changed
+        return failing or bool(changed)
+
+    def links_neighbours(self) -> bool:
+        """Whether a case page links the previous and next case: only when every case has a page (which of them
+        has one is known only once every case is evaluated)."""
+        return self is CasePages.ALL
+
+
+DEFAULT_CASE_PAGES = CasePages.ALL
 # GitHub Pages publishes a site of at most 1 GB (docs/big-suites.md, "where each option meets GitHub's limits"): a
 # build warns once its site is this share of it.
 PAGES_SITE_LIMIT = 1_000_000_000
@@ -70,6 +131,11 @@ LIST_POOL_MIN_PAGES = 4
 # `sitegen serve` (and the stub agent) listen on the loopback interface only; the port when --port is not given.
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8000
+# `sitegen serve`: seconds a client has to send a request's line and headers, however slowly it drips them (and
+# that a read or write may stall, or a kept-alive connection stay idle); the connections served at once (one
+# more is answered 503 and closed: a client holding many cannot take a thread each).
+PREVIEW_REQUEST_SECONDS = 10.0
+PREVIEW_MAX_CONNECTIONS = 64
 # `--history URL`: seconds the whole download may take, connecting and every byte included (a server that drips
 # one byte at a time is cut off), at most MAX_RESPONSE_BYTES.
 HISTORY_URL_TIMEOUT = 60.0

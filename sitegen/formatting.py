@@ -83,3 +83,24 @@ def run_name(label: str, run_id: str) -> str:
 def run_phrase(name: str) -> str:
     """`run PR #12`, but `run-1a2b3c4d5e6f` alone: a name that already says "run" is not preceded by it again."""
     return name if _SAYS_RUN.match(name) else f"run {name}"
+
+
+# What a terminal must never be sent from input: control characters (an escape sequence in a hostile case id
+# would drive it: colours, the window title, OSC 52's clipboard write), the bidirectional overrides that reorder
+# what is shown, the line and paragraph separators, and lone surrogates (which no terminal encoding can carry).
+_UNSAFE_FOR_TERMINAL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_IN_TEXT = re.compile(_UNSAFE_FOR_TERMINAL.pattern.replace(r"\x00-\x1f", r"\x00-\x09\x0b-\x1f"))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def terminal_line(line: str) -> str:
+    """One line safe to print (docs/cli.md): every unsafe character, a line break too, written as its escape (`\\x1b`)."""
+    return _UNSAFE_FOR_TERMINAL.sub(_escaped, line)
+
+
+def terminal_text(text: str) -> str:
+    """Lines safe to print: each line as terminal_line makes it, the line breaks between them kept."""
+    return _UNSAFE_IN_TEXT.sub(_escaped, text)

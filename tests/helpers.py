@@ -8,6 +8,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import pty
 import queue
 import re
 import shutil
@@ -486,11 +487,64 @@ _AS_FROM_A_TERMINAL = (
 )
 
 
-class ServeProcess:
-    """A `sitegen serve` child process whose output lines are collected as they come."""
+def terminal_output(master: int, lines: queue.Queue[str] | None = None) -> str:
+    """Everything a child wrote to the pseudo-terminal whose master end is `master`, until it closed it (the
+    terminal's `\\r\\n` read as `\\n`, bytes that are not UTF-8 as U+FFFD); each whole line also put on `lines`."""
+    data = b""
+    sent = 0
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every process holding the terminal closed it
+            break
+        if not chunk:
+            break
+        data += chunk
+        if lines is not None:
+            *whole, _rest = data[sent:].split(b"\n")
+            for line in whole:
+                lines.put(line.rstrip(b"\r").decode("utf-8", "replace"))
+                sent += len(line) + 1
+    os.close(master)
+    return data.replace(b"\r\n", b"\n").decode("utf-8", "replace")
 
-    def __init__(self, args: list[str], cwd: Path) -> None:
+
+def run_in_terminal(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """`python -m sitegen ARGS` on a pseudo-terminal (stdin, stdout and stderr, as a person runs it): its exit
+    code and all it wrote there, bounded by a generous wait."""
+    master, child = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args], cwd=cwd, stdin=child, stdout=child, stderr=child,
+        env=env,
+    )
+    os.close(child)
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.append(terminal_output(master)), daemon=True)
+    reader.start()
+    try:
+        code = proc.wait(SERVE_TIMEOUT * 12)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(SERVE_TIMEOUT)
+    return code, "".join(output)
+
+
+class ServeProcess:
+    """A `sitegen serve` child process whose output lines are collected as they come; with `terminal`, its stdin,
+    stdout and stderr are a pseudo-terminal (what a person sees: click strips nothing there), each line as sent."""
+
+    def __init__(self, args: list[str], cwd: Path, terminal: bool = False, env: dict[str, str] | None = None) -> None:
         self.lines: queue.Queue[str] = queue.Queue()
+        if terminal:
+            master, child = pty.openpty()
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args], cwd=cwd, stdin=child, stdout=child, stderr=child,
+                env=env,
+            )
+            os.close(child)
+            threading.Thread(target=self._pump_terminal, args=(master,), daemon=True).start()
+            return
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _AS_FROM_A_TERMINAL, *args],
             cwd=cwd,
@@ -498,6 +552,7 @@ class ServeProcess:
             stderr=subprocess.STDOUT,
             text=True,
             encoding="utf-8",
+            env=env,
         )
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -505,6 +560,9 @@ class ServeProcess:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             self.lines.put(line.rstrip("\n"))
+
+    def _pump_terminal(self, master: int) -> None:
+        terminal_output(master, self.lines)
 
     def wait_for(self, needle: str, seen: list[str]) -> str:
         """The first line containing `needle` (all lines read are kept in `seen`); fails after SERVE_TIMEOUT*3 s."""

@@ -13,9 +13,12 @@ from hypothesis import strategies as st
 
 from helpers import ROOT
 from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_evidence
-from sitegen.compare.diff_report import compare_reports, diff_json
+from sitegen.compare.diff_json import diff_json, item_document
+from sitegen.compare.diff_report import compare_reports
+from sitegen.compare.wording import item_message
 from sitegen.compare.similarity import EXACT_CELLS, LINE_CELLS, similarity
-from sitegen.report.results import CaseResult, Report, build_report, result_from_json
+from sitegen.report.report_json import result_from_json
+from sitegen.report.results import CaseResult, Report, build_report
 
 
 def _lcs(a: str, b: str) -> int:
@@ -161,14 +164,14 @@ def test_the_diff_has_answer_and_tool_call_items_and_the_case_change_fields() ->
     items = {item.metric: item for item in diff.items}
     answer = items["answer"]
     assert (answer.type, answer.baselineValue, answer.currentValue, answer.similarity) == ("CHANGED", len(before), len(after), similarity(before, after))
-    assert answer.to_json()["similarity"] == answer.similarity and answer.delta == len(after) - len(before)
-    assert answer.message == f"Case c1 answer changed ({percent_changed(answer.similarity)} % changed): {len(before)} → {len(after)} characters."
+    assert item_document(answer)["similarity"] == answer.similarity and answer.delta == len(after) - len(before)
+    assert item_message(answer) == f"Case c1 answer changed ({percent_changed(answer.similarity)} % changed): {len(before)} → {len(after)} characters."
     calls = items["toolCalls"]
     assert (calls.baselineValue, calls.currentValue, calls.delta) == (["query_logs", "query_db_status"], ["query_logs"], None)
-    assert calls.message == (
+    assert item_message(calls) == (
         "Case c1 tool calls changed: query_logs, query_db_status → query_logs; first diverged at step 2: query_db_status left out."
     )
-    assert calls.to_json()["firstDivergence"] == {"step": 2, "baseline": "query_db_status", "current": None}
+    assert item_document(calls)["firstDivergence"] == {"step": 2, "baseline": "query_db_status", "current": None}
     entry = json.loads(diff_json(diff))["caseChanges"][0]
     assert list(entry)[-7:] == [
         "traceChanged", "answerSimilarity", "toolsAdded", "toolsRemoved", "toolsNowFailing", "behaviourChanged", "behaviourChanges"

@@ -1,9 +1,11 @@
 """The benchmark scripts stay usable: their synthetic suite is one sitegen reads and builds, the floor
-writes a page per case, and both scripts answer --help. (They measure nothing here: no timed tests.)"""
+writes a page per case, and both scripts answer --help. (They measure nothing here: no timed tests.) And every
+citation of a section of benchmarks/RESULTS.md names a section it has."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,7 +91,7 @@ def test_scripts_answer_help(script: str) -> None:
 @pytest.mark.parametrize("how", ["edited", "rewritten"])
 def test_changing_every_answer_makes_every_case_differ_from_its_baseline(synthetic: tuple[Path, Path], tmp_path: Path, how: str) -> None:
     from sitegen.compare.diff_report import compare_reports
-    from sitegen.report.results import read_report
+    from sitegen.report.report_json import read_report
 
     cases, fixtures = synthetic
     runner = CliRunner()
@@ -99,3 +101,29 @@ def test_changing_every_answer_makes_every_case_differ_from_its_baseline(synthet
     diff = compare_reports(read_report(tmp_path / "b.json"), read_report(tmp_path / "c.json"))
     answered = {item.caseId for item in diff.items if item.metric == "answer"}
     assert len(answered) == 12 and all(change.behaviour.traceChanged for change in diff.caseChanges)
+
+
+def _results_sections() -> set[str]:
+    """The sections of RESULTS.md a text may cite: its headings and the bold leads of its paragraphs."""
+    text = (BENCHMARKS / "RESULTS.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^#+ (.+)$", text, re.MULTILINE)
+    leads = re.findall(r"^\*\*(.+?)\.\*\*", text, re.MULTILINE)
+    return set(headings) | set(leads)
+
+
+def test_every_citation_of_a_results_section_names_one() -> None:
+    root = BENCHMARKS.parent
+    listed = subprocess.run(["git", "ls-files", "sitegen", "tests", "docs", "eval", "benchmarks", "tools", "README.md"],
+                            cwd=root, capture_output=True, text=True, check=True)  # fmt: skip
+    sections = _results_sections()
+    cited = {}
+    for name in listed.stdout.splitlines():
+        path = root / name
+        if name.startswith("tests/golden/") or path.suffix not in (".py", ".md") or not path.is_file():
+            continue
+        # A citation may wrap, in a comment or a docstring: the lines joined without their indent and `#`.
+        text = " ".join(line.strip().lstrip("#").strip() for line in path.read_text(encoding="utf-8").splitlines())
+        for section in re.findall(r"RESULTS\.md\)?,\s*\"([^\"]+)\"", text):
+            cited.setdefault(section, []).append(name)
+    assert cited, "no citation found: the pattern no longer matches how the project cites RESULTS.md"
+    assert {section: names for section, names in cited.items() if section not in sections} == {}

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import Watched, make_case, make_trace, write_suite
 from sitegen.evaluation.engine import evaluate_suite
-from sitegen.report.results import report_json
+from sitegen.report.report_json import report_json
 from sitegen.site.pipeline import BuildOptions, build_site
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import load_cases

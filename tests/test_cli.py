@@ -272,3 +272,39 @@ def test_an_unforeseen_failure_is_exit_3_not_a_regression(suite: tuple[Path, Pat
     assert "Traceback" in result.output and "KeyError: 'a bug'" in result.output
     assert "error: internal error in sitegen" in result.output and "not your input" in result.output
     assert not (tmp_path / "site").exists()
+
+
+def test_an_unforeseen_failure_after_the_swap_says_the_site_was_replaced(
+    suite: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 3 once the new site is in place must not claim that nothing was replaced."""
+    import sitegen.commands.build
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(sitegen.commands.build, "append_step_summary", broken)
+    cases, fixtures = suite
+    result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(tmp_path / "site"))
+    assert result.exit_code == 3, result.output
+    assert "nothing was replaced" not in result.output
+    assert f"the site in {tmp_path / 'site'}/ had been written whole before it, nothing else was replaced" in result.output
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_a_lone_surrogate_from_a_trace_is_written_as_a_replacement_character(tmp_path: Path) -> None:
+    """A trace is the agent's text and may hold a lone surrogate (legal in JSON): every output is still UTF-8."""
+    trace = json.dumps(make_trace(answer="a \ud800", verdict="P\ud800"))[:-2] + ', "totalDurationMs": "\\udc00"}}'
+    cases, fixtures = write_suite(
+        tmp_path, [make_case(id="a", traceFixture="a.json", allowedVerdicts=["PASS"]), make_case(id="b", traceFixture="b.json")],
+        {"a.json": json.dumps(make_trace(answer="a \ud800", verdict="P\ud800")), "b.json": trace},
+    )
+    outputs = [tmp_path / name for name in ("r.json", "r.md", "j.xml")]
+    result = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--json", str(outputs[0]),
+                 "--markdown", str(outputs[1]), "--junit", str(outputs[2]))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for output in outputs:
+        output.read_bytes().decode("utf-8")  # strict
+    assert "\ufffd" in outputs[0].read_text(encoding="utf-8")
+    printed = run("evaluate", "--cases", str(cases), "--fixtures", str(fixtures), "--markdown", "-")
+    assert printed.exit_code == 0, printed.output

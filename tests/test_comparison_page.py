@@ -17,7 +17,7 @@ from comparison_suite import CJK_BEFORE, EVIDENCE, HOSTILE_AFTER, HOSTILE_BEFORE
 from helpers import check_golden
 from site_audit import audit_site
 from sitegen.compare.behaviour import compare_behaviour
-from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult
 from sitegen.site.pages.then_and_now import COMPARED, NO_EVIDENCE, UNCHANGED, UNREADABLE, comparison_view
@@ -206,7 +206,7 @@ def result(status: str = "passed", evidence: Evidence | None = None) -> CaseResu
     )
 
 
-def change(kind: str, base: CaseResult, cur: CaseResult) -> CaseChange:
+def change(kind: ChangeKind, base: CaseResult, cur: CaseResult) -> CaseChange:
     return CaseChange("c", kind, base.status, cur.status, behaviour=compare_behaviour(base, cur))
 
 
@@ -214,19 +214,19 @@ def test_the_view_decides_what_to_show() -> None:
     config = SuiteConfig()
     old = Evidence("the pool", (ToolCall("t", True),), "PASSED", "FULL", "sha256:1")
     base = result(evidence=old)
-    same = comparison_view(CASE, base, result("failed", old), change(REGRESSED, base, result("failed", old)), config)
+    same = comparison_view(CASE, base, result("failed", old), change(ChangeKind.REGRESSED, base, result("failed", old)), config)
     assert same.state == UNCHANGED and "the case or the rules changed" in same.message
     assert comparison_view(CASE, result(), result(evidence=old), None, config).state == NO_EVIDENCE
     unread = Evidence(None, (), None, None, None)
     assert comparison_view(CASE, result(evidence=old), result(evidence=unread), None, config).state == UNREADABLE
     # A digest unknown on one side with answers on both: compared, whatever the digests would say.
     unknown = Evidence("the pool is full", (), None, None, None)
-    view = comparison_view(CASE, base, result("failed", unknown), change(REGRESSED, base, result("failed", unknown)), config)
+    view = comparison_view(CASE, base, result("failed", unknown), change(ChangeKind.REGRESSED, base, result("failed", unknown)), config)
     assert view.state == COMPARED and view.answers is not None
     assert view.tools == ()  # one trace a side: the aligned trajectory instead of a table of tools
     assert view.trajectory is not None and [(row.kind, row.first) for row in view.trajectory.rows] == [("removed", True)]
     assert view.trajectory.rows[0].before is not None and view.trajectory.rows[0].before.required
     # The same answer in a changed trace: no columns of text, one line saying so.
     moved = Evidence("the pool", (ToolCall("t", False),), "PASSED", "FULL", "sha256:2")
-    view = comparison_view(CASE, base, result("failed", moved), change(FIXED, base, result("failed", moved)), config)
+    view = comparison_view(CASE, base, result("failed", moved), change(ChangeKind.FIXED, base, result("failed", moved)), config)
     assert view.state == COMPARED and view.answers is None and view.diff_note == "The answers are the same."

@@ -16,11 +16,14 @@ from markdown_it import MarkdownIt
 
 from helpers import ROOT, check_golden
 from sitegen.compare.diff_markdown import NOT_COMPARABLE, diff_markdown, diff_summary_markdown
-from sitegen.compare.diff_report import DIFF_FORMAT_VERSION, DiffReport, compare_case, compare_reports, diff_json
+from sitegen.compare.diff_json import DIFF_FORMAT_VERSION, diff_json
+from sitegen.compare.diff_report import DiffReport, compare_case, compare_reports
 from sitegen.compare.items import DiffItem
+from sitegen.compare.wording import item_message
 from sitegen.defaults import DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
-from sitegen.report.results import Report, build_report, read_report, result_from_json
+from sitegen.report.report_json import read_report, result_from_json
+from sitegen.report.results import Report, build_report
 
 DATA = ROOT / "tests" / "data" / "reports"
 GOLDEN = ROOT / "tests" / "golden" / "diff"
@@ -137,7 +140,7 @@ def test_case_metric(metric: str, before: dict, after: dict, kind: str, old: Any
     item = items[0]
     assert (item.type, item.scope, item.metric) == (kind, "case", metric)
     assert (item.baselineValue, item.currentValue, item.delta) == (old, new, delta)
-    assert item.message.startswith("Case c1") and "→" in item.message
+    assert item_message(item).startswith("Case c1") and "→" in item_message(item)
 
 
 def test_case_items_come_in_table_order() -> None:
@@ -174,7 +177,7 @@ def test_failed_checks_in_another_order_are_no_change() -> None:
 def test_failed_check_details_change_says_so() -> None:
     diff = compare_reports(report(result(failedChecks=["a: one"])), report(result(failedChecks=["a: two"])))
     (item,) = items_for(diff, "c1")
-    assert item.message == "Case c1 failure details changed: a → a."
+    assert item_message(item) == "Case c1 failure details changed: a → a."
 
 
 # Presence
@@ -186,7 +189,7 @@ def test_missing_case_is_one_regression() -> None:
     item = items_for(diff, "gone")[0]
     assert (item.type, item.metric, item.baselineValue, item.currentValue, item.delta) == (
         "REGRESSION", "present", True, False, None)
-    assert "gone" in item.message and "missing" in item.message
+    assert "gone" in item_message(item) and "missing" in item_message(item)
 
 
 def test_new_case_is_one_change_not_a_regression() -> None:
@@ -230,13 +233,13 @@ def test_a_moved_average_over_unchanged_cases_is_recorded_as_changed(metric: str
     assert (item.baselineValue, item.currentValue) == (old, new)
     assert item.delta == (pytest.approx(new - old) if None not in (old, new) else None)
     assert item.pairedCaseCount == 1 and item.pairedBaselineValue == item.pairedCurrentValue
-    assert "the 1 case in both reports are unchanged" in item.message and "→" in item.message
+    assert "the 1 case in both reports are unchanged" in item_message(item) and "→" in item_message(item)
 
 
 def test_pass_rate_message_in_points() -> None:
     base = report(result())
     diff = compare_reports(with_aggregates(base, passRate=1.0), with_aggregates(base, passRate=2 / 3))
-    assert diff.items[0].message == "Pass rate fell: 100.0% → 66.7% (-33.3 points)."
+    assert item_message(diff.items[0]) == "Pass rate fell: 100.0% → 66.7% (-33.3 points)."
 
 
 def test_both_durations_unknown_is_no_change() -> None:
@@ -280,7 +283,7 @@ def test_adding_a_slow_passing_case_is_no_cost_regression() -> None:
                                                             ("CHANGED", 19500)]
     duration = items["averageDurationMs"]
     assert (duration.pairedCaseCount, duration.pairedBaselineValue, duration.pairedCurrentValue) == (2, 1500, 1500)
-    assert duration.message == (
+    assert item_message(duration) == (
         "Average duration rose: 1,500 ms → 21,000 ms (+19,500 ms); the 2 cases in both reports are unchanged "
         "(1,500 ms → 1,500 ms), so the change comes from the case mix (cases added or removed)."
     )
@@ -300,7 +303,7 @@ def test_shared_cases_getting_slower_is_a_cost_regression_whatever_the_mix() -> 
     item = cost_items(compare_reports(before, after))["averageDurationMs"]
     assert (item.type, item.baselineValue, item.currentValue) == ("REGRESSION", pytest.approx(11000 / 3), 1500)
     assert (item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue) == (2, 1000, 1500)
-    assert item.message == (
+    assert item_message(item) == (
         "Average duration fell: 3,666.7 ms → 1,500 ms (-2,166.7 ms); over the 2 cases in both reports "
         "1,000 ms → 1,500 ms (+500 ms, +50.0%), more than the 10% tolerance: a cost regression."
     )
@@ -312,8 +315,8 @@ def test_a_cost_regression_hidden_by_a_quick_new_case_is_still_recorded() -> Non
     diff = compare_reports(before, after)
     item = cost_items(diff)["averageDurationMs"]
     assert (item.type, item.delta, item.pairedBaselineValue, item.pairedCurrentValue) == ("REGRESSION", 0, 1000, 2000)
-    assert item.message.startswith("Average duration is unchanged overall: 1,000 ms → 1,000 ms")
-    assert item.message.endswith("a cost regression, hidden in the overall average by the case mix.")
+    assert item_message(item).startswith("Average duration is unchanged overall: 1,000 ms → 1,000 ms")
+    assert item_message(item).endswith("a cost regression, hidden in the overall average by the case mix.")
     assert diff.hasRegression is True and diff.cost_regressions == [item]
 
 
@@ -343,7 +346,7 @@ def test_the_default_tolerance_is_ten_percent() -> None:
     diff = compare_reports(report(result(durationMs=1000)), report(result(durationMs=1100)))
     assert DEFAULT_COST_TOLERANCE == 0.10 and diff.costTolerance == 0.10
     assert cost_items(diff)["averageDurationMs"].type == "CHANGED"
-    assert "within the 10% tolerance." in cost_items(diff)["averageDurationMs"].message
+    assert "within the 10% tolerance." in item_message(cost_items(diff)["averageDurationMs"])
 
 
 def test_zero_paired_baseline_reports_any_increase() -> None:
@@ -376,7 +379,7 @@ def test_no_case_measured_in_both_reports_is_changed_with_no_paired_values() -> 
     diff = compare_reports(report(result("old", durationMs=1000)), report(result("new", durationMs=9000)))
     item = cost_items(diff)["averageDurationMs"]
     assert (item.type, item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue) == ("CHANGED", 0, None, None)
-    assert item.message.endswith("no case is measured in both reports, so the change comes from the case mix "
+    assert item_message(item).endswith("no case is measured in both reports, so the change comes from the case mix "
                                  "(cases added or removed).")
 
 
@@ -540,11 +543,11 @@ def test_counts_agree_with_items(regressed: DiffReport) -> None:
 def test_every_case_message_names_case_and_values(regressed: DiffReport) -> None:
     for item in regressed.items:
         if item.checks:  # a case that now fails (or passes) is named with its checks instead
-            assert all(check.split(":")[0] in item.message for check in item.checks), item
+            assert all(check.split(":")[0] in item_message(item) for check in item.checks), item
         else:
-            assert "→" in item.message and item.message.endswith("."), item
+            assert "→" in item_message(item) and item_message(item).endswith("."), item
         if item.caseId is not None:
-            assert item.caseId in item.message, item
+            assert item.caseId in item_message(item), item
 
 
 def test_passed_regression_names_the_new_failed_checks() -> None:
@@ -553,12 +556,12 @@ def test_passed_regression_names_the_new_failed_checks() -> None:
     after = result("mysql-slow-query", passed=False, failedChecks=[check])
     (item,) = compare_reports(report(before), report(after)).items[1:2]
     assert (item.type, item.metric, item.checks) == ("REGRESSION", "passed", [check])
-    assert item.message == (
+    assert item_message(item) == (
         "Case mysql-slow-query now fails: forbidden_answer_keyword (answer contains forbidden phrase '重启 MySQL')"
     )
     back = compare_reports(report(after), report(before)).items[1]
     assert (back.type, back.checks) == ("IMPROVEMENT", [check])
-    assert back.message == (
+    assert item_message(back) == (
         "Case mysql-slow-query now passes, no longer failing forbidden_answer_keyword "
         "(answer contains forbidden phrase '重启 MySQL')"
     )

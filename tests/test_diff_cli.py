@@ -14,9 +14,10 @@ from typer.testing import CliRunner
 from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.compare.diff_markdown import diff_markdown
-from sitegen.compare.diff_report import compare_reports, diff_json
+from sitegen.compare.diff_json import diff_json
+from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.terminal import diff_text
-from sitegen.report.results import read_report
+from sitegen.report.report_json import read_report
 
 DATA = ROOT / "tests" / "data" / "reports"
 BASELINE = str(DATA / "baseline.json")
@@ -262,3 +263,26 @@ def test_build_takes_the_cost_tolerance_from_option_config_or_default(tmp_path: 
     assert (code, diff["costTolerance"], diff["items"][0]["type"]) == (1, 0.05, "REGRESSION")
     code, diff = build("--config", config, "--cost-tolerance", "0.1")
     assert (code, diff["costTolerance"]) == (0, 0.1)
+
+
+@pytest.mark.parametrize("place", ["a removed case's id", "a tool name", "a failed check"])
+def test_a_lone_surrogate_in_the_baseline_is_bad_input(tmp_path: Path, place: str) -> None:
+    report = json.loads(Path(BASELINE).read_text(encoding="utf-8"))
+    first = report["results"][0]
+    if place == "a removed case's id":
+        report["results"].append(dict(first, caseId="gone \ud800"))
+    elif place == "a tool name":
+        first["toolCalls"] = [{"toolName": "query_\udc00", "success": True}]
+    else:
+        first["failedChecks"] = ["keyword_coverage: \ud800 missing"]
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(report), encoding="utf-8")  # json writes the surrogate as its escape
+    outputs = [tmp_path / "diff.json", tmp_path / "diff.md"]
+    for output in outputs:
+        output.write_text("previous", encoding="utf-8")
+    for extra in ([], ["--json", str(outputs[0]), "--markdown", str(outputs[1])]):
+        result = run(str(baseline), REGRESSED, *extra)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.startswith(f"error: {baseline}:1:") and "a lone surrogate \\u" in result.stderr, result.stderr
+        assert result.stdout == "" and "Traceback" not in result.output
+    assert [output.read_text(encoding="utf-8") for output in outputs] == ["previous", "previous"]

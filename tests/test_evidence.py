@@ -13,7 +13,7 @@ from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.evaluation.engine import evaluate_suite
 from sitegen.report.evidence import Evidence, ToolCall
-from sitegen.report.results import read_report, report_json, result_from_json
+from sitegen.report.report_json import read_report, report_json, result_from_json
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import load_cases
 
@@ -100,7 +100,7 @@ def test_a_report_without_evidence_reads_with_none() -> None:
 def test_odd_evidence_values_are_read_tolerantly() -> None:
     data = {"caseId": "c", "answer": 5, "toolCalls": [{"toolName": "a", "success": "yes"}, {"toolName": 3}, "x"],
             "gatekeeperStatus": ["pass"], "traceDigest": "sha256:1"}  # fmt: skip
-    assert result_from_json(data).evidence == Evidence(None, (ToolCall("a", None),), None, None, "sha256:1", False)
+    assert result_from_json(data).evidence == Evidence(None, (ToolCall("a", None),), None, None, "sha256:1", inputsRecorded=False)
     data["toolCalls"] = [{"toolName": "a", "input": 5, "inputDigest": None}, {"toolName": "b", "input": "{}", "inputDigest": "d"}]
     assert result_from_json(data).evidence == Evidence(
         None, (ToolCall("a", None), ToolCall("b", None, "{}", "d")), None, None, "sha256:1"

@@ -164,3 +164,43 @@ def test_fixtures_outside_the_folder_are_never_read(tmp_path: Path) -> None:
             assert checks[0].startswith("fixture_path_invalid: "), (key, checks)
     assert results["fifo"]["failedChecks"][0].startswith("fixture_invalid: ") and "not a regular file" in results["fifo"]["failedChecks"][0]
     assert results["fine"]["status"] != "not_run"
+
+
+def test_a_loop_of_links_is_a_fixture_problem_of_its_case(tmp_path: Path) -> None:
+    cases = [
+        make_case(id="loop", traceFixture="loop.json"),  # ln -s loop.json loop.json
+        make_case(id="pair", traceFixture="p1.json"),  # p1.json -> p2.json -> p1.json
+        make_case(id="trials", traceFixture="trials"),  # one trial of a folder is a loop
+        make_case(id="folder-loop", traceFixture="round/trace.json"),  # a folder that is a link to itself
+        make_case(id="fine", traceFixture="ok.json"),
+    ]
+    cases_path, fixtures = write_suite(
+        tmp_path / "suite", cases, {"ok.json": make_trace(), "trials/trial-001.json": make_trace()}
+    )
+    (fixtures / "loop.json").symlink_to("loop.json")
+    (fixtures / "p1.json").symlink_to("p2.json")
+    (fixtures / "p2.json").symlink_to("p1.json")
+    (fixtures / "trials" / "trial-002.json").symlink_to("trial-002.json")
+    (fixtures / "round").symlink_to("round")
+    inputs = ["--cases", str(cases_path), "--fixtures", str(fixtures)]
+    checked = _run(["check", *inputs], tmp_path)
+    assert checked.returncode == 2, checked.stderr
+    assert "Traceback" not in checked.stderr
+    problems = [line for line in checked.stderr.splitlines() if line.startswith("error: ")]
+    assert problems == [
+        "error: case 'loop': fixture_path_invalid: traceFixture 'loop.json' is a loop of symbolic links: not read",
+        "error: case 'pair': fixture_path_invalid: traceFixture 'p1.json' is a loop of symbolic links: not read",
+        "error: case 'trials': fixture_path_invalid: traceFixture 'trials/trial-002.json' is a loop of symbolic links: not read",
+        "error: case 'folder-loop': fixture_path_invalid: traceFixture 'round/trace.json' is a loop of symbolic links: not read",
+    ]
+    assert f"warning: {fixtures / 'p2.json'}: no case refers to this fixture" in checked.stderr.splitlines()
+    evaluated = _run(["evaluate", *inputs, "--json", "report.json"], tmp_path)
+    assert evaluated.returncode == 0, evaluated.stderr
+    built = _run(["build", *inputs, "--out", "site"], tmp_path)
+    assert built.returncode == 0, built.stderr
+    for report in (tmp_path / "report.json", tmp_path / "site" / "report.json"):
+        results = {r["caseId"]: r for r in json.loads(report.read_text(encoding="utf-8"))["results"]}
+        assert results["fine"]["status"] == "passed"
+        for case_id in ("loop", "pair", "trials", "folder-loop"):
+            assert results[case_id]["status"] == "failed"
+            assert "is a loop of symbolic links" in results[case_id]["failedChecks"][0], results[case_id]

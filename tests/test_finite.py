@@ -15,10 +15,13 @@ from typer.testing import CliRunner
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.compare.diff_markdown import diff_markdown
-from sitegen.compare.diff_report import compare_reports, diff_json
+from sitegen.compare.diff_json import diff_json
+from sitegen.compare.diff_report import compare_reports
+from sitegen.defaults import TrialPolicy
 from sitegen.evaluation.trials import combine_trials
 from sitegen.finite import difference, finite_mean
-from sitegen.report.results import build_report, read_report, report_json, result_from_json
+from sitegen.report.report_json import read_report, report_json, result_from_json
+from sitegen.report.results import build_report
 
 runner = CliRunner()
 BIGGEST = sys.float_info.max
@@ -92,7 +95,7 @@ def test_a_diff_between_the_extremes_of_a_double_is_finite(tmp_path: Path) -> No
 
 def test_the_mean_of_trials_at_the_largest_double_is_finite() -> None:
     trials = [(f"c/t{n}.json", result_from_json(_result_json("c", BIGGEST, calls=2))) for n in range(3)]
-    combined = combine_trials(trials, "all")
+    combined = combine_trials(trials, TrialPolicy.ALL)
     assert combined.durationMs == BIGGEST
     _strict(report_json(build_report([combined])))
 

@@ -38,7 +38,8 @@ from sitegen.history.runs import (
     read_history,
     record_run,
 )
-from sitegen.report.results import CaseResult, TrialResult, build_report, report_json
+from sitegen.report.report_json import report_json
+from sitegen.report.results import CaseResult, TrialResult, build_report
 
 DATA = Path(__file__).parent / "data" / "site"
 

@@ -13,8 +13,8 @@ from bs4 import BeautifulSoup
 
 import sitegen.site.incremental as incremental
 from helpers import SITE_CASES, append_answer, edit_json, fail_at, rebuild_and_compare, site_options, snapshot
-from sitegen.report.results import result_json_text
-from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, read_status
+from sitegen.report.report_json import result_json_text
+from sitegen.site.incremental import STATUS_FILE, STATUS_FORMAT_VERSION, file_digest, read_status
 from sitegen.site.pipeline import build_site
 
 
@@ -166,6 +166,29 @@ def test_a_page_edited_in_the_published_site_is_rendered_again(built: Path) -> N
     assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1
 
 
+def test_a_page_edited_in_place_to_the_same_size_is_rendered_again(built: Path) -> None:
+    # Only the size was compared once: `<main` made `<MAIN` kept it, and the edited page was taken as it was.
+    page = next((built / "site" / "cases").glob("db-pool-*.html"))
+    text = page.read_text(encoding="utf-8")
+    page.write_text(text.replace("<main", "<MAIN", 1), encoding="utf-8")
+    assert page.stat().st_size == len(text.encode("utf-8"))
+    assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1
+    assert "<MAIN" not in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("remembered", [True, False], ids=["trace-remembered", "trace-read"])
+def test_a_raw_trace_edited_in_place_to_the_same_size_is_written_again(
+    built: Path, remembered: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not remembered:
+        monkeypatch.setenv("SITEGEN_CACHE_DIR", "")  # no memory of trace files: each is read and hashed again
+    raw = next((built / "site" / "cases").glob("db-pool-*.trace.json"))
+    data = raw.read_bytes()
+    raw.write_bytes(data.replace(b"{", b"[", 1))
+    assert rebuild_and_compare(built).reused_pages == SITE_CASES - 1
+    assert raw.read_bytes() == data
+
+
 def test_status_file_records_every_case_and_page(built: Path) -> None:
     site = built / "site"
     text = (site / STATUS_FILE).read_text(encoding="utf-8")
@@ -176,6 +199,7 @@ def test_status_file_records_every_case_and_page(built: Path) -> None:
     assert set(status.cases) == {item["id"] for item in head["cases"]}
     for record in status.cases.values():
         assert (site / record.page).stat().st_size == record.size
+        assert file_digest((site / record.page).read_bytes()) == record.digest
         assert record.result.caseId in status.cases
         assert record.report == result_json_text(record.result)  # its text as split from report.json
 
@@ -258,7 +282,8 @@ def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) ->
     # JSON strings may hold lone surrogates (a hostile trace can put one in a title); UTF-8 cannot: report.json
     # holds U+FFFD in its place, so the status file keeps that result's text, escaped, and reading falls back to
     # the json module, which accepts the escape.
-    from sitegen.report.results import build_report, report_json, result_from_json, result_json_text
+    from sitegen.report.report_json import report_json, result_from_json, result_json_text
+    from sitegen.report.results import build_report
     from sitegen.site.html.render import page_bytes
     from sitegen.site.incremental import BuildStatus, CaseRecord, report_seal, status_file_bytes
 
@@ -267,7 +292,7 @@ def test_status_file_keeps_a_lone_surrogate_and_reads_it_back(tmp_path: Path) ->
     written = page_bytes(report_json(build_report([result]), [report]))
     assert "\ufffd" in written.decode("utf-8")
     (tmp_path / "report.json").write_bytes(written)
-    status = BuildStatus("settings", {"odd": CaseRecord("cases/odd.html", "key", 10, report, "| odd |", result)})
+    status = BuildStatus("settings", {"odd": CaseRecord("cases/odd.html", "key", 10, "", report, "| odd |", result)})
     (tmp_path / STATUS_FILE).write_bytes(status_file_bytes(status, ["odd"], report_seal(written), report_exact=False))
     read = read_status(tmp_path, "settings")
     assert read.cases["odd"].report == report

@@ -22,7 +22,7 @@ from helpers import ROOT
 from sitegen.cli import app
 from sitegen.commands.init import ACTION_PLACEHOLDER, action_ref_from_direct_url
 from sitegen.recording.request import RecordConfig, load_record_config
-from sitegen.suite.config import DiffSettings, SuiteConfig, load_config
+from sitegen.suite.config import DiffSettings, OtelSettings, SuiteConfig, load_config
 
 TIMEOUT = 300
 FILES = [
@@ -61,7 +61,7 @@ def test_init_writes_a_suite_that_builds_right_away(tmp_path: Path, monkeypatch:
 
     monkeypatch.chdir(repo / "src")  # from anywhere inside the repository
     checked = run("check")
-    assert checked.exit_code == 0 and checked.output == "ok: 1 cases, every trace fixture present and readable\n"
+    assert checked.exit_code == 0 and checked.output == "ok: 1 case, every trace fixture present and readable\n"
     built = run("build")
     assert built.exit_code == 0, built.output
     assert "pass rate 100.0%" in built.output and "against ../eval/baseline/report.json: no case regressed" in built.output
@@ -187,14 +187,18 @@ def test_the_config_names_every_setting_commented_out_with_its_default(tmp_path:
     # As written it changes nothing.
     assert load_config(config, explicit=True) == SuiteConfig() and load_record_config(config) == RecordConfig()
     every = tomllib.loads(_uncommented(text))
-    # [suite] holds every setting of SuiteConfig but those [diff] sets.
-    assert set(every["suite"]) == set(SuiteConfig.model_fields) - {"cost_tolerance", "alpha", "answer_similarity"}
+    # [suite] holds every setting of SuiteConfig but those [diff] and [otel] set.
+    assert set(every["suite"]) == set(SuiteConfig.model_fields) - {"cost_tolerance", "alpha", "answer_similarity", "otel"}
     assert set(every["diff"]) == set(DiffSettings.model_fields)
+    assert set(every["otel"]) == set(OtelSettings.model_fields)
     assert set(every["record"]) == set(RecordConfig.model_fields)
     # Uncommented, each value is the built-in default (the one example header aside).
     uncommented = tmp_path / "uncommented.toml"
     uncommented.write_text(_uncommented(text), encoding="utf-8")
-    assert load_config(uncommented, explicit=True) == SuiteConfig()
+    loaded = load_config(uncommented, explicit=True)
+    # The [otel] attribute names are examples (unset by default); its verifierName is the default.
+    assert loaded.model_copy(update={"otel": SuiteConfig().otel}) == SuiteConfig()
+    assert loaded.otel.verifierName == SuiteConfig().otel.verifierName
     record = load_record_config(uncommented, explicit=True)
     assert record.model_copy(update={"headers": {}}) == RecordConfig() and list(record.headers) == ["Authorization"]
 

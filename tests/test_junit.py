@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
-from sitegen.compare.changes import REGRESSED, STILL_FAILING
+from sitegen.compare.changes import ChangeKind
 from sitegen.compare.diff_report import compare_reports
 from sitegen.errors import UsageError
 from sitegen.report.junit import case_classname, junit_xml, xml_text
@@ -165,8 +165,8 @@ def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, ob
     changes = compare_reports(baseline, current).caseChanges
     text = junit_xml(
         current, "s", known_failure_mode=known_failures,
-        known_failures=[change.caseId for change in changes if change.change == STILL_FAILING],
-        broken=[change.caseId for change in changes if change.change == REGRESSED],
+        known_failures=[change.caseId for change in changes if change.change is ChangeKind.STILL_FAILING],
+        broken=[change.caseId for change in changes if change.change is ChangeKind.REGRESSED],
     )
     xml = _parse(text, tmp_path)
     suite = list(xml)[0]

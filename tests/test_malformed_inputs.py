@@ -110,6 +110,27 @@ MALFORMED = {
         "baseline.json: the baseline shares no case id with the current suite (3 baseline case(s), 2 current case(s))",
     ),
     "baseline: no results": ("baseline.json", '{"results": []}', (), "baseline.json: the baseline has no case results"),
+    "baseline: failedChecks not an array": (
+        "baseline.json", '{"results": [{"caseId": "a", "failedChecks": true}]}', (),
+        "baseline.json:results[0]: field 'failedChecks': expected an array, got a boolean",
+    ),
+    "baseline: a trial's failedChecks not an array": (
+        "baseline.json", '{"results": [{"caseId": "a", "trialResults": [{"status": "failed", "failedChecks": 1}]}]}', (),
+        "baseline.json:results[0].trialResults[0]: field 'failedChecks': expected an array, got a number",
+    ),
+    # A lone surrogate (legal in a JSON string, in no Unicode text) only in the baseline: no output could hold it.
+    "baseline: lone surrogate in a removed case's id": (
+        "baseline.json", '{"results": [{"caseId": "a"},\n {"caseId": "gone \\ud800"}]}', (),
+        "baseline.json:2:19: a lone surrogate \\ud800 in a string (expected Unicode text: \\uD800–DFFF only in pairs)",
+    ),
+    "baseline: lone surrogate in a tool name": (
+        "baseline.json", '{"results": [{"caseId": "a", "toolCalls": [{"toolName": "q\\udfff", "success": true}]}]}', (),
+        "baseline.json:1:59: a lone surrogate \\udfff",
+    ),
+    "baseline: a high surrogate without its low half": (
+        "baseline.json", '{"results": [{"caseId": "a", "failedChecks": ["x: \\ud83d\\u0041"]}]}', (),
+        "baseline.json:1:51: a lone surrogate \\ud83d",
+    ),
     # a --fixtures folder that is not there (the last --fixtures given wins)
     "fixtures: no such folder": ("cases.json", _cases_text(GOOD_CASES), ("--fixtures", "fixture"), "fixture: fixtures folder not found"),
     "fixtures: a file": ("cases.json", _cases_text(GOOD_CASES), ("--fixtures", "cases.json"), "cases.json: is not a folder"),

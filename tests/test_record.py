@@ -12,13 +12,14 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from helpers import ROOT, make_case, make_trace, write_suite
-from hostile_peers import dripping_body, dripping_headers, peer
+from hostile_peers import dripping_body, dripping_headers, peer, serving
 from sitegen.cli import app
 from sitegen.plumbing.files import lock_folder, unlock_folder, write_bytes_atomic
 from sitegen.plumbing.progress import LineProgress
@@ -529,3 +530,51 @@ def test_stub_answers_from_a_folder_of_trials_in_turn(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     answers = [json.loads(data)["session"]["answer"] for data in _trial_files(out).values()]
     assert answers == ["first", "second", "first"]
+
+
+class _DeepAgent(BaseHTTPRequestHandler):
+    """Answers a trace whose field `deep` nests as many lists as the case id's number says, the request's
+    Authorization header at the bottom."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        depth = int(body["caseId"].split("-")[1])
+        trace = json.dumps(make_trace(answer="fine"))[:-1]
+        payload = f'{trace}, "deep": {"[" * depth}{json.dumps(self.headers["Authorization"])}{"]" * depth}}}'.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_deeply_nested_answer_is_recorded_or_an_error_file_and_the_run_goes_on(tmp_path: Path) -> None:
+    depths = [1, 500, 700, 900, 5000] + [2] * 17  # 22 cases, 3 trials each: 66 trials
+    cases = [make_case(id=f"case-{depth}-{index}", traceFixture="x.json") for index, depth in enumerate(depths)]
+    cases_path = tmp_path / "cases.json"
+    cases_path.write_text(json.dumps(cases), encoding="utf-8")
+    config = _config(tmp_path, 'headers = { Authorization = "Bearer ${AGENT_TOKEN}" }\n')
+    out = tmp_path / "rec"
+    with serving(_DeepAgent) as url:
+        result = _record(*_args(url + "/", out, cases_path, config, "--trials", "3", "--retries", "0"), env={"AGENT_TOKEN": SECRET})
+    assert result.exit_code == 1, result.output  # the 5000-deep answer is no JSON the reader takes: those 3 trials
+    assert "63 recorded, 0 kept from before, 3 failed" in result.stdout, result.stderr
+    assert "Traceback" not in result.output
+    slugs = assign_slugs(case["id"] for case in cases)
+    for case in cases:
+        folder = out / slugs[case["id"]]
+        if case["id"].startswith("case-5000-"):
+            assert sorted(p.name for p in folder.iterdir()) == [f"trial-00{n}.error.json" for n in (1, 2, 3)]
+            error = json.loads((folder / "trial-001.error.json").read_text(encoding="utf-8"))
+            assert "nested too deeply" in error["error"], error
+        else:
+            assert sorted(p.name for p in folder.iterdir()) == [f"trial-00{n}.json" for n in (1, 2, 3)]
+    for path, text in ((p, p.read_text(encoding="utf-8")) for p in out.rglob("*.json")):
+        assert SECRET not in text, path  # redacted at any depth
+    deepest = (out / slugs["case-900-3"] / "trial-001.json").read_text(encoding="utf-8")
+    assert deepest.count("[") >= 900 and '"Bearer [redacted]"' in deepest

@@ -10,7 +10,9 @@ import pytest
 
 from helpers import ROOT, check_golden, make_case, make_trace, write_suite
 from sitegen.evaluation.engine import evaluate_suite
-from sitegen.report.results import Report, build_report, read_report, report_json, report_markdown
+from sitegen.report.report_json import read_report, report_json
+from sitegen.report.report_markdown import report_markdown
+from sitegen.report.results import Report, build_report
 from sitegen.suite.config import SuiteConfig, load_config
 from sitegen.suite.loading import load_cases
 

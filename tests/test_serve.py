@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import signal
 import threading
 import time
@@ -16,7 +18,7 @@ import pytest
 from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
-from helpers import ServeProcess, make_case, make_trace, served_url, write_suite
+from helpers import ROOT, ServeProcess, make_case, make_trace, served_url, write_suite
 from sitegen.cli import app
 from sitegen.defaults import LOOPBACK
 from sitegen.errors import BadInput, UsageError
@@ -26,6 +28,7 @@ from sitegen.site.preview.server import (
     SiteServer,
     is_editor_temporary,
     make_server,
+    rebuild_error,
     serve,
     site_rebuilder,
     watch_and_rebuild,
@@ -53,9 +56,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def running(site: Path) -> Iterator[SiteServer]:
-    server = make_server(site, port=0)
+def _serving(server: SiteServer) -> Iterator[SiteServer]:
+    """`server` serving from a thread until the fixture using it ends."""
     thread = threading.Thread(target=serve, args=(server,), daemon=True)
     thread.start()
     try:
@@ -64,6 +66,11 @@ def running(site: Path) -> Iterator[SiteServer]:
         server.shutdown()
         thread.join(TIMEOUT)
         assert not thread.is_alive()
+
+
+@pytest.fixture(scope="module")
+def running(site: Path) -> Iterator[SiteServer]:
+    yield from _serving(make_server(site, port=0))
 
 
 def _get(server: SiteServer, path: str) -> tuple[int, str, bytes]:
@@ -116,6 +123,14 @@ def test_symlink_out_of_the_site_is_refused(running: SiteServer, site: Path) -> 
     (site / "leak.txt").symlink_to(site.parent / "secret.txt")
     status, _ctype, body = _get(running, "/leak.txt")
     assert status == 404 and b"outside" not in body
+
+
+def test_a_loop_of_links_in_the_site_is_not_found(running: SiteServer, site: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (site / "loop.html").symlink_to("loop.html")
+    (site / "round").symlink_to("round")
+    for path in ("/loop.html", "/round/index.html", "/round/"):
+        assert _get(running, path)[0] == 404
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_missing_site_is_a_usage_error(tmp_path: Path) -> None:
@@ -476,3 +491,190 @@ def test_ctrl_c_stops_serve_watch_with_a_poll_open(tmp_path: Path) -> None:
         assert process.proc.wait(POLL_SECONDS / 2) == 0
     finally:
         process.stop()
+
+
+# --- hostile clients, on real sockets ---------------------------------------------------------------------------
+
+
+def _raw(server: SiteServer, request: bytes, timeout: float = TIMEOUT) -> bytes:
+    """Send `request` as is on a socket of its own; everything the server answers before it closes."""
+    with socket.create_connection(server.server_address, timeout=timeout) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else 0
+
+
+def _request(path: str, *headers: str) -> bytes:
+    return "\r\n".join([f"GET {path} HTTP/1.1", *headers, "Connection: close", "", ""]).encode("latin-1")
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    [
+        ["attacker.example:{port}"],  # DNS rebinding: the attacker's name, now pointing at 127.0.0.1
+        ["attacker.example"],
+        ["127.0.0.1"],  # another port: 80
+        ["127.0.0.1:1"],
+        ["localhost.attacker.example:{port}"],
+        ["127.0.0.1:{port}@attacker.example"],
+        [],  # no Host at all
+        ["127.0.0.1:{port}", "attacker.example:{port}"],  # two
+    ],
+)
+def test_only_its_own_host_is_answered(live: tuple[SiteServer, BuildCounter], hosts: list[str]) -> None:
+    server, builds = live
+    port = server.server_address[1]
+    headers = [f"Host: {host.format(port=port)}" for host in hosts]
+    for path in ("/report.json", "/", f"{POLL_PATH}?build=another", SCRIPT_PATH):
+        answer = _raw(server, _request(path, *headers))
+        assert _status(answer) == 400, answer[:200]
+        assert b"{}" not in answer.split(b"\r\n\r\n", 1)[1], "the report's body was sent"
+        assert builds.value.encode() not in answer
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST:{port}"])
+def test_its_own_host_is_answered(live: tuple[SiteServer, BuildCounter], host: str) -> None:
+    server, _builds = live
+    answer = _raw(server, _request("/report.json", f"Host: {host.format(port=server.server_address[1])}"))
+    assert _status(answer) == 200 and answer.endswith(b"\r\n\r\n{}")
+
+
+@pytest.mark.parametrize("path", ["/index.html%00.txt", "/%00", "/assets%00/app.js", "/a%ED%A0%80b.html", "/%ED%B0%80/", "/x%00/"])
+@pytest.mark.parametrize("server_kind", ["running", "live"])
+def test_a_path_no_file_can_have_is_a_bad_request(
+    request: pytest.FixtureRequest, server_kind: str, path: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    found = request.getfixturevalue(server_kind)
+    server = found if isinstance(found, SiteServer) else found[0]
+    host = f"Host: 127.0.0.1:{server.server_address[1]}"
+    for method in ("GET", "HEAD"):
+        answer = _raw(server, _request(path, host).replace(b"GET", method.encode(), 1))
+        assert _status(answer) == 400, answer[:200]
+    assert _status(_raw(server, _request("/index.html", host))) == 200, "still serving"
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.fixture
+def strict(site: Path, request: pytest.FixtureRequest) -> Iterator[SiteServer]:
+    """A live-reload server with small limits: 8 connections at once, and `request_seconds` (a parameter, else
+    1 s) to send a request."""
+    seconds = getattr(request, "param", 1.0)
+    yield from _serving(make_server(site, port=0, builds=BuildCounter(), request_seconds=seconds, max_connections=8))
+
+
+def _closed_within(connection: socket.socket, seconds: float) -> bytes | None:
+    """What the server sent before closing the connection, if it closed it within `seconds`; else None."""
+    connection.settimeout(seconds)
+    answer = b""
+    try:
+        while chunk := connection.recv(65536):
+            answer += chunk
+    except TimeoutError:
+        return None
+    except ConnectionResetError:
+        pass
+    return answer
+
+
+@pytest.mark.parametrize("strict", [4.0], indirect=True)  # long enough to hold them all while this looks
+def test_slow_clients_take_a_bounded_number_of_threads_for_a_bounded_time(strict: SiteServer) -> None:
+    before = threading.active_count()
+    slow = []
+    try:
+        for _ in range(300):  # half a request line each, and nothing more
+            connection = socket.create_connection(strict.server_address, timeout=TIMEOUT)
+            connection.sendall(b"GET /ind")
+            slow.append(connection)
+        time.sleep(0.3)
+        assert threading.active_count() - before <= 8, "a thread for each slow client"
+        # Past the cap a connection is told at once that the preview is busy, not left waiting.
+        busy = socket.create_connection(strict.server_address, timeout=TIMEOUT)
+        busy.sendall(_request("/", f"Host: 127.0.0.1:{strict.server_address[1]}"))
+        assert _status(_closed_within(busy, 5) or b"") == 503
+        busy.close()
+        # Every slow client is hung up on once its time is up.
+        for connection in slow:
+            assert _closed_within(connection, 10) is not None
+    finally:
+        for connection in slow:
+            connection.close()
+    deadline = time.monotonic() + TIMEOUT
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threading.active_count() <= before, "the slow clients' threads are gone"
+    assert _status(_raw(strict, _request("/index.html", f"Host: 127.0.0.1:{strict.server_address[1]}"))) == 200
+
+
+def test_a_client_dripping_its_headers_is_hung_up_on(strict: SiteServer) -> None:
+    connection = socket.create_connection(strict.server_address, timeout=TIMEOUT)
+    started = time.monotonic()
+    try:
+        connection.sendall(b"GET / HTTP/1.1\r\n")
+        # One byte of a header every 0.2 s: each read comes well within any per-read timeout.
+        while time.monotonic() - started < 8:
+            try:
+                connection.sendall(b"X")
+            except OSError:  # hung up on
+                break
+            if _closed_within(connection, 0.2) is not None:
+                break
+        assert time.monotonic() - started < 5, "the request was let run past its deadline"
+    finally:
+        connection.close()
+
+
+
+# --- a rebuild that fails in a template ------------------------------------------------------------------------
+
+
+def _sitegen_copy(tmp_path: Path) -> Path:
+    """A copy of sitegen's code with its templates, to run from (PYTHONPATH) and break a template of."""
+    root = tmp_path / "code"
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(ROOT / "sitegen", root / "sitegen", ignore=skip)
+    shutil.copytree(ROOT / "templates", root / "sitegen" / "templates", ignore=skip)
+    return root
+
+
+def test_serve_watch_survives_a_broken_template(tmp_path: Path) -> None:
+    code = _sitegen_copy(tmp_path)
+    template = code / "sitegen" / "templates" / "case.html"
+    good = template.read_text(encoding="utf-8")
+    cases, fixtures = write_suite(tmp_path / "eval", [make_case(id="watched", traceFixture="t.json")], {"t.json": make_trace()})
+    process = ServeProcess(
+        ["serve", "--watch", "--port", "0", "--out", str(tmp_path / "site"), "--cases", str(cases), "--fixtures", str(fixtures)],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(code)},
+    )
+    seen: list[str] = []
+    try:
+        assert str(template.parent) in process.wait_for("watching ", seen), "not running from the copy"
+        url = served_url(process.wait_for("serving", seen))
+        (path,) = {link["href"] for link in BeautifulSoup(_fetch(url)[2], "html.parser").select("a[href^='cases/']")}
+        for broken, error in (("{% if %}", "TemplateSyntaxError"), ("{{ nothing.at.all() }}", "UndefinedError")):
+            page = _fetch(url + path)[2]
+            template.write_text(good.replace("</main>", f"{broken}</main>", 1), encoding="utf-8")
+            line = process.wait_for("error: ", seen)
+            assert line.startswith(f"error: {template}:") and error in line, line
+            assert "Traceback" not in "\n".join(seen)
+            assert process.proc.poll() is None, "the server stopped"
+            assert _fetch(url + path)[2] == page, "the last good site is served"
+            template.write_text(good, encoding="utf-8")
+            process.wait_for("rebuilt after changes to case.html", seen)
+    finally:
+        process.stop()
+
+
+def test_an_unforeseen_failure_of_a_rebuild_is_said_with_its_traceback() -> None:
+    try:
+        {}["missing"]
+    except KeyError as exc:
+        said = rebuild_error(exc)
+    assert said.startswith("internal error in sitegen ") and "KeyError: 'missing'" in said
+    assert "the last good site is still served" in said and "Traceback (most recent call last)" in said
+    assert rebuild_error(BadInput(Path("cases.json"), "expected a JSON array")) == "cases.json: expected a JSON array"

@@ -18,7 +18,6 @@ from site_audit import chart_figures, history_data
 from sitegen.history.runs import Run, new_run
 from sitegen.history.since import (
     FailingSince,
-    failing_since,
     failing_since_all,
     run_day,
     run_name_parts,
@@ -45,9 +44,14 @@ def _runs(strip: str) -> list[Run]:
     return [_run(number, strip) for number in range(1, len(strip) + 1)]
 
 
+def _since(runs: list[Run], case_id: str = "c", at: int = -1) -> FailingSince | None:
+    """The streak of `case_id` that `runs[at]` ends, as a build finds it (failing_since_all with that run current)."""
+    return failing_since_all(runs, runs[at]).get(case_id)
+
+
 def _streak(strip: str) -> tuple[str, int, int, bool] | None:
     """The streak of case `c` in the last run of `strip`: (its first run's id, runs ago, failed runs, first recorded)."""
-    found = failing_since(_runs(strip), "c")
+    found = _since(_runs(strip))
     return None if found is None else (found.run.runId, found.runs_ago, found.failed_runs, found.first_recorded)
 
 
@@ -74,11 +78,10 @@ def test_the_streak_of_a_failing_case(strip: str, expected: tuple[str, int, int,
 
 def test_the_streak_can_end_at_any_run_of_the_history() -> None:
     runs = _runs("PFFPF")
-    assert failing_since(runs, "c", 2) == FailingSince(runs[1], 1, 2, False)
-    assert failing_since(runs, "c", 3) is None  # it passed then
-    assert failing_since(runs, "c", 0) is None  # the oldest run: nothing before it is known
-    assert failing_since(runs, "c", 5) is None and failing_since([], "c") is None
-    assert failing_since(runs, "no-such-case") is None
+    assert _since(runs, at=2) == FailingSince(runs[1], 1, 2, False)
+    assert _since(runs, at=3) is None  # it passed then
+    assert _since(runs, at=0) is None  # the oldest run: nothing before it is known
+    assert _since(runs, "no-such-case") is None
 
 
 def test_every_failing_case_of_the_current_run() -> None:
@@ -116,7 +119,7 @@ def test_with_trials_a_run_counts_the_cases_policy_not_each_trial() -> None:
     ]
     runs = [new_run(report, run_id=f"r{n}", label=f"PR #{n}", created_at=f"2026-11-0{n}T00:00:00Z", commit=None)
             for n, report in enumerate(reports, 1)]
-    found = failing_since(runs, "c")
+    found = _since(runs)
     assert found is not None and (found.run.runId, found.runs_ago, found.first_recorded) == ("r2", 1, False)
 
 
@@ -136,21 +139,21 @@ def test_how_a_run_is_named_in_short() -> None:
 
 def test_the_words_of_a_streak() -> None:
     runs = _runs("PFFF")
-    streak = failing_since(runs, "c")
+    streak = _since(runs)
     assert streak is not None
     assert since_phrase(streak) == "failing since PR #2 · 2222222 · 2026-11-02, 2 runs ago"
     assert since_sentence(streak) == "Failing since PR #2 · 2222222 · 2026-11-02, 2 runs ago."
     assert runs_ago_text(streak) == "2 runs ago"
-    new = failing_since(_runs("PPF"), "c")
+    new = _since(_runs("PPF"), "c")
     assert new is not None and since_phrase(new) == "failing since this run" and runs_ago_text(new) == "this run"
-    once = failing_since(_runs("PFF"), "c")
+    once = _since(_runs("PFF"), "c")
     assert once is not None and since_phrase(once).endswith(", 1 run ago")
-    always = failing_since(_runs("FFFF"), "c")
+    always = _since(_runs("FFFF"), "c")
     assert always is not None and runs_ago_text(always) == "3 runs ago or earlier"
     assert since_phrase(always) == "failing since PR #1 · 1111111 · 2026-11-01 or earlier (its first recorded run), 3 runs ago"
-    first = failing_since(_runs("--F"), "c")
+    first = _since(_runs("--F"), "c")
     assert first is not None and since_phrase(first) == "failing since this run or earlier: its first recorded run"
-    undated = failing_since([_run(1, "PF"), _run(2, "PF", createdAt="", commit=None)], "c")
+    undated = _since([_run(1, "PF"), _run(2, "PF", createdAt="", commit=None)])
     assert undated is not None and since_phrase(undated) == "failing since this run"
 
 

@@ -23,7 +23,8 @@ from sitegen.compare.job_summary import (
     report_headline,
 )
 from sitegen.errors import BadInput
-from sitegen.report.results import CaseResult, build_report, report_json
+from sitegen.report.report_json import report_json
+from sitegen.report.results import CaseResult, build_report
 
 
 def _result(case_id: str, passed: bool, checks: list[str] | None = None) -> CaseResult:

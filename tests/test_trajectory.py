@@ -15,7 +15,8 @@ from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.trajectory import ADDED, INPUT, REMOVED, SAME, align, call_text, first_divergence
 from sitegen.compare.whatchanged import phrase_text, what_changed
 from sitegen.report.evidence import ToolCall
-from sitegen.report.results import CaseResult, build_report, result_from_json
+from sitegen.report.report_json import result_from_json
+from sitegen.report.results import CaseResult, build_report
 
 
 def _call(name: str, query: str | None = "q", success: bool | None = True) -> ToolCall:

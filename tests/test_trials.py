@@ -15,11 +15,14 @@ from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.cli import app
+from sitegen.compare.diff_json import diff_document
 from sitegen.compare.diff_report import compare_reports
 from sitegen.errors import BadInput
 from sitegen.evaluation.engine import evaluate_suite
 from sitegen.report.junit import junit_xml
-from sitegen.report.results import Report, read_report, report_json, report_markdown
+from sitegen.report.report_json import read_report, report_json
+from sitegen.report.report_markdown import report_markdown
+from sitegen.report.results import Report
 from sitegen.site.pipeline import BuildOptions, build_site
 from sitegen.suite.config import SuiteConfig, load_config
 from sitegen.suite.loading import load_cases
@@ -178,7 +181,7 @@ def _report_with(tmp_path: Path, name: str, passing: int, total: int, policy: st
 
 
 def _trial_item(baseline: Report, current: Report, **options: Any) -> dict[str, Any] | None:
-    diff = compare_reports(baseline, current, **options).to_json()
+    diff = diff_document(compare_reports(baseline, current, **options))
     return next((item for item in diff["items"] if item["metric"] == "trialPassRate"), None)
 
 

@@ -17,12 +17,14 @@ from sitegen.checks import parse_check
 from sitegen.cli import app
 from sitegen.compare.changes import CaseChange, known_failures, regressed_cases, within_noise_cases
 from sitegen.compare.diff_markdown import diff_markdown
+from sitegen.compare.diff_json import diff_document
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.terminal import diff_text
-from sitegen.compare.wording import format_headline
+from sitegen.compare.wording import format_headline, item_message
 from sitegen.evaluation.engine import evaluate_suite
 from sitegen.report.junit import junit_xml
-from sitegen.report.results import Report, report_json
+from sitegen.report.report_json import report_json
+from sitegen.report.results import Report
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import load_cases
 
@@ -72,7 +74,7 @@ def test_a_check_failing_on_both_sides_at_other_counts_is_neither_new_nor_resolv
     diff = compare_reports(baseline, current)
     change = diff.caseChanges[0]
     assert (change.change, change.newFailedChecks, change.resolvedChecks) == ("still_failing", (), ())
-    data = diff.to_json()["caseChanges"][0]
+    data = diff_document(diff)["caseChanges"][0]
     assert data["newFailedChecks"] == [] and data["resolvedChecks"] == []
     skipped = _junit(current, diff.caseChanges).findall(".//skipped")
     assert skipped and not any("new since the baseline" in s.get("message", "") for s in skipped)
@@ -152,7 +154,7 @@ def test_within_noise_is_in_the_headline_and_diff_md(tmp_path: Path) -> None:
     assert "**no case regressed · 1 within noise**" in markdown and "## Within noise (1)" in markdown
     assert "✅ **No regression**" in markdown
     passed = next(item for item in diff.items if item.metric == "passed")
-    assert "within noise: 5/5 → 4/5 trials passed" in passed.message
+    assert "within noise: 5/5 → 4/5 trials passed" in item_message(passed)
     text = diff_text(diff).splitlines()
     assert "  No regression" in text and "Within noise (1)" in text and "  ≈ c1: passed → failed" in text
 

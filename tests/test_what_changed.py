@@ -19,7 +19,8 @@ from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.similarity import similarity
 from sitegen.compare.whatchanged import NO_EVIDENCE, terminal_lines
-from sitegen.report.results import Report, build_report, result_from_json
+from sitegen.report.report_json import result_from_json
+from sitegen.report.results import Report, build_report
 
 GOLDEN = ROOT / "tests" / "golden" / "diff"
 CASE = "db-connection-pool-exhaustion"
@@ -150,7 +151,7 @@ def test_an_evidence_less_baseline_is_said_once_and_no_case_gets_a_phrase(tmp_pa
 
 def test_the_java_baseline_is_evidence_less() -> None:
     java = ROOT / "tests" / "data" / "reports" / "java-baseline.json"
-    from sitegen.report.results import read_report
+    from sitegen.report.report_json import read_report
 
     diff = compare_reports(read_report(java), read_report(java))
     assert not diff.baselineEvidence and NO_EVIDENCE in diff_markdown(diff)

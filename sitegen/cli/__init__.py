@@ -45,6 +45,8 @@ app = typer.Typer(
 )
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
+# The running command's console: what it wrote whole is what an internal error's message says was replaced.
+_CONSOLES: list[Console] = []
 
 
 def command(function: _Command) -> _Command:
@@ -53,22 +55,24 @@ def command(function: _Command) -> _Command:
 
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
+        _CONSOLES.clear()
         try:
             try:
                 code = function(*args, **kwargs)
             except OSError as exc:  # one the code did not expect: a system refusal all the same, not a bug report
                 raise SystemRefused.from_os_error(exc) from None
         except SitegenError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            _echo(f"error: {exc}")
             raise typer.Exit(exc.exit_code) from None
         except (typer.Exit, typer.Abort, typer.BadParameter):
             raise
         except Exception:  # a bug: Python's own exit code (1) would read as "a case regressed" to a CI gate
-            traceback.print_exc()
-            typer.echo(
-                f"error: internal error in sitegen {__version__} (a bug, not your input; nothing was replaced): "
-                "please report it with the traceback above",
-                err=True,
+            _echo(traceback.format_exc().rstrip("\n"))
+            written = [what for console in _CONSOLES for what in console.written]
+            replaced = f"{' and '.join(written)} had been written whole before it, nothing else" if written else "nothing"
+            _echo(
+                f"error: internal error in sitegen {__version__} (a bug, not your input; {replaced} was replaced): "
+                "please report it with the traceback above"
             )
             raise typer.Exit(INTERNAL_ERROR_EXIT_CODE) from None
         if code:
@@ -82,7 +86,16 @@ def _console() -> Console:
     """Where the command prints, as chatty as the global options said."""
     from sitegen.commands.console import Console
 
-    return Console(Verbosity.level)
+    console = Console(Verbosity.level)
+    _CONSOLES.append(console)
+    return console
+
+
+def _echo(message: str) -> None:
+    """An error line on stderr, made safe for a terminal as every line a command prints."""
+    from sitegen.commands.console import echo
+
+    echo(message, err=True)
 
 
 def _version_callback(value: bool) -> None:

@@ -38,8 +38,8 @@ BaselineOpt = Annotated[
 # --junit-known-failures: how JUnit reports a case that failed in the baseline too (defaults.JUNIT_KNOWN_FAILURE_MODES).
 KnownFailures = Enum("KnownFailures", {mode: mode for mode in defaults.JUNIT_KNOWN_FAILURE_MODES}, type=str)  # type: ignore[misc]
 
-# --case-pages: which cases get a page of their own (defaults.CASE_PAGE_MODES).
-CasePages = Enum("CasePages", {mode: mode for mode in defaults.CASE_PAGE_MODES}, type=str)  # type: ignore[misc]
+# --case-pages: which cases get a page of their own.
+CasePages = defaults.CasePages
 
 
 CostToleranceOpt = Annotated[

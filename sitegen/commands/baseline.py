@@ -14,7 +14,8 @@ BASELINE_TITLE = "Diagnosis eval baseline"
 
 def baseline_texts(cases: Path, fixtures: Path, config: Path | None) -> tuple[str, str, str]:
     """report.json's and report.md's texts of the baseline of these inputs, and its summary line."""
-    from sitegen.report.results import report_json, report_markdown
+    from sitegen.report.report_json import report_json
+    from sitegen.report.report_markdown import report_markdown
 
     report = evaluated(cases, fixtures, config)
     return report_json(report), report_markdown(report, title=BASELINE_TITLE), one_line_summary(report).splitlines()[0]

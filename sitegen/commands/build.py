@@ -11,7 +11,7 @@ from sitegen.commands.evaluate import junit_text
 from sitegen.commands.console import Console, write_outputs
 from sitegen.compare.job_summary import append_step_summary, build_summary_markdown
 from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_CASE_PAGES, DEFAULT_HISTORY_LIMIT, DEFAULT_JUNIT_KNOWN_FAILURES, DEFAULT_OUT
-from sitegen.formatting import byte_size, percent
+from sitegen.formatting import byte_size, percent, plural
 from sitegen.plumbing.progress import progress_for
 from sitegen.site import pipeline
 from sitegen.site.pipeline import BuildOptions
@@ -50,6 +50,7 @@ def run(
         default_baseline=suite.default(DEFAULT_BASELINE),
     )
     result = pipeline.build_site(options, progress_for(sys.stderr, quiet=console.quiet))
+    console.wrote(f"the site in {options.out}/")
     report, diff = result.report, result.diff
     for warning in result.warnings:
         console.warn(warning)
@@ -59,7 +60,7 @@ def run(
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
     size = byte_size(result.site_bytes)
     console.say(
-        f"site written to {options.out}/ ({size}: {result.case_pages} case pages{unchanged}); "
+        f"site written to {options.out}/ ({size}: {plural(result.case_pages, 'case page')}{unchanged}); "
         f"pass rate {percent(report.passRate)}"
     )
     if diff is not None:

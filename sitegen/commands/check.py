@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sitegen.commands.console import Console
+from sitegen.formatting import plural
 from sitegen.suite.config import config_for
 from sitegen.suite.discovery import suite_inputs
 from sitegen.suite.validate import check_suite
@@ -21,5 +22,5 @@ def run(cases: Path | None, fixtures: Path | None, config: Path | None, console:
             console.error(problem)
         console.tell(f"{len(summary.problems)} problem(s) in {cases} / {fixtures}")
         return 2
-    console.say(f"ok: {summary.case_count} cases, every trace fixture present and readable")
+    console.say(f"ok: {plural(summary.case_count, 'case')}, every trace fixture present and readable")
     return 0

@@ -1,5 +1,6 @@
 """Everything a command prints, in one place: progress and results on stdout, warnings, errors and details on
-stderr, each as --quiet/--verbose allow (docs/cli.md, "Global options"); and the files a command writes."""
+stderr, each as --quiet/--verbose allow (docs/cli.md, "Global options"), every line made safe for a terminal
+(`formatting.terminal_text`: a hostile case id cannot drive it); and the files a command writes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ from pathlib import Path
 
 import typer
 
+from sitegen.formatting import terminal_text
+
+
+def echo(message: str, err: bool = False) -> None:
+    """Print a line: everything in it that came from input (ids, answers, file names, the messages of errors) made
+    safe for a terminal, as docs/cli.md promises."""
+    typer.echo(terminal_text(message), err=err)
+
 
 class Console:
     """Where a command's messages go, as chatty as `level` says: -1 quiet (warnings and errors only), 0 normal,
@@ -15,6 +24,13 @@ class Console:
 
     def __init__(self, level: int = 0) -> None:
         self.level = level
+        # What the command has written whole so far (a site swapped in, files replaced): an internal error after
+        # that says so, not that nothing was replaced.
+        self.written: list[str] = []
+
+    def wrote(self, what: str) -> None:
+        """Note that `what` has been written whole (for the message of an internal error that may follow)."""
+        self.written.append(what)
 
     @property
     def quiet(self) -> bool:
@@ -29,29 +45,29 @@ class Console:
     def say(self, message: str) -> None:
         """Normal output on stdout (silenced by --quiet)."""
         if self.level >= 0:
-            typer.echo(message)
+            echo(message)
 
     def detail(self, message: str) -> None:
         """Extra output shown only with --verbose, on stderr so that it never mixes into a '-' (stdout) output."""
         if self.level > 0:
-            typer.echo(message, err=True)
+            echo(message, err=True)
 
     def warn(self, message: str) -> None:
         """A warning on stderr, whatever the verbosity."""
-        typer.echo(f"warning: {message}", err=True)
+        echo(f"warning: {message}", err=True)
 
     def error(self, message: str) -> None:
         """An error on stderr (the command goes on to list the others, or stops with its exit code)."""
-        typer.echo(f"error: {message}", err=True)
+        echo(f"error: {message}", err=True)
 
     def tell(self, message: str) -> None:
         """A line on stderr that --quiet keeps: why the command fails, what it could not do."""
-        typer.echo(message, err=True)
+        echo(message, err=True)
 
     def progress(self, message: str) -> None:
         """A message from a long-running command, on stderr: errors always, progress unless --quiet."""
         if message.startswith("error:") or self.level >= 0:
-            typer.echo(message, err=True)
+            echo(message, err=True)
 
     def stdout(self, text: str) -> None:
         """A whole output sent to stdout ('-'), written as it is."""
@@ -59,12 +75,17 @@ class Console:
 
 
 def write_outputs(outputs: list[tuple[Path | None, str]], console: Console) -> None:
-    """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them."""
+    """Write each text to its file (None: not asked for; '-': stdout): every file replaced, or none of them. A lone
+    surrogate a trace put in a text (a verdict, a check's message) is written as U+FFFD, as report.json writes it:
+    UTF-8 cannot hold it."""
     from sitegen.plumbing.files import write_files_atomic
+    from sitegen.plumbing.jsontext import LONE_SURROGATE
 
+    outputs = [(target, LONE_SURROGATE.sub("\ufffd", text)) for target, text in outputs]
     files = [(target, text.encode("utf-8")) for target, text in outputs if target is not None and str(target) != "-"]
     write_files_atomic(files)
     for target, _ in files:
+        console.wrote(str(target))
         console.detail(f"wrote {target}")
     for target, text in outputs:
         if str(target) == "-":

@@ -26,9 +26,10 @@ def run(
     """Write the diff asked for (readable text on stdout when neither --json nor --markdown is given), append its
     summary to the CI job's; 1 when `fail_on_regression` and anything regressed, else 0."""
     from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
-    from sitegen.compare.diff_report import check_comparable, compare_reports, diff_json
+    from sitegen.compare.diff_json import diff_json
+    from sitegen.compare.diff_report import check_comparable, compare_reports
     from sitegen.compare.job_summary import append_step_summary
-    from sitegen.report.results import read_report
+    from sitegen.report.report_json import read_report
     from sitegen.suite.config import config_for, resolve_cost_tolerance
     from sitegen.suite.discovery import suite_folder
 

@@ -26,7 +26,8 @@ def run(
     junit_out: Path | None = None,
 ) -> int:
     """Write the reports asked for (all or none), then the one-line summary unless a report went to stdout."""
-    from sitegen.report.results import report_json, report_markdown
+    from sitegen.report.report_json import report_json
+    from sitegen.report.report_markdown import report_markdown
     from sitegen.suite.discovery import suite_inputs
 
     cases, fixtures, config = suite_inputs(cases, fixtures, config)

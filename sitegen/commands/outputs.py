@@ -7,19 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.commands.console import Console
+from sitegen.compare.changes import ChangeKind
 from sitegen.defaults import DEFAULT_OUT
 from sitegen.errors import BadInput
 from sitegen.suite.discovery import suite_folder
 
-# The change kinds counted, by output name (diff.json's caseChangeCounts; eval/README.md, "Diff").
-CHANGE_OUTPUTS = (
-    ("regressed", "regressed"),
-    ("removed", "removed"),
-    ("fixed", "fixed"),
-    ("new", "new"),
-    ("changed", "changed"),  # passing on both sides, behaving differently
-    ("not-evaluated", "not_evaluated"),  # evaluated in the baseline, not now
-)
+def _change_outputs() -> tuple[tuple[str, str], ...]:
+    """Each change kind counted (diff.json's caseChangeCounts; eval/README.md, "Diff"), by output name: its value
+    with hyphens, as the action's outputs are named (`not-evaluated`)."""
+    return tuple((kind.value.replace("_", "-"), kind.value) for kind in ChangeKind)
 
 
 def run(out: Path | None, console: Console) -> int:
@@ -50,7 +46,7 @@ def site_outputs(site: Path) -> list[tuple[str, str]]:
         ("not-run", _count(site / "report.json", report, "notRunCases")),
         ("has-baseline", "true" if diff_path.is_file() else "false"),
         ("has-regression", "true" if has_regression else "false"),
-        *((name, _count(diff_path, counts, kind, default=0, where="caseChangeCounts.")) for name, kind in CHANGE_OUTPUTS),
+        *((name, _count(diff_path, counts, kind, default=0, where="caseChangeCounts.")) for name, kind in _change_outputs()),
     ]
 
 

@@ -40,6 +40,7 @@ def run(
         url=check_url(url), out=out, trials=trials, concurrency=concurrency, timeout=timeout, retries=retries
     )
     progress = progress_for(sys.stderr, quiet=console.quiet, min_steps=1)
+    console.wrote(f"the trials recorded so far in {out}/")  # each whole (an internal error may come after some)
     try:
         summary = Recorder(request, headers, options, progress).record(cases)
     except KeyboardInterrupt:

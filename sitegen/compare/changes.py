@@ -4,8 +4,8 @@ headline's data.
 The diff's items say which *metrics* moved; readers and gates count *cases* (eval/README.md, "Comparing
 with the baseline"). This module classifies a case of either report (`classify_case`; compare/diff_report.py's
 `compare_case` does it once per case, with the case's items) and groups the changes into the headline's data
-(`case_headline`). Its words are compare/wording.py's, so the terminal, diff.md, the job summary and the
-site's banner say the same thing.
+(`case_headline`). A kind's words, icon and section are its own (ChangeKind), the headline's phrasing
+compare/wording.py's, so the terminal, diff.md, the job summary and the site's banner say the same thing.
 """
 
 from __future__ import annotations
@@ -13,28 +13,106 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
-from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, CasePages
+from sitegen.formatting import plural
 from sitegen.report.results import CaseResult
+from sitegen.report.status import Status
 from sitegen.stats import fisher_one_sided
 
-REGRESSED = "regressed"
-REMOVED = "removed"
-FIXED = "fixed"
-STILL_FAILING = "still_failing"
-STILL_PASSING = "still_passing"
-NEW = "new"
-WITHIN_NOISE = "within_noise"
-# A case that passed on both sides and behaves differently (compare/behaviour.py): no rule caught it, so a person
-# must look; never breaking.
-CHANGED = "changed"
-CHANGE_KINDS = (REGRESSED, REMOVED, FIXED, STILL_FAILING, STILL_PASSING, NEW, WITHIN_NOISE, CHANGED)
-# The changes a gate fails on: a case that passed in the baseline and does not pass now (a trial policy flip
-# within chance is WITHIN_NOISE, never breaking).
-BREAKING = frozenset((REGRESSED, REMOVED))
+
+class Said(NamedTuple):
+    """Everything said of a change kind, and its rules: what the headline, the tables and the badges show."""
+
+    word: str  # the badge's and the headline's word: "1 fixed", "regressed"
+    several: str  # the word for several cases: "2 known failures"
+    icon: str
+    title: str | None  # the title of its section in diff.md, the terminal and the diff page; None: not listed
+    empty: str | None  # what the diff page says when no case has it; None: the section is left out then
+    breaking: bool = False  # the gate fails on it (--fail-on-regression)
+    pages: frozenset[CasePages] = frozenset()  # the --case-pages modes in which it gives a case a page of its own
+
+
+_FLIPPED = frozenset((CasePages.FAILING, CasePages.CHANGED))  # a case whose pass/fail is not the baseline's
+# The section the breaking kinds share: its title and what it says when empty.
+_BREAKING = ("Regressed and removed cases", "No case regressed or was removed.")
+
+
+class ChangeKind(StrEnum):
+    """What happened to a case between the baseline and now (eval/README.md, "Comparing with the baseline"), with
+    its words, icon and section and the rules that go with it: the one place a change kind is spelled. Declared in
+    reading order, the order of the headline and of the diff page's sections; FILTER_ORDER and TEXT_ORDER below
+    give the other two orders (a kind added here goes there too)."""
+
+    REGRESSED = "regressed", Said("regressed", "regressed", "▼", *_BREAKING, breaking=True, pages=_FLIPPED)
+    REMOVED = "removed", Said("removed", "removed", "⊖", *_BREAKING, breaking=True)
+    # Passed on both sides and behaves differently (compare/behaviour.py): no rule caught it, so a person must look;
+    # never breaking.
+    CHANGED = "changed", Said("behaves differently", "behave differently", "Δ", "Passing cases that behave differently",
+                              "No passing case behaves differently.", pages=_FLIPPED)
+    # A trial policy flip within chance of the baseline: reported, never breaking.
+    WITHIN_NOISE = "within_noise", Said("within noise", "within noise", "≈", "Within noise", None, pages=_FLIPPED)
+    STILL_FAILING = "still_failing", Said("known failure", "known failures", "≡", "Known failures",
+                                          "No known failures: no case failed in the baseline and still fails.")
+    FIXED = "fixed", Said("fixed", "fixed", "▲", "Fixed cases", "No case was fixed.", pages=_FLIPPED)
+    NEW = "new", Said("new", "new", "✚", "New cases", "No new cases.", pages=frozenset((CasePages.CHANGED,)))
+    # Passed on both sides and behaves alike ("unchanged" would not be true of a trace that changed a little).
+    STILL_PASSING = "still_passing", Said("still passing", "still passing", "=", None, None)
+
+    said: Said
+
+    def __new__(cls, value: str, said: Said) -> ChangeKind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.said = said
+        return member
+
+    @property
+    def word(self) -> str:
+        """The badge's and the headline's word ("known failure")."""
+        return self.said.word
+
+    @property
+    def icon(self) -> str:
+        """The icon beside its word on the pages and in the terminal."""
+        return self.said.icon
+
+    @property
+    def title(self) -> str | None:
+        """The title of its section (None: its cases are not listed)."""
+        return self.said.title
+
+    @property
+    def empty(self) -> str | None:
+        """What the diff page says when no case has it (None: its section is left out then)."""
+        return self.said.empty
+
+    @property
+    def breaking(self) -> bool:
+        """Whether the gate fails on it."""
+        return self.said.breaking
+
+    @property
+    def pages(self) -> frozenset[CasePages]:
+        """The --case-pages modes in which it gives a case a page of its own (defaults.CasePages.wants_page)."""
+        return self.said.pages
+
+    def count(self, cases: int) -> str:
+        """`cases` cases of this kind in words: "1 known failure", "2 known failures", "3 fixed"."""
+        return plural(cases, self.said.word, self.said.several)
+
+
+# The order of the index's Change filter: what needs attention first, then a fix before a known failure.
+FILTER_ORDER = (ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.CHANGED, ChangeKind.WITHIN_NOISE, ChangeKind.FIXED,
+                ChangeKind.STILL_FAILING, ChangeKind.NEW, ChangeKind.STILL_PASSING)
+# The order diff.md and the terminal list the sections after the breaking one in: known failures last.
+TEXT_ORDER = (ChangeKind.CHANGED, ChangeKind.WITHIN_NOISE, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING)
+assert set(FILTER_ORDER) == set(ChangeKind), "every change kind has its place in the Change filter"
+assert set(TEXT_ORDER) == {kind for kind in ChangeKind if kind.title and not kind.breaking}, "and in diff.md"
 
 
 @dataclass(frozen=True)
@@ -42,9 +120,9 @@ class CaseChange:
     """One case's change between the reports; None for the status of the side it is missing from."""
 
     caseId: str
-    change: str
-    baselineStatus: str | None
-    currentStatus: str | None
+    change: ChangeKind
+    baselineStatus: Status | None
+    currentStatus: Status | None
     newFailedChecks: tuple[str, ...] = ()
     resolvedChecks: tuple[str, ...] = ()
     behaviour: Behaviour = UNKNOWN  # what the agent did differently (compare/behaviour.py)
@@ -58,9 +136,9 @@ class CaseChange:
         """The entry as diff.json writes it."""
         return {
             "caseId": self.caseId,
-            "change": self.change,
-            "baselineStatus": self.baselineStatus,
-            "currentStatus": self.currentStatus,
+            "change": self.change.value,
+            "baselineStatus": None if self.baselineStatus is None else self.baselineStatus.value,
+            "currentStatus": None if self.currentStatus is None else self.currentStatus.value,
             "newFailedChecks": list(self.newFailedChecks),
             "resolvedChecks": list(self.resolvedChecks),
         } | self.behaviour.to_json()
@@ -118,82 +196,70 @@ def classify_case(
     compare_behaviour(base, cur, answer_similarity) when already at hand."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
-        return CaseChange(base.caseId, REMOVED, base.status, None)
+        return CaseChange(base.caseId, ChangeKind.REMOVED, base.status, None)
     if base is None:
-        return CaseChange(cur.caseId, NEW, None, cur.status, tuple(cur.failedChecks))
+        return CaseChange(cur.caseId, ChangeKind.NEW, None, cur.status, tuple(cur.failedChecks))
     if base.passed == cur.passed:
-        change = STILL_PASSING if cur.passed else STILL_FAILING
+        change = ChangeKind.STILL_PASSING if cur.passed else ChangeKind.STILL_FAILING
     elif not beyond_chance(base, cur, alpha):
-        change = WITHIN_NOISE
+        change = ChangeKind.WITHIN_NOISE
     else:
-        change = FIXED if cur.passed else REGRESSED
+        change = ChangeKind.FIXED if cur.passed else ChangeKind.REGRESSED
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
     behaviour = compare_behaviour(base, cur, answer_similarity) if behaviour is None else behaviour
-    if change == STILL_PASSING and behaviour.behaviourChanged:
-        change = CHANGED
+    if change is ChangeKind.STILL_PASSING and behaviour.behaviourChanged:
+        change = ChangeKind.CHANGED
     return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved, behaviour)
 
 
 def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
     """The cases that failed in the baseline and still fail, each with the rule codes that fail only now."""
-    return {change.caseId: change.new_codes for change in changes if change.change == STILL_FAILING}
+    return {change.caseId: change.new_codes for change in changes if change.change is ChangeKind.STILL_FAILING}
 
 
 def regressed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
     """The cases that passed in the baseline and do not pass now (a removed case has no result to report)."""
-    return frozenset(change.caseId for change in changes if change.change == REGRESSED)
+    return frozenset(change.caseId for change in changes if change.change is ChangeKind.REGRESSED)
 
 
 def changed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
     """The cases that passed on both sides and behave differently (no rule caught the change)."""
-    return frozenset(change.caseId for change in changes if change.change == CHANGED)
+    return frozenset(change.caseId for change in changes if change.change is ChangeKind.CHANGED)
 
 
 def within_noise_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
     """The cases whose trial policy flipped within chance of the baseline (neither regressed nor fixed)."""
-    return frozenset(change.caseId for change in changes if change.change == WITHIN_NOISE)
+    return frozenset(change.caseId for change in changes if change.change is ChangeKind.WITHIN_NOISE)
 
 
 def change_counts(changes: Iterable[CaseChange]) -> dict[str, int]:
-    """Each change kind (all of them, sorted by name) → how many cases have it."""
+    """Each change kind's value (all of them, sorted) → how many cases have it, as diff.json writes them."""
     counts = Counter(change.change for change in changes)
-    return {kind: counts.get(kind, 0) for kind in sorted(CHANGE_KINDS)}
+    return {kind.value: counts.get(kind, 0) for kind in sorted(ChangeKind)}
 
 
 @dataclass(frozen=True)
 class Headline:
-    """What every summary leads with: the cases by change (in reading order), then the pass rates."""
+    """What every summary leads with: the cases by change (ChangeKind's reading order), then the pass rates."""
 
-    regressed: tuple[CaseChange, ...]
-    removed: tuple[CaseChange, ...]
-    known_failures: int
-    fixed: tuple[CaseChange, ...]
-    new: tuple[CaseChange, ...]
+    groups: dict[ChangeKind, tuple[CaseChange, ...]]  # every kind, with the cases that have it
     baselinePassRate: float
     currentPassRate: float
-    within_noise: tuple[CaseChange, ...] = ()  # policy flips within chance: reported, never breaking
-    changed: tuple[CaseChange, ...] = ()  # passing on both sides, behaving differently: reported, never breaking
+
+    def of(self, kind: ChangeKind) -> tuple[CaseChange, ...]:
+        """The cases with change `kind`, in the diff's order."""
+        return self.groups[kind]
 
     @property
     def new_failing(self) -> int:
         """How many of the new cases do not pass."""
-        return sum(1 for change in self.new if change.currentStatus != "passed")
+        return sum(1 for change in self.of(ChangeKind.NEW) if change.currentStatus is not Status.PASSED)
 
 
 def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, current_pass_rate: float) -> Headline:
     """The headline's data from a diff's caseChanges and its two pass rates."""
-    groups: dict[str, list[CaseChange]] = {kind: [] for kind in CHANGE_KINDS}
+    groups: dict[ChangeKind, list[CaseChange]] = {kind: [] for kind in ChangeKind}
     for change in changes:
         groups[change.change].append(change)
-    return Headline(
-        regressed=tuple(groups[REGRESSED]),
-        removed=tuple(groups[REMOVED]),
-        known_failures=len(groups[STILL_FAILING]),
-        fixed=tuple(groups[FIXED]),
-        new=tuple(groups[NEW]),
-        baselinePassRate=baseline_pass_rate,
-        currentPassRate=current_pass_rate,
-        within_noise=tuple(groups[WITHIN_NOISE]),
-        changed=tuple(groups[CHANGED]),
-    )
+    return Headline({kind: tuple(group) for kind, group in groups.items()}, baseline_pass_rate, current_pass_rate)

@@ -7,13 +7,11 @@ rules that broke, then known failures, fixed and new cases, then the pass rate; 
 from __future__ import annotations
 
 from sitegen.checks import check_codes
-from sitegen.compare.changes import CHANGED as BEHAVES_DIFFERENTLY
-from sitegen.compare.changes import BREAKING, FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE, CaseChange
+from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem
 from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
 from sitegen.compare.wording import (
-    CHANGED_TITLE,
     DEFINITIONS_CHANGED,
     DIFFERENCES_HEADING,
     STATUS_WORDS,
@@ -21,6 +19,7 @@ from sitegen.compare.wording import (
     describe_value,
     format_cases,
     gate_text,
+    item_message,
     pass_rate_points,
     reasons_text,
     status_change,
@@ -47,7 +46,7 @@ def _headline(diff: DiffReport) -> list[str]:
         "",
     ]
     if diff.hasRegression:
-        flagged = sum(1 for c in diff.caseChanges if c.change in BREAKING and c.caseId in diff.changedDefinitions)
+        flagged = sum(1 for c in diff.caseChanges if c.change.breaking and c.caseId in diff.changedDefinitions)
         note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
         lines.append(f"❌ **Regression**: {gate_text(diff, escape_inline)}{note}")
     else:
@@ -68,7 +67,7 @@ def _headline(diff: DiffReport) -> list[str]:
 
 def _case_name(change: CaseChange, diff: DiffReport) -> str:
     cell = escape_cell(change.caseId)
-    if change.change in BREAKING and change.caseId in diff.changedDefinitions:
+    if change.change.breaking and change.caseId in diff.changedDefinitions:
         cell += f" ⚠️ **{NOT_COMPARABLE}**"
     return cell
 
@@ -91,10 +90,11 @@ def breaking_table(diff: DiffReport) -> str:
     phrased = diff.baselineEvidence
     rows = []
     for change in diff.caseChanges:
-        if change.change not in BREAKING:
+        if not change.change.breaking:
             continue
-        if change.change == REMOVED:
-            rows.append([_case_name(change, diff), "removed", "—", *(["—"] if phrased else []), "missing from the current report"])
+        if change.change is ChangeKind.REMOVED:
+            rows.append([_case_name(change, diff), change.change.word, "—", *(["—"] if phrased else []),
+                         "missing from the current report"])
         else:
             rows.append([_case_name(change, diff), status_change(change), _codes_cell(change.newFailedChecks),
                          *([_what_changed_cell(change)] if phrased else []), _checks_cell(change.newFailedChecks)])
@@ -104,31 +104,27 @@ def breaking_table(diff: DiffReport) -> str:
 def changed_table(diff: DiffReport, most: int | None = None) -> str:
     """The passing cases that behave differently (the first `most` of them), each with what the agent did
     differently and why it counts."""
-    changes = [c for c in diff.caseChanges if c.change == BEHAVES_DIFFERENTLY]
+    changes = [c for c in diff.caseChanges if c.change is ChangeKind.CHANGED]
     rows = [[_case_name(c, diff), _what_changed_cell(c), escape_cell(reasons_text(c))] for c in changes[:most]]
     return table(["Case", "What changed", "Why"], rows)
 
 
-def _changes_table(diff: DiffReport, kind: str) -> str:
-    if kind == BEHAVES_DIFFERENTLY:
+def _changes_table(diff: DiffReport, kind: ChangeKind) -> str:
+    if kind is ChangeKind.CHANGED:
         return changed_table(diff)
-    changes = [change for change in diff.caseChanges if change.change == kind]
-    if kind == FIXED:
+    changes = [change for change in diff.caseChanges if change.change is kind]
+    if kind is ChangeKind.FIXED:
         if diff.baselineEvidence:
             rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks), _what_changed_cell(c)] for c in changes]
             return table(["Case", "Change", "Resolved checks", "What changed"], rows)
         rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks)] for c in changes]
         return table(["Case", "Change", "Resolved checks"], rows)
-    if kind == NEW:
+    if kind is ChangeKind.NEW:
         rows = [[_case_name(c, diff), STATUS_WORDS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
         return table(["Case", "Status", "Failed rules"], rows)
     rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
             for c in changes]
     return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
-
-
-_CASE_SECTIONS = ((BEHAVES_DIFFERENTLY, CHANGED_TITLE), (WITHIN_NOISE, "Within noise"), (FIXED, "Fixed cases"),
-                  (NEW, "New cases"), (STILL_FAILING, "Known failures"))
 
 
 def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:
@@ -142,12 +138,12 @@ def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[s
 def _case_sections(diff: DiffReport, level: str) -> list[str]:
     lines: list[str] = []
     if diff.caseRegressionCount:
-        lines += _folded(f"Regressed and removed cases ({diff.caseRegressionCount})", breaking_table(diff), level,
+        lines += _folded(f"{ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", breaking_table(diff), level,
                          False, diff.caseRegressionCount)
-    for kind, title in _CASE_SECTIONS:
+    for kind in TEXT_ORDER:
         count = diff.caseChangeCounts.get(kind, 0)
         if count:
-            lines += _folded(f"{title} ({count})", _changes_table(diff, kind), level, True, count)
+            lines += _folded(f"{kind.title} ({count})", _changes_table(diff, kind), level, True, count)
     return lines
 
 
@@ -169,7 +165,7 @@ def _change_cell(item: DiffItem) -> str:
 
 def _items_table(items: list[DiffItem], diff: DiffReport) -> str:
     rows = [
-        [_case_cell(item, diff), escape_cell(item.metric), _change_cell(item), escape_cell(item.message)]
+        [_case_cell(item, diff), escape_cell(item.metric), _change_cell(item), escape_cell(item_message(item))]
         for item in items
     ]
     return table(["Case", "Metric", "Before → after", "Message"], rows)
@@ -198,21 +194,21 @@ def diff_markdown(diff: DiffReport) -> str:
 
 def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
     """REGRESSION items the case table does not already say: costs, and losses inside cases that did not regress."""
-    listed = {change.caseId for change in diff.caseChanges if change.change in BREAKING}
+    listed = {change.caseId for change in diff.caseChanges if change.change.breaking}
     return [item for item in diff.items
             if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
 
 
 def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
     """For a GitHub job summary: the headline, every regressed and removed case (never folded), the passing cases that
-    behave differently, other regression signals."""
+    behave differently (the first SUMMARY_CHANGED_ROWS), other regression signals."""
     lines = [f"## {escape_inline(title)}", "", *_headline(diff)]
     if diff.caseRegressionCount:
-        lines += ["", f"### Regressed and removed cases ({diff.caseRegressionCount})", "", breaking_table(diff)]
-    changed = diff.caseChangeCounts.get(BEHAVES_DIFFERENTLY, 0)
+        lines += ["", f"### {ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", "", breaking_table(diff)]
+    changed = diff.caseChangeCounts.get(ChangeKind.CHANGED, 0)
     if changed:
         shown = min(changed, SUMMARY_CHANGED_ROWS)
-        lines += _folded(f"{CHANGED_TITLE} ({changed:,})", changed_table(diff, shown), "###", True, shown)
+        lines += _folded(f"{ChangeKind.CHANGED.title} ({changed:,})", changed_table(diff, shown), "###", True, shown)
         if changed > shown:
             lines += ["", f"…and {changed - shown:,} more in diff.md."]
     others = _other_regression_items(diff)

@@ -1,4 +1,5 @@
-"""Comparing a current report with a baseline: categorised diff items and every case's change, no formatting.
+"""Comparing a current report with a baseline: categorised diff items and every case's change, as data (the items'
+messages are compare/wording.py's, diff.json's shape compare/diff_json.py's).
 
 Decisions where eval/README.md ("Comparing with the baseline") leaves room (also in tests):
 - Numbers are equal when they agree to 1e-9 relative (1e-12 absolute), so a float written by another
@@ -37,11 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sitegen.compare.behaviour import Behaviour, percent_changed, records_evidence, records_inputs
+from sitegen.compare.behaviour import Behaviour, records_evidence, records_inputs
 from sitegen.compare.changes import (
-    BREAKING,
-    WITHIN_NOISE,
     CaseChange,
+    ChangeKind,
     Headline,
     case_headline,
     change_counts,
@@ -63,21 +63,10 @@ from sitegen.compare.items import (
     direction,
     same,
 )
-from sitegen.compare.wording import (
-    answer_message,
-    item_message,
-    noise_clause,
-    paired_clause,
-    passed_message,
-    tool_calls_message,
-    trial_clause,
-)
 from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
-from sitegen.plumbing.jsontext import dumps_json
 from sitegen.report.results import CaseResult, Report
-
-DIFF_FORMAT_VERSION = 1
+from sitegen.report.status import Status
 
 
 @dataclass
@@ -108,31 +97,6 @@ class DiffReport:
     # `[diff] answerSimilarity`: a passing case whose answers are less alike than this behaves differently.
     answerSimilarity: float = DEFAULT_ANSWER_SIMILARITY
 
-    def to_json(self) -> dict[str, Any]:
-        """The diff as a JSON object (eval/README.md's diff.json: the Java shape plus the case changes)."""
-        data = {
-            "formatVersion": DIFF_FORMAT_VERSION,
-            "baselineTotalCases": self.baselineTotalCases,
-            "currentTotalCases": self.currentTotalCases,
-            "baselinePassedCases": self.baselinePassedCases,
-            "currentPassedCases": self.currentPassedCases,
-            "baselinePassRate": self.baselinePassRate,
-            "currentPassRate": self.currentPassRate,
-            "regressionCount": self.regressionCount,
-            "improvementCount": self.improvementCount,
-            "changedCount": self.changedCount,
-            "hasRegression": self.hasRegression,
-            "caseRegressionCount": self.caseRegressionCount,
-            "caseChangeCounts": dict(self.caseChangeCounts),
-            "costTolerance": self.costTolerance,
-            "changedDefinitions": list(self.changedDefinitions),
-            "caseChanges": [change.to_json() for change in self.caseChanges],
-            "items": [item.to_json() for item in self.items],
-        }
-        if any(item.metric == TRIAL_PASS_RATE for item in self.items):  # single-trial diffs keep their shape
-            data["alpha"] = self.alpha
-        return data
-
     def headline(self) -> Headline:
         """What every summary leads with: the cases by change, then the pass rate (worded by compare/wording.py)."""
         return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate)
@@ -149,58 +113,41 @@ class DiffReport:
 
 
 class _Collector:
-    """Builds the item list so every item and message is made the same way."""
+    """Builds the item list so every item is made the same way."""
 
     def __init__(self) -> None:
         self.items: list[DiffItem] = []
 
-    def add(
-        self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, sentence: str,
-        message: str | None = None, **extra: Any,
-    ) -> DiffItem:
-        """Add an item; its message is `sentence: before → after (delta).` unless `message` is given; `extra` sets
-        DiffItem's optional fields."""
-        change = delta(before, after)
-        message = item_message(sentence, metric, before, after, change) if message is None else message
+    def add(self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, **extra: Any) -> None:
+        """Add an item with its delta; `extra` sets DiffItem's optional fields."""
         scope = AGGREGATE if case_id is None else CASE
-        item = DiffItem(kind, scope, case_id, metric, before, after, change, message, **extra)
-        self.items.append(item)
-        return item
+        self.items.append(DiffItem(kind, scope, case_id, metric, before, after, delta(before, after), **extra))
 
 
 def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
-    for metric, (label, _) in COST_METRICS.items():
+    for metric in COST_METRICS:
         before, after = getattr(baseline, metric), getattr(current, metric)
         paired = paired_average(baseline, current, metric)
         kind = paired_type(paired, tolerance)
-        moved = not same(before, after)
-        if not moved and kind == CHANGED:
+        if same(before, after) and kind == CHANGED:
             continue
-        if before is None or after is None:
-            sentence = f"{label} {'is no longer' if after is None else 'is now'} measured"
-        elif not moved:
-            sentence = f"{label} is unchanged overall"
-        else:
-            sentence = f"{label} {'rose' if after > before else 'fell'}"
-        item = out.add(
-            kind, None, metric, before, after, sentence,
+        out.add(
+            kind, None, metric, before, after,
             pairedCaseCount=paired.count, pairedBaselineValue=paired.baseline, pairedCurrentValue=paired.current,
+            mixChanged=paired.mix_changed, costTolerance=tolerance,
         )
-        item.message = f"{item.message[:-1]}; {paired_clause(metric, paired, kind, tolerance, moved)}."
 
 
 def _aggregate_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
     before, after = baseline.passRate, current.passRate
     if not same(before, after):
-        fell = after < before
-        kind, sentence = (REGRESSION, "Pass rate fell") if fell else (IMPROVEMENT, "Pass rate rose")
-        out.add(kind, None, PASS_RATE, before, after, sentence)
+        out.add(REGRESSION if after < before else IMPROVEMENT, None, PASS_RATE, before, after)
     _cost_items(out, baseline, current, tolerance)
     for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
         after = current.verdictDistribution.get(verdict, 0)
         if before != after:
-            out.add(CHANGED, None, f"verdictDistribution.{verdict}", before, after, f"Cases with verdict {verdict}")
+            out.add(CHANGED, None, f"verdictDistribution.{verdict}", before, after)
 
 
 def definition_changed(base: CaseResult, cur: CaseResult) -> bool:
@@ -208,19 +155,17 @@ def definition_changed(base: CaseResult, cur: CaseResult) -> bool:
     return bool(base.caseDigest and cur.caseDigest and base.caseDigest != cur.caseDigest)
 
 
+def _trial_counts(base: CaseResult, cur: CaseResult) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
+
+
 def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange) -> None:
-    if cur.passed:
-        kind, checks, sentence = IMPROVEMENT, list(change.resolvedChecks), f"Case {case_id} now passes"
-    else:
-        word = "is now not run" if cur.status == "not_run" else "now fails"
-        kind, checks, sentence = REGRESSION, list(change.newFailedChecks), f"Case {case_id} {word}"
-    noise = change.change == WITHIN_NOISE
-    item = out.add(CHANGED if noise else kind, case_id, "passed", base.passed, cur.passed, sentence, checks=checks)
-    if checks:
-        item.message = passed_message(sentence, cur.passed, checks)
-    if noise:
-        counts = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
-        item.message = f"{item.message.rstrip('.')}; {noise_clause(*counts)}."
+    kind = IMPROVEMENT if cur.passed else REGRESSION
+    checks = list(change.resolvedChecks if cur.passed else change.newFailedChecks)
+    counts = None
+    if change.change is ChangeKind.WITHIN_NOISE:  # the trial policy flipped, the trial pass rate moved within chance
+        kind, counts = CHANGED, _trial_counts(base, cur)
+    out.add(kind, case_id, "passed", base.passed, cur.passed, checks=checks, currentStatus=cur.status, trialCounts=counts)
 
 
 def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, float] | None:
@@ -241,24 +186,16 @@ def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
         return
     kind, p_value = change
     before, after = base.passedTrials / base.trials, cur.passedTrials / cur.trials
-    sentence = f"Case {case_id} trial pass rate {'fell' if after < before else 'rose'}"
-    item = out.add(kind, case_id, TRIAL_PASS_RATE, before, after, sentence, pValue=p_value, alpha=alpha)
-    counts = (base.passedTrials, base.trials), (cur.passedTrials, cur.trials)
-    item.message = f"{item.message[:-1]}; {trial_clause(*counts, kind, p_value, alpha)}."
+    out.add(kind, case_id, TRIAL_PASS_RATE, before, after, pValue=p_value, alpha=alpha, trialCounts=_trial_counts(base, cur))
 
 
 def _behaviour_items(out: _Collector, case_id: str, behaviour: Behaviour) -> None:
     if behaviour.answerLengths is not None and behaviour.answerSimilarity is not None:
         before, after = behaviour.answerLengths
-        message = answer_message(case_id, percent_changed(behaviour.answerSimilarity), before, after)
-        out.add(CHANGED, case_id, "answer", before, after, f"Case {case_id} answer changed", message,
-                similarity=behaviour.answerSimilarity)  # fmt: skip
+        out.add(CHANGED, case_id, "answer", before, after, similarity=behaviour.answerSimilarity)
     if behaviour.callsChanged is not None:
         then, now = behaviour.callsChanged
-        divergence = behaviour.firstDivergence
-        message = tool_calls_message(case_id, then, now, divergence)
-        out.add(CHANGED, case_id, "toolCalls", list(then), list(now), f"Case {case_id} tool calls changed", message,
-                firstDivergence=None if divergence is None else divergence.to_json())  # fmt: skip
+        out.add(CHANGED, case_id, "toolCalls", list(then), list(now), firstDivergence=behaviour.firstDivergence)
 
 
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange, alpha: float) -> None:
@@ -267,36 +204,24 @@ def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
     _trial_item(out, case_id, base, cur, alpha)
     for tool in sorted(set(base.evidenceCoverage) | set(cur.evidenceCoverage)):
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
-        metric = f"evidenceCoverage.{tool}"
         if before == after:
             continue
-        if before is None or after is None:
-            required = "newly required" if before is None else "no longer required"
-            out.add(CHANGED, case_id, metric, before, after, f"Case {case_id} evidence tool {tool} is {required}")
-        elif after:
-            out.add(IMPROVEMENT, case_id, metric, before, after, f"Case {case_id} now has evidence from {tool}")
-        else:
-            out.add(REGRESSION, case_id, metric, before, after, f"Case {case_id} lost evidence from {tool}")
+        kind = CHANGED if before is None or after is None else IMPROVEMENT if after else REGRESSION
+        out.add(kind, case_id, f"evidenceCoverage.{tool}", before, after)
     before, after = base.matchedKeywordCount, cur.matchedKeywordCount
     if before != after:
-        kind = direction(after - before, higher_is_worse=False)
-        word = "fewer" if after < before else "more"
-        out.add(kind, case_id, "matchedKeywordCount", before, after, f"Case {case_id} matched {word} expected keywords")
+        out.add(direction(after - before, higher_is_worse=False), case_id, "matchedKeywordCount", before, after)
     if base.verdict != cur.verdict:
-        out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict, f"Case {case_id} verdict changed")
+        out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict)
     if sorted(base.failedChecks) != sorted(cur.failedChecks):
-        same_codes = set(base.failed_codes) == set(cur.failed_codes)
-        sentence = f"Case {case_id} {'failure details' if same_codes else 'failed checks'} changed"
-        out.add(CHANGED, case_id, "failedChecks", list(base.failedChecks), list(cur.failedChecks), sentence)
+        out.add(CHANGED, case_id, "failedChecks", list(base.failedChecks), list(cur.failedChecks))
     if base.toolCallCount != cur.toolCallCount:
-        before, after = base.toolCallCount, cur.toolCallCount
-        out.add(CHANGED, case_id, "toolCallCount", before, after, f"Case {case_id} tool call count changed")
+        out.add(CHANGED, case_id, "toolCallCount", base.toolCallCount, cur.toolCallCount)
     _behaviour_items(out, case_id, change.behaviour)
     if not same(base.durationMs, cur.durationMs):
-        out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs, f"Case {case_id} duration changed")
+        out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs)
     if definition_changed(base, cur):
-        sentence = f"Case {case_id} definition changed since the baseline, so its results are not comparable"
-        out.add(CHANGED, case_id, "definition", base.caseDigest, cur.caseDigest, sentence)
+        out.add(CHANGED, case_id, "definition", base.caseDigest, cur.caseDigest)
 
 
 class CaseComparison(NamedTuple):
@@ -318,9 +243,9 @@ def compare_case(
     out = _Collector()
     if cur is None:
         assert base is not None, "a case is in at least one report"
-        out.add(REGRESSION, base.caseId, "present", True, False, f"Case {base.caseId} is missing from the current report")
+        out.add(REGRESSION, base.caseId, "present", True, False)
     elif base is None:
-        out.add(CHANGED, cur.caseId, "present", False, True, f"Case {cur.caseId} is new (not in the baseline)")
+        out.add(CHANGED, cur.caseId, "present", False, True)
     elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
         _case_items(out, cur.caseId, base, cur, change, alpha)
     return CaseComparison(change, tuple(out.items))
@@ -388,7 +313,7 @@ def compare_reports(
     changes += [cases[result.caseId].change for result in baseline.results if result.caseId not in after]
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
-    breaking = sum(1 for change in changes if change.change in BREAKING)
+    breaking = sum(1 for change in changes if change.change.breaking)
     cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
     return DiffReport(
@@ -414,7 +339,3 @@ def compare_reports(
         answerSimilarity=answer_similarity,
     )
 
-
-def diff_json(diff: DiffReport) -> str:
-    """The diff's JSON text; byte-identical for the same reports."""
-    return dumps_json(diff.to_json())

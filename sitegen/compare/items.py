@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sitegen.finite import difference
+
+if TYPE_CHECKING:
+    from sitegen.compare.trajectory import Divergence
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
@@ -30,7 +33,9 @@ COST_METRICS = {
 
 @dataclass
 class DiffItem:
-    """One difference between baseline and current, in the field names of the Java `DiagnosisEvalDiffItem`."""
+    """One difference between baseline and current, in the field names of the Java `DiagnosisEvalDiffItem`; its
+    `message` is made from these fields by compare/wording.py (`item_message`), and diff.json's shape by
+    compare/diff_json.py."""
 
     type: str
     scope: str
@@ -39,7 +44,6 @@ class DiffItem:
     baselineValue: Any
     currentValue: Any
     delta: int | float | None
-    message: str
     # `passed` items: the failed checks new against the baseline (a REGRESSION) or resolved (an IMPROVEMENT).
     checks: list[str] | None = None
     # Cost items: the averages over the cases that have the value in both reports (what decides the type).
@@ -51,35 +55,16 @@ class DiffItem:
     alpha: float | None = None
     # `answer` items: how alike the two answers are (compare/similarity.py).
     similarity: float | None = None
-    # `toolCalls` items: the first step where the two aligned trajectories differ (compare/trajectory.py).
-    firstDivergence: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The item as a JSON object with the contract's field order (extra fields only where they apply)."""
-        data: dict[str, Any] = {
-            "type": self.type,
-            "scope": self.scope,
-            "caseId": self.caseId,
-            "metric": self.metric,
-            "baselineValue": self.baselineValue,
-            "currentValue": self.currentValue,
-            "delta": self.delta,
-            "message": self.message,
-        }
-        if self.checks is not None:
-            data["checks"] = list(self.checks)
-        if self.pairedCaseCount is not None:
-            data["pairedCaseCount"] = self.pairedCaseCount
-            data["pairedBaselineValue"] = self.pairedBaselineValue
-            data["pairedCurrentValue"] = self.pairedCurrentValue
-        if self.pValue is not None:
-            data["pValue"] = self.pValue
-            data["alpha"] = self.alpha
-        if self.similarity is not None:
-            data["similarity"] = self.similarity
-        if self.firstDivergence is not None:
-            data["firstDivergence"] = dict(self.firstDivergence)
-        return data
+    # `toolCalls` items: the first step where the two aligned trajectories differ (diff.json writes its `to_json`).
+    firstDivergence: Divergence | None = None
+    # What the message says beyond the fields above (not in diff.json): the case's status now (`passed` items);
+    # the passed and run trials in the baseline and now (`trialPassRate` items, and a `passed` item within noise);
+    # whether some case has the value in one report only, and the tolerance the paired averages were judged by
+    # (cost items).
+    currentStatus: str | None = None
+    trialCounts: tuple[tuple[int, int], tuple[int, int]] | None = None
+    mixChanged: bool | None = None
+    costTolerance: float | None = None
 
 
 def is_number(value: Any) -> bool:

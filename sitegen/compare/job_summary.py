@@ -10,6 +10,7 @@ from sitegen.errors import BadInput
 from sitegen.formatting import percent
 from sitegen.report.failures_by_rule import RuleCount, by_rule_markdown
 from sitegen.report.mdtext import escape_cell, escape_inline, table
+from sitegen.report.status import Status
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
@@ -74,15 +75,15 @@ def report_headline(report: Report) -> str:
 
 
 def _failing_cases(report: Report) -> list[str]:
-    from sitegen.report.results import trial_count_note
+    from sitegen.report.report_markdown import trial_count_note
 
-    failing = [result for result in report.results if result.status != "passed"]
+    failing = [result for result in report.results if result.status is not Status.PASSED]
     if not failing:
         return []
     rows = [
         [
             escape_cell(r.caseId),
-            escape_cell(r.status.replace("_", " ")) + trial_count_note(r),
+            r.status.word + trial_count_note(r),
             escape_cell(", ".join(r.failed_codes) or "—"),
         ]
         for r in failing[:FAILING_ROWS]

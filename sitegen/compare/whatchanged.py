@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
 from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
-from sitegen.compare.changes import CHANGED, FIXED, REGRESSED, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.trajectory import Divergence
 from sitegen.defaults import HEADLINE_LISTED
 
@@ -26,7 +26,7 @@ NO_INPUTS = (
     "regenerate it with `sitegen baseline`"
 )
 TRACE_UNCHANGED = "trace unchanged: the case or the rules changed"
-PHRASED = (REGRESSED, FIXED)  # the changes that get a phrase
+PHRASED = (ChangeKind.REGRESSED, ChangeKind.FIXED)  # the changes that get a phrase
 
 
 class Part(NamedTuple):
@@ -62,7 +62,8 @@ def divergence_parts(divergence: Divergence) -> list[Part]:
         if before.inputDigest != after.inputDigest:
             words.append("called with another input")
         if before.success != after.success:
-            words.append("now fails" if after.success is False else "no longer fails" if before.success is False else "with another outcome recorded")
+            outcome = "now fails" if after.success is False else "no longer fails" if before.success is False else None
+            words.append(outcome or "with another outcome recorded")
         return [lead, Part(before.toolName, code=True), Part(" " + " and ".join(words or ["called differently"]))]
     call = after if after is not None else before
     assert call is not None, "a divergence has a call on at least one side"
@@ -127,7 +128,7 @@ def phrase_text(parts: Iterable[Part], escape: Callable[[str], str] = str) -> st
 
 def rule_codes(change: CaseChange) -> list[str]:
     """The rules a phrased case is named with: those that broke (regressed) or were resolved (fixed)."""
-    return check_codes(change.resolvedChecks if change.change == FIXED else change.newFailedChecks)
+    return check_codes(change.resolvedChecks if change.change is ChangeKind.FIXED else change.newFailedChecks)
 
 
 def case_line(change: CaseChange, escape: Callable[[str], str] = str) -> str:
@@ -156,7 +157,7 @@ def terminal_lines(diff: DiffReport) -> list[str]:
     if len(phrased) > TERMINAL_LISTED:
         lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
     # The passing cases that behave differently past those the headline names with their phrase.
-    rest = [change for change in diff.caseChanges if change.change == CHANGED][HEADLINE_LISTED:]
+    rest = [change for change in diff.caseChanges if change.change is ChangeKind.CHANGED][HEADLINE_LISTED:]
     lines += [f"  {case_line(change, printable)}" for change in rest[:TERMINAL_LISTED]]
     if len(rest) > TERMINAL_LISTED:
         lines.append(f"  … and {len(rest) - TERMINAL_LISTED} more passing cases that behave differently (see diff.md)")

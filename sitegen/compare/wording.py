@@ -1,7 +1,7 @@
 """The comparison in words, the same in the terminal, diff.json's messages, diff.md, the job summary and the site.
 
-Values and deltas as people read them ("covered", "66.7%", "-33.3 points"), the messages of the diff items,
-why the gate fails, and the headline ("1 case regressed: mysql-slow-query (forbidden_answer_keyword) ·
+Values and deltas as people read them ("covered", "66.7%", "-33.3 points"), the messages of the diff items
+(made here from each item's data: compare/diff_report.py computes, this module words), why the gate fails, and the headline ("1 case regressed: mysql-slow-query (forbidden_answer_keyword) ·
 2 known failures · 1 new; pass rate …"). The headline comes as segments that say which text is a case id
 or rule codes: Markdown escapes those, the site's banner links each case id to its page, and neither
 words anything itself.
@@ -14,15 +14,21 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
-from sitegen.compare.changes import CaseChange, Headline
+from sitegen.compare.behaviour import percent_changed
+from sitegen.compare.changes import CaseChange, ChangeKind, Headline
+from sitegen.compare.costs import PairedAverage
+from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import (
     AVERAGE_TOOL_CALLS,
     CHANGED,
+    COST_METRICS,
     DURATIONS,
     IMPROVEMENT,
     PASS_RATE,
     RATES,
     REGRESSION,
+    TRIAL_PASS_RATE,
+    DiffItem,
     is_number,
     same,
 )
@@ -30,22 +36,22 @@ from sitegen.compare.whatchanged import divergence_parts, phrase_text, what_chan
 from sitegen.defaults import HEADLINE_LISTED
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
+from sitegen.report.status import Status
 
 if TYPE_CHECKING:
-    from sitegen.compare.costs import PairedAverage
     from sitegen.compare.trajectory import Divergence
-    from sitegen.compare.diff_report import DiffReport
 
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
 DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
-STATUS_WORDS = {"passed": "passed", "failed": "failed", "not_run": "not run", None: "absent"}
+# A case status in words; None: the case is not in that report.
+STATUS_WORDS: dict[Status | None, str] = {**{status: status.word for status in Status}, None: "absent"}
 # The diff's items in plain words, on the diff page, in diff.md and in the terminal: a difference is one metric
 # (of all cases or of one case) that moved.
 DIFFERENCES_HEADING = "Differences, metric by metric"
 DIFFERENCE_TITLES = {REGRESSION: "Got worse", IMPROVEMENT: "Got better", CHANGED: "Other differences"}
 _WORDS: dict[str, dict[Any, str]] = {
     "present": {True: "present", False: "absent"},
-    "passed": {True: "passed", False: "failed"},
+    "passed": {True: Status.PASSED.word, False: Status.FAILED.word},
     "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
 }
 
@@ -87,11 +93,95 @@ def pass_rate_points(baseline: float, current: float) -> str:
     return describe_delta(PASS_RATE, current - baseline)
 
 
-def item_message(sentence: str, metric: str, before: Any, after: Any, delta: int | float | None) -> str:
-    """A diff item's message: `sentence: before → after (delta).`"""
-    change = describe_delta(metric, delta)
-    message = f"{sentence}: {describe_value(metric, before)} → {describe_value(metric, after)}"
+def _values_message(sentence: str, item: DiffItem) -> str:
+    """`sentence: before → after (delta).`"""
+    change = describe_delta(item.metric, item.delta)
+    message = f"{sentence}: {describe_value(item.metric, item.baselineValue)} → {describe_value(item.metric, item.currentValue)}"
     return message + (f" ({change})." if change else ".")
+
+
+def _rose_or_fell(item: DiffItem) -> str:
+    return "rose" if item.currentValue > item.baselineValue else "fell"
+
+
+def _fell_or_rose(item: DiffItem) -> str:
+    return "fell" if item.currentValue < item.baselineValue else "rose"
+
+
+def _cost_sentence(item: DiffItem) -> str:
+    label = COST_METRICS[item.metric][0]
+    if item.baselineValue is None or item.currentValue is None:
+        return f"{label} {'is no longer' if item.currentValue is None else 'is now'} measured"
+    return f"{label} is unchanged overall" if same(item.baselineValue, item.currentValue) else f"{label} {_rose_or_fell(item)}"
+
+
+def _evidence_sentence(case: str, item: DiffItem) -> str:
+    tool = item.metric.partition(".")[2]
+    if item.baselineValue is None or item.currentValue is None:
+        return f"{case} evidence tool {tool} is {'newly required' if item.baselineValue is None else 'no longer required'}"
+    return f"{case} now has evidence from {tool}" if item.currentValue else f"{case} lost evidence from {tool}"
+
+
+# The case metrics whose message is "Case <id> <words> changed: before → after".
+_CASE_METRIC_WORDS = {"verdict": "verdict", "toolCallCount": "tool call count", "durationMs": "duration"}
+
+
+def _case_sentence(case: str, item: DiffItem) -> str:
+    """The message's lead for the metrics worded `sentence: before → after (delta).`"""
+    metric, before, after = item.metric, item.baselineValue, item.currentValue
+    if metric == "present":
+        return f"{case} is missing from the current report" if before else f"{case} is new (not in the baseline)"
+    if metric.startswith("evidenceCoverage."):
+        return _evidence_sentence(case, item)
+    if metric == "matchedKeywordCount":
+        return f"{case} matched {'fewer' if after < before else 'more'} expected keywords"
+    if metric == "failedChecks":
+        same_codes = set(check_codes(before)) == set(check_codes(after))
+        return f"{case} {'failure details' if same_codes else 'failed checks'} changed"
+    if metric == "definition":
+        return f"{case} definition changed since the baseline, so its results are not comparable"
+    return f"{case} {_CASE_METRIC_WORDS[metric]} changed"
+
+
+def _passed_message(case: str, item: DiffItem) -> str:
+    if item.currentValue:
+        sentence = f"{case} now passes"
+    else:
+        sentence = f"{case} {'is now not run' if item.currentStatus is Status.NOT_RUN else 'now fails'}"
+    message = passed_message(sentence, item.currentValue, item.checks) if item.checks else _values_message(sentence, item)
+    if item.trialCounts is not None:  # a flip of the trial policy within chance (a CHANGED item)
+        message = f"{message.rstrip('.')}; {noise_clause(*item.trialCounts)}."
+    return message
+
+
+def item_message(item: DiffItem) -> str:
+    """A diff item's message, the same in diff.json, diff.md, the terminal and the pages: mostly
+    `what moved: before → after (delta).`, with why a cost, trial or noise item has its type."""
+    metric = item.metric
+    case = f"Case {item.caseId}"
+    if metric == "passed":
+        return _passed_message(case, item)
+    if metric == "answer":
+        assert item.similarity is not None, "an answer item carries the answers' similarity"
+        return answer_message(item.caseId or "", percent_changed(item.similarity), item.baselineValue, item.currentValue)
+    if metric == "toolCalls":
+        return tool_calls_message(item.caseId or "", item.baselineValue, item.currentValue, item.firstDivergence)
+    if metric == PASS_RATE:
+        return _values_message(f"Pass rate {_fell_or_rose(item)}", item)
+    if metric in COST_METRICS:
+        assert item.pairedCaseCount is not None and item.mixChanged is not None and item.costTolerance is not None
+        paired = PairedAverage(item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue, item.mixChanged)
+        moved = not same(item.baselineValue, item.currentValue)
+        clause = paired_clause(metric, paired, item.type, item.costTolerance, moved)
+        return f"{_values_message(_cost_sentence(item), item)[:-1]}; {clause}."
+    if metric.startswith("verdictDistribution."):
+        return _values_message(f"Cases with verdict {metric.partition('.')[2]}", item)
+    if metric == TRIAL_PASS_RATE:
+        assert item.trialCounts is not None and item.pValue is not None and item.alpha is not None
+        sentence = f"{case} trial pass rate {_fell_or_rose(item)}"
+        clause = trial_clause(*item.trialCounts, item.type, item.pValue, item.alpha)
+        return f"{_values_message(sentence, item)[:-1]}; {clause}."
+    return _values_message(_case_sentence(case, item), item)
 
 
 def check_phrase(check: str) -> str:
@@ -158,10 +248,11 @@ def differences_summary(diff: DiffReport) -> str:
 
 def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     """Why `--fail-on-regression` fails ("2 cases regressed, 1 removed · cost: Average duration"), or "" when it passes."""
-    regressed, removed = diff.caseChangeCounts.get("regressed", 0), diff.caseChangeCounts.get("removed", 0)
-    cases = [plural(regressed, "case regressed", "cases regressed")] if regressed else []
+    regressed, removed = (diff.caseChangeCounts.get(kind, 0) for kind in (ChangeKind.REGRESSED, ChangeKind.REMOVED))
+    said = ChangeKind.REGRESSED.word, ChangeKind.REMOVED.word
+    cases = [plural(regressed, f"case {said[0]}", f"cases {said[0]}")] if regressed else []
     if removed:
-        cases.append(f"{removed:,} removed" if regressed else plural(removed, "case removed", "cases removed"))
+        cases.append(f"{removed:,} {said[1]}" if regressed else plural(removed, f"case {said[1]}", f"cases {said[1]}"))
     reasons = [", ".join(cases)] if cases else []
     costs = [escape(item.metric) for item in diff.cost_regressions]
     if costs:
@@ -186,38 +277,36 @@ ESCAPED = (CASE_ID, CODES, RECORDED)  # the kinds that are data from the reports
 
 class Segment(NamedTuple):
     """A piece of the headline: `kind` says whether it is words (TEXT) or data from the reports (CASE_ID, CODES,
-    RECORDED, MORE: "and 3 more", the rest of the group) that Markdown escapes and the site links; `group` is
-    the change kind of the cases a MORE stands for."""
+    RECORDED, MORE: "and 3 more", the rest of the group) that Markdown escapes and the site links; `group` is the
+    change kind of the cases a MORE stands for."""
 
     text: str
     kind: str = TEXT
-    group: str = ""
+    group: ChangeKind | None = None
 
 
-def _named(changes: tuple[CaseChange, ...], with_codes: bool, with_phrase: bool = False) -> list[Segment]:
+def _named(changes: tuple[CaseChange, ...], with_phrase: bool = False) -> list[Segment]:
     out: list[Segment] = []
     for i, change in enumerate(changes[:HEADLINE_LISTED]):
         if i:
             out.append(Segment(", "))
         out.append(Segment(change.caseId, CASE_ID))
-        codes = change.new_codes if with_codes else []
+        codes = change.new_codes  # none for a removed case
         if codes:
             out += (Segment(" ("), Segment(", ".join(codes), CODES), Segment(")"))
         phrase = what_changed(change.behaviour) if with_phrase else ()
         if phrase:
             out += (Segment(" ("), *(Segment(part.text, RECORDED if part.code else TEXT) for part in phrase), Segment(")"))
     if len(changes) > HEADLINE_LISTED:
-        kind = changes[0].change
-        out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE, kind))
+        out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE, changes[0].change))
     return out
 
 
-# `behaviourChanges` in words, for the diff's tables of cases that behave differently.
+# `behaviourChanges` in words, for the diff's tables of the cases that behave differently.
 REASON_WORDS = {
     "answer": "answer", "tools": "tools called", "toolOrder": "tool order", "toolInputs": "tool inputs",
     "verdict": "verdict", "gatekeeperStatus": "gatekeeper status", "composerMode": "composer mode",
 }  # fmt: skip
-CHANGED_TITLE = "Passing cases that behave differently"
 
 
 def reasons_text(change: CaseChange) -> str:
@@ -226,34 +315,29 @@ def reasons_text(change: CaseChange) -> str:
 
 
 def changed_lead(count: int) -> str:
-    """`1 passing case behaves differently` (the headline's and the diff's words for the `changed` cases)."""
-    return f"{plural(count, 'passing case')} {'behaves' if count == 1 else 'behave'} differently"
+    """`1 passing case behaves differently` (the headline's words for the `changed` cases)."""
+    kind = ChangeKind.CHANGED
+    return f"{plural(count, 'passing case')} {kind.word if count == 1 else kind.said.several}"
 
 
 def headline_segments(headline: Headline) -> tuple[Segment, ...]:
     """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 1 passing case behaves
     differently: c (answer 87 % changed) · 2 within noise · 2 known failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
-    if headline.regressed:
-        lead = f"{plural(len(headline.regressed), 'case')} regressed: "
-        parts.append([Segment(lead), *_named(headline.regressed, with_codes=True)])
-    if headline.removed:
-        lead = f"{plural(len(headline.removed), 'case')} removed: "
-        parts.append([Segment(lead), *_named(headline.removed, with_codes=False)])
+    listed = [kind for kind in ChangeKind if kind.title is not None]
+    for kind in (kind for kind in listed if kind.breaking):
+        if headline.of(kind):
+            lead = f"{plural(len(headline.of(kind)), 'case')} {kind.word}: "
+            parts.append([Segment(lead), *_named(headline.of(kind))])
     if not parts:
-        parts.append([Segment("no case regressed")])
-    if headline.changed:
-        lead = f"{changed_lead(len(headline.changed))}: "
-        parts.append([Segment(lead), *_named(headline.changed, with_codes=False, with_phrase=True)])
-    if headline.within_noise:
-        parts.append([Segment(f"{len(headline.within_noise):,} within noise")])
-    if headline.known_failures:
-        parts.append([Segment(plural(headline.known_failures, "known failure"))])
-    if headline.fixed:
-        parts.append([Segment(f"{len(headline.fixed):,} fixed")])
-    if headline.new:
-        failing = headline.new_failing
-        parts.append([Segment(f"{len(headline.new):,} new" + (f" ({failing:,} failing)" if failing else ""))])
+        parts.append([Segment(f"no case {ChangeKind.REGRESSED.word}")])
+    for kind in (kind for kind in listed if not kind.breaking):
+        if kind is ChangeKind.CHANGED and headline.of(kind):  # named, each with what it does differently
+            changed = headline.of(kind)
+            parts.append([Segment(f"{changed_lead(len(changed))}: "), *_named(changed, with_phrase=True)])
+        elif headline.of(kind):
+            failing = headline.new_failing if kind is ChangeKind.NEW else 0
+            parts.append([Segment(kind.count(len(headline.of(kind))) + (f" ({failing:,} failing)" if failing else ""))])
     out: list[Segment] = []
     for i, part in enumerate(parts):
         if i:
@@ -284,6 +368,7 @@ def answer_message(case_id: str, changed: int, before: int, after: int) -> str:
 
 
 def tool_calls_message(case_id: str, then: Sequence[str], now: Sequence[str], divergence: Divergence | None) -> str:
-    """A `toolCalls` item's message: the tools called then → now, and where the two trajectories first diverged."""
+    """A `toolCalls` item's message: the tools called then → now, and where the two trajectories first diverged
+    (the item's `firstDivergence`)."""
     message = f"Case {case_id} tool calls changed: {', '.join(then) or 'none'} → {', '.join(now) or 'none'}"
     return message + (f"; {phrase_text(divergence_parts(divergence))}." if divergence is not None else ".")

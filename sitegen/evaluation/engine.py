@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sitegen.checks import FIXTURE_MISSING
+from sitegen.checks import NOT_RUN_CODES
 from sitegen.evaluation.rules import evidence_coverage, matched_keywords, run_rules
 from sitegen.evaluation.trials import combine_trials
 from sitegen.report.evidence import UNREAD, trace_evidence
 from sitegen.report.results import CaseResult, Report, build_report
+from sitegen.report.status import Status
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
 from sitegen.suite.models import Case
@@ -33,7 +34,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         return CaseResult(
             caseId=case.id,
             title=case.display_title,
-            status="not_run" if outcome.code == FIXTURE_MISSING else "failed",
+            status=Status.NOT_RUN if outcome.code in NOT_RUN_CODES else Status.FAILED,
             passed=False,
             failedChecks=[outcome.as_check()],
             verdict=None,
@@ -52,7 +53,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
     return CaseResult(
         caseId=case.id,
         title=case.display_title,
-        status="failed" if failures else "passed",
+        status=Status.FAILED if failures else Status.PASSED,
         passed=not failures,
         failedChecks=failures,
         verdict=trace.verdict,
@@ -64,10 +65,10 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         tags=list(case.tags),
         caseDigest=case.digest(),
         traceLoaded=True,
-        evidence=trace_evidence(trace, outcome.digest),
+        evidence=trace_evidence(trace, outcome.digest, outcome.tokens),
     )
 
 
 def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:
     """Evaluate every case (one parsed trace, or one case's trials, held at a time) and aggregate the report."""
-    return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture), config) for case in cases])
+    return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture, config.otel), config) for case in cases])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sitegen.checks import FIXTURE_CODES, format_check
+from sitegen.checks import format_check
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.models import Case, Trace
 from sitegen.textmatch import found_in, normalise
@@ -294,9 +294,6 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("raw_executor_leak", check_raw_executor_leak),
     ("gatekeeper_rule_set_version", check_gatekeeper_rule_set_version),
 )
-
-ALL_CODES = FIXTURE_CODES + tuple(code for code, _ in RULES)
-
 
 def run_rules(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """Run every rule and collect all failures, in contract order."""

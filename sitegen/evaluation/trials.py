@@ -15,23 +15,11 @@ from collections import Counter
 from collections.abc import Sequence
 
 from sitegen.checks import with_trial_count
-from sitegen.defaults import TRIAL_POLICIES
+from sitegen.defaults import TrialPolicy
 from sitegen.finite import finite_mean
 from sitegen.report.evidence import UNREAD, trials_digest
 from sitegen.report.results import CaseResult, TrialResult
-
-
-def policy_passes(policy: str, passed: int, trials: int) -> bool:
-    """Whether a case with `passed` of `trials` trials passing passes by `policy`."""
-    if trials <= 0:
-        return False
-    if policy == "all":
-        return passed == trials
-    if policy == "majority":
-        return 2 * passed > trials
-    if policy == "any":
-        return passed >= 1
-    raise ValueError(f"unknown trial policy {policy!r}: expected one of {', '.join(TRIAL_POLICIES)}")
+from sitegen.report.status import Status
 
 
 def trial_checks(results: Sequence[CaseResult]) -> list[str]:
@@ -59,19 +47,19 @@ def _mean(values: Sequence[int | float]) -> int | float:
     return int(mean) if float(mean).is_integer() else mean
 
 
-def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: str) -> CaseResult:
+def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy) -> CaseResult:
     """The case's result from its trials' results (each made by the same rules), passing by `policy`."""
     assert trials, "a folder without trials is a fixture problem, not an empty list"
     results = [result for _, result in trials]
     first = results[0]
     passed = sum(1 for result in results if result.passed)
-    passes = policy_passes(policy, passed, len(results))
+    passes = policy.passes(passed, len(results))
     if passes:
-        status = "passed"
-    elif all(result.status == "not_run" for result in results):
-        status = "not_run"
+        status = Status.PASSED
+    elif all(result.status is Status.NOT_RUN for result in results):
+        status = Status.NOT_RUN
     else:
-        status = "failed"
+        status = Status.FAILED
     read = [result for result in results if result.traceLoaded]
     durations = [result.durationMs for result in read if result.durationMs is not None]
     tools = list(dict.fromkeys(tool for result in results for tool in result.evidenceCoverage))

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, create_model, field_validator
 from pydantic_core import PydanticCustomError
 
 from sitegen.defaults import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, HISTORY_URL_TIMEOUT, MAX_RESPONSE_BYTES
@@ -25,7 +25,8 @@ from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.plumbing.deadline import TooLarge, TooSlow
 from sitegen.plumbing.jsontext import dumps_json
-from sitegen.report.results import CaseResult, Report
+from sitegen.report.figures import COUNT, COUNTS, INTERVAL, MEAN, MEAN_OR_NULL, RATE, FigureKind, figures
+from sitegen.report.results import CaseResult, Report, TrialFigures
 
 HISTORY_FORMAT_VERSION = 1
 
@@ -84,8 +85,8 @@ Count = Annotated[int | float, PlainValidator(_count)]
 IntervalOrNull = Annotated[tuple[int | float, int | float] | None, PlainValidator(_interval_or_null)]
 
 
-class Run(BaseModel):
-    """One recorded build: who/when, the report's aggregate figures and each case's pass/fail."""
+class _RunRecord(BaseModel):
+    """What a run records besides the report's figures: who/when, and each case's pass/fail (Run adds the figures)."""
 
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
@@ -94,21 +95,6 @@ class Run(BaseModel):
     label: str = ""
     createdAt: str = ""
     commit: str | None = None
-    totalCases: int | None = None
-    passedCases: int | None = None
-    failedCases: int | None = None
-    notRunCases: int | None = None
-    passRate: RatioOrNull = None
-    averageToolCallCount: NumberOrNull = None
-    averageDurationMs: NumberOrNull = None
-    verdictDistribution: dict[str, Count] | None = None
-    cases: dict[str, bool]
-    # A run some case of which had a folder of trials also records the report's trial figures
-    # (report.TrialFigures; the pass-rate chart's band), written after `cases` as they always were.
-    totalTrials: int | None = None
-    passedTrials: int | None = None
-    trialPassRate: RatioOrNull = None
-    trialPassRateInterval: IntervalOrNull = None
 
     @field_validator("formatVersion")
     @classmethod
@@ -124,7 +110,7 @@ class Run(BaseModel):
         return version
 
     def figure(self, name: str) -> Any:
-        """An aggregate figure (e.g. `passRate`), or None when this run did not record it."""
+        """An aggregate figure of the report (e.g. `passRate`), or None when this run did not record it."""
         return getattr(self, name) if name in _AGGREGATES else None
 
     @property
@@ -145,7 +131,7 @@ class Run(BaseModel):
             if name in self.model_fields_set:
                 value = getattr(self, name)
                 data[name] = dict(sorted(value.items())) if isinstance(value, dict) else value
-        data["cases"] = dict(sorted(self.cases.items()))
+        data["cases"] = dict(sorted(getattr(self, "cases").items()))
         tail = self.extra
         for name in _TRIAL_FIGURES:
             if name in self.model_fields_set:
@@ -156,11 +142,27 @@ class Run(BaseModel):
         return data
 
 
-_AGGREGATES = (
-    "totalCases", "passedCases", "failedCases", "notRunCases",
-    "passRate", "averageToolCallCount", "averageDurationMs", "verdictDistribution",
+# How history.json reads each kind of the report's figures (report/figures.py); a run may lack any of them.
+_AS_READ: dict[FigureKind, Any] = {
+    COUNT: int | None, RATE: RatioOrNull, MEAN: NumberOrNull, MEAN_OR_NULL: NumberOrNull,
+    COUNTS: dict[str, Count] | None, INTERVAL: IntervalOrNull,
+}
+# The report's figures as a run records them: the numbers in the report's order, then the verdict counts.
+_AGGREGATE_FIGURES = sorted(figures(Report), key=lambda figured: figured[2].kind is COUNTS)
+_AGGREGATES = tuple(key for _, key, _ in _AGGREGATE_FIGURES)
+# A run some case of which had a folder of trials also records the report's trial figures (the pass-rate chart's
+# band), written after `cases` as they always were.
+_TRIAL_FIGURES = tuple(key for _, key, _ in figures(TrialFigures))
+
+# One recorded build: who/when, the report's figures (declared once, report/results.py) and each case's pass/fail.
+Run = create_model(
+    "Run",
+    __base__=_RunRecord,
+    __module__=__name__,
+    **{key: (_AS_READ[declared.kind], None) for _, key, declared in _AGGREGATE_FIGURES},
+    cases=(dict[str, bool], ...),
+    **{key: (_AS_READ[declared.kind], None) for _, key, declared in figures(TrialFigures)},
 )
-_TRIAL_FIGURES = ("totalTrials", "passedTrials", "trialPassRate", "trialPassRateInterval")
 
 
 @dataclass(frozen=True)
@@ -287,19 +289,12 @@ def check_history_limit(limit: int) -> None:
 
 
 def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None) -> Run:
-    """This build's run record: the report's figures (its trial figures when some case has trials; a suite of
-    single files records its runs as it always did) and each case's pass/fail."""
-    aggregates = {name: value for name, value in report.aggregates().items() if name in _AGGREGATES}
-    run = Run.model_validate(
-        {"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **aggregates,
-         "cases": {result.caseId: result.passed for result in report.results}}
-    )
-    figures = report.trial_figures
-    if figures is None:
-        return run
-    trials = {"totalTrials": figures.total, "passedTrials": figures.passed, "trialPassRate": figures.rate,
-              "trialPassRateInterval": figures.interval}
-    return run.model_copy(update=trials)
+    """This build's run record: the report's figures as report.json states them (its trial figures too when some
+    case has trials; a suite of single files records its runs as it always did) and each case's pass/fail."""
+    figures = report.to_json(results=False)
+    del figures["formatVersion"]
+    cases = {result.caseId: result.passed for result in report.results}
+    return Run.model_validate({"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **figures, "cases": cases})
 
 
 def _moment(created_at: str) -> datetime | None:

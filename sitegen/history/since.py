@@ -31,14 +31,6 @@ class FailingSince(NamedTuple):
     first_recorded: bool  # no run before the streak holds the case: it may have begun earlier
 
 
-def failing_since(runs: Sequence[Run], case_id: str, current: int | None = None) -> FailingSince | None:
-    """The streak of failures of `case_id` that `runs[current]` (default: the last run) ends; None when the case
-    passed in that run or is not in it, and when that run is the oldest recorded one (with no run before it,
-    there is no history to tell: nothing is said rather than "since this run")."""
-    at = len(runs) - 1 if current is None else current
-    return _from_strip(runs, pass_strip(runs, case_id), at)
-
-
 def failing_since_all(runs: Sequence[Run], current: Run, strips: Mapping[str, str] | None = None) -> dict[str, FailingSince]:
     """The streak of every case failing in `current`, by case id, read from each case's pass/fail strip over
     `runs` (history.pass_strip; made here when `strips` lacks it); none when `current` is not among `runs` (kept

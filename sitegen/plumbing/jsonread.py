@@ -145,6 +145,12 @@ def _not_finite(token: str) -> bool:
         return False
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_parse_float, parse_int=parse_int)
+_STRICT_KEYS_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_parse_float, parse_int=parse_int, object_pairs_hook=_reject_duplicate_keys
+)
+
+
 @dataclass(frozen=True)
 class TextProblem:
     """Why a file's text could not be read: where (line:col, if known) and what."""
@@ -172,15 +178,19 @@ def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[
     `number_texts`, if given, receives id(number) → source text of every fraction or exponent number whose text
     Python's float would not give back (`2026.10`, `1e2`), for rules that compare a number as it was written.
     """
-    parse_float = _parse_float if number_texts is None else _recording_parse_float(number_texts)
-    try:
-        return json.loads(
-            text,
+    if number_texts is None:  # one decoder for every such text: an OTLP trace parses many small ones
+        decoder = _STRICT_KEYS_DECODER if strict_keys else _DECODER
+    else:
+        decoder = json.JSONDecoder(
             parse_constant=_reject_constant,
-            parse_float=parse_float,
+            parse_float=_recording_parse_float(number_texts),
             parse_int=parse_int,
             object_pairs_hook=_reject_duplicate_keys if strict_keys else None,
         )
+    try:
+        if text.startswith("\ufeff"):  # as json.loads says it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return decoder.decode(text)
     except json.JSONDecodeError as exc:
         return TextProblem(f"{exc.lineno}:{exc.colno}", f"invalid JSON: {exc.msg}")
     except _DuplicateKey:
@@ -201,6 +211,63 @@ def parse_json_text(text: str, *, strict_keys: bool = False, number_texts: dict[
         )
     except RecursionError:
         return TextProblem(None, "invalid JSON: nested too deeply to read (expected a reasonably shallow document)")
+
+
+def json_kind(value: Any) -> str:
+    """What kind of JSON value this is, for a message: `null`, `a boolean`, `a number`, `a string`, `an array`,
+    `an object`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+# A `\uD800`–`\uDFFF` escape somewhere (a quick look; a JSON text from UTF-8 has no surrogate otherwise), a JSON
+# string, and one escape inside a string.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def lone_surrogate(text: str) -> TextProblem | None:
+    """Where a JSON text's strings hold a surrogate escape that is not half of a pair (`"\\ud800"`), if one does.
+
+    JSON allows one; Unicode text does not: it cannot be written as UTF-8, printed or put in a page. An input sitegen
+    wrote never has one (its writers put U+FFFD in its place), so a report that has one was made by hand or by an
+    attacker, and is refused where it is read (eval/README.md, "Bad input").
+    """
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return None
+    for string in _STRING.finditer(text):
+        high_at: int | None = None  # where a high surrogate's escape waits for its low half
+        for escape in _STRING_ESCAPE.finditer(text, string.start() + 1, string.end() - 1):
+            unit = int(escape[1], 16) if escape[1] else None
+            if high_at is not None:
+                if unit is not None and 0xDC00 <= unit <= 0xDFFF and escape.start() == high_at + 6:
+                    high_at = None
+                    continue
+                return _lone(text, high_at)
+            if unit is not None and 0xD800 <= unit <= 0xDBFF:
+                high_at = escape.start()
+            elif unit is not None and 0xDC00 <= unit <= 0xDFFF:
+                return _lone(text, escape.start())
+        if high_at is not None:
+            return _lone(text, high_at)
+    return None
+
+
+def _lone(text: str, offset: int) -> TextProblem:
+    escape = text[offset : offset + 6]
+    return TextProblem(
+        _line_col(text, offset), f"a lone surrogate {escape} in a string (expected Unicode text: {escape[:2]}D800–DFFF only in pairs)"
+    )
 
 
 def format_loc(loc: Sequence[int | str]) -> str:

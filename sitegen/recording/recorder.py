@@ -49,7 +49,6 @@ from sitegen.suite.models import Case
 
 CASES_FILE = "cases.json"
 
-RECORDED, KEPT, FAILED = "recorded", "kept", "failed"
 _STALE_TEMP = re.compile(r"^\.trial-\d+(\.error)?\.json\..*\.tmp$")
 
 
@@ -300,8 +299,12 @@ class Recorder:
         trace = find_trace(parsed, self.config.trace_path)
         if isinstance(trace, str):
             return self._fail(job, trace, reply, attempts)
+        try:
+            data = json_bytes(self.redactor.value(trace))
+        except RecursionError:  # nested deeper than the JSON writer goes (the reader took it): this trial alone fails
+            return self._fail(job, "the trace is nested too deeply to write (expected a reasonably shallow document)", reply, attempts)
         folder = self.options.out / job.slug
-        self.write(folder / job.file_name(), json_bytes(self.redactor.value(trace)))
+        self.write(folder / job.file_name(), data)
         (folder / job.file_name(".error.json")).unlink(missing_ok=True)
         return None
 

@@ -194,12 +194,28 @@ class Redactor:
     def value(self, value: Any) -> Any:
         """A parsed JSON value with every secret replaced in its strings and keys (a number that spells one
         becomes the string `[redacted]`)."""
+        # A loop over a stack of what is left to copy, not a recursion: an agent's answer may nest as deep as the
+        # JSON reader takes (about a thousand levels), twice what Python's recursion limit leaves a recursion.
+        top: list[Any] = [None]
+        pending: list[tuple[Any, Any, Any]] = [(value, top, 0)]  # (a value, the copy it goes into, its place there)
+        while pending:
+            item, into, place = pending.pop()
+            if isinstance(item, list):
+                copy: Any = [None] * len(item)
+                pending.extend((child, copy, index) for index, child in enumerate(item))
+            elif isinstance(item, dict):
+                copy = {self.text(key): None for key in item}  # the keys in their order
+                # Taken last to first, so that of two keys one redaction makes alike the later value stays.
+                pending.extend((child, copy, self.text(key)) for key, child in reversed(item.items()))
+            else:
+                copy = self._scalar(item)
+            into[place] = copy
+        return top[0]
+
+    def _scalar(self, value: Any) -> Any:
+        """A string, number, boolean or null with a secret replaced (a number that spells one: `[redacted]`)."""
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, list):
-            return [self.value(item) for item in value]
-        if isinstance(value, dict):
-            return {self.text(key): self.value(item) for key, item in value.items()}
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             written = json.dumps(value)
             return REDACTED if self.text(written) != written else value

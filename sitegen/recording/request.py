@@ -23,8 +23,6 @@ from sitegen.defaults import DEFAULT_RECORD_BODY, DEFAULT_RECORD_METHOD, RECORD_
 from sitegen.errors import BadInput
 from sitegen.suite.config import read_toml
 
-PLACEHOLDERS = ("question", "caseId", "trial")
-
 _ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # RFC 9110 token characters: what a header name may consist of.

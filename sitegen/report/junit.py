@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sitegen.defaults import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
 from sitegen.errors import UsageError
 from sitegen.report.results import CaseResult, Report, TrialResult
+from sitegen.report.status import Status
 
 # XML 1.0 allows only TAB, LF, CR and these ranges; anything else (e.g. a NUL or ESC echoed by an LLM)
 # makes the whole file unreadable, so it is dropped rather than escaped.
@@ -41,7 +42,7 @@ def _seconds(duration_ms: int | float | None) -> str:
     return f"{(duration_ms or 0) / 1000:.3f}"
 
 
-KNOWN_FAILURES_SKIP, KNOWN_FAILURES_FAIL = JUNIT_KNOWN_FAILURE_MODES
+KNOWN_FAILURES_SKIP = JUNIT_KNOWN_FAILURE_MODES[0]  # "skip": a known failure is a skipped test case
 KNOWN_FAILURE_MODES = JUNIT_KNOWN_FAILURE_MODES
 KNOWN_FAILURE = "known failure since the baseline"
 WITHIN_NOISE = "within noise of the baseline (the trial pass rate did not fall by more than chance)"
@@ -78,8 +79,8 @@ class _Case:
 def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.Element:
     element = ET.Element("testcase", case.attributes(result, name))
     body = xml_text("\n".join(result.failedChecks))
-    if result.status == "not_run" and not case.broken:
-        ET.SubElement(element, "skipped", {"message": _checks_message(result.failedChecks) or "not run"})
+    if result.status is Status.NOT_RUN and not case.broken:
+        ET.SubElement(element, "skipped", {"message": _checks_message(result.failedChecks) or Status.NOT_RUN.word})
     elif result.passed:
         return element
     elif case.known and case.skip_known:
@@ -97,7 +98,8 @@ def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.El
         failure.text = body
     else:
         # A report read from elsewhere may mark a case failed without naming a check.
-        ET.SubElement(element, "failure", {"message": "failed", "type": "failed"}).text = "failed without a recorded check"
+        failed = Status.FAILED.word
+        ET.SubElement(element, "failure", {"message": failed, "type": failed}).text = f"{failed} without a recorded check"
     return element
 
 

@@ -20,15 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.compare.changes import CHANGED, FIXED, NEW, REGRESSED, CaseChange
+from sitegen.compare.changes import CaseChange
 from sitegen.compare.diff_report import CaseComparison, compare_case
-from sitegen.defaults import DEFAULT_CASE_PAGES
+from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.evaluation.engine import evaluate_case
-from sitegen.report.results import CaseResult, result_json_text, result_markdown_row
+from sitegen.report.report_json import result_json_text
+from sitegen.report.report_markdown import result_markdown_row
+from sitegen.report.results import CaseResult
+from sitegen.report.status import Status
 from sitegen.site.html import render
 from sitegen.site.html.render import page_bytes
 from sitegen.site.html.urls import case_page, raw_trace
-from sitegen.site.incremental import BuildStatus, CaseRecord, case_page_key, reuse_page, trace_digest
+from sitegen.site.incremental import BuildStatus, CaseRecord, case_page_key, file_digest, reuse_page, trace_digest
 from sitegen.site.pages import Neighbour, PageInput, SiteInfo, build_case_pages, page_context
 from sitegen.site.pages.common import RawFile
 from sitegen.site.pages.search import case_search_text
@@ -80,14 +83,14 @@ class PageContext:
     previous: BuildStatus  # the previous build's records (none: every page is rendered)
     remembered: Mapping[str, Remembered]  # trace digests this machine remembers, by traceFixture (site/tracecache.py)
     writer: SiteWriter  # writes into the staging folder, links from the previous site
-    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page (defaults.CASE_PAGE_MODES)
+    case_pages: CasePages = DEFAULT_CASE_PAGES  # which cases get a page of their own (--case-pages)
 
 
 def case_job(index: int, context: PageContext) -> CaseJob:
     """The job of case `index`. When only some cases get a page (--case-pages), a page links no neighbours: which
     of them have a page is known only once every case is evaluated."""
     ids, slugs = context.cases.ids, context.slugs
-    every = context.case_pages == "all"
+    every = context.case_pages.links_neighbours()
     prev = Neighbour(ids[index - 1], slugs[index - 1]) if every and index > 0 else None
     next_ = Neighbour(ids[index + 1], slugs[index + 1]) if every and index + 1 < len(ids) else None
     baseline = context.baseline.get(ids[index]) if context.baseline is not None else None
@@ -139,12 +142,17 @@ def raw_files(slug: str, read: FixtureBytes | TrialFiles | FixtureProblem) -> tu
     return ()
 
 
-def _raw_sizes(job: CaseJob, trace: TraceInput) -> list[tuple[str, int]]:
-    """The raw trace files a reused page needs beside it, with their sizes (the trace's, which the page's key covers)."""
-    if trace.read is None:  # remembered: a plain file whose size this machine knows
+def _raw_sizes(job: CaseJob, trace: TraceInput) -> list[tuple[str, int, str]]:
+    """The raw trace files a reused page needs beside it, with their sizes and digests (the trace's, which the
+    page's key covers: incremental.file_digest of the bytes is their trace_digest)."""
+    if trace.read is None:  # remembered: a plain file whose size and digest this machine knows
         assert trace.remember is not None
-        return [(raw_trace(job.slug), trace.remember[2])]
-    return [(file.path, file.size) for file, _ in raw_files(job.slug, trace.read)]
+        return [(raw_trace(job.slug), trace.remember[2], trace.digest)]
+    if isinstance(trace.read, TrialFiles):
+        digests = [trace_digest(trial) for _, trial in trace.read.trials if isinstance(trial, FixtureBytes)]
+    else:  # the file's bytes, or none (a problem reading it)
+        digests = [trace.digest] if isinstance(trace.read, FixtureBytes) else []
+    return [(file.path, file.size, found) for (file, _), found in zip(raw_files(job.slug, trace.read), digests, strict=True)]
 
 
 def page_key(settings: str, definition: bytes, trace: str, job: CaseJob) -> str:
@@ -174,8 +182,9 @@ class PageReused(NamedTuple):
 
 
 # Pages rendered together, step by step: every case parsed, then every case evaluated, and so on, so that each
-# step's code and data stay in the processor's caches from one case to the next (benchmarks/RESULTS.md, "Eleventh
-# round": a page about a fifth quicker than one case through every step at a time; 128 at once gain nothing more).
+# step's code and data stay in the processor's caches from one case to the next (benchmarks/RESULTS.md, "Pages
+# rendered in batches": a page about a fifth quicker than one case through every step at a time; 128 at once gain
+# nothing more).
 PAGE_BATCH = 64
 
 
@@ -229,7 +238,7 @@ def _check(index: int, context: PageContext) -> PageReused | tuple[CaseJob, Trac
     if record is not None:
         raws = _raw_sizes(job, trace)
         if reuse_page(context.writer, record.page, record, key, raws):
-            return PageReused(index, trace.remember, record.size + sum(size for _, size in raws))
+            return PageReused(index, trace.remember, record.size + sum(size for _, size, _ in raws))
     return job, trace, key
 
 
@@ -260,12 +269,12 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
     pages = [page_bytes(render.render_template("case.html", page_context(next(views)))) if page is not None else None for page in inputs]
     done = []
     for (job, trace, key), case, outcome, result, comparison, raw, page in zip(jobs, cases, outcomes, results, comparisons, raws, pages):
-        path, size = "", 0  # no page of its own (--case-pages): the index links its raw trace
+        path, size, page_digest = "", 0, ""  # no page of its own (--case-pages): the index links its raw trace
         if page is not None:
-            path, size = job.page, context.writer.write(job.page, page)
+            path, size, page_digest = job.page, context.writer.write(job.page, page), file_digest(page)
         # The report texts are made here, in parallel, for report.json and report.md.
         search = case_search_text(case.question, _answers(outcome))  # kept in the status file: a reused page is not read again
-        record = CaseRecord(path, key, size, result_json_text(result), result_markdown_row(result), result, search)
+        record = CaseRecord(path, key, size, page_digest, result_json_text(result), result_markdown_row(result), result, search)
         files = size + sum(file.size for file, _ in raw)
         done.append(PageDone(job.position, record, trace.remember, comparison, files))
     return done
@@ -274,8 +283,8 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
 def _parsed(case: Case, read: FixtureBytes | TrialFiles | FixtureProblem, context: PageContext) -> LoadedTrace | TrialTraces | FixtureProblem:
     """The case's trace (or folder of trials, eval/README.md "Trials") parsed from the bytes read, or the problem."""
     if isinstance(read, TrialFiles):
-        return parse_trials(context.fixtures, read)
-    return read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read)
+        return parse_trials(context.fixtures, read, context.config.otel)
+    return read if isinstance(read, FixtureProblem) else parse_fixture(context.fixtures, case.traceFixture, read, context.config.otel)
 
 
 def _page_input(
@@ -294,18 +303,10 @@ def _page_input(
     return PageInput(case, outcome, result, items, job.prev, job.next, change, [file for file, _ in raw], job.baseline)
 
 
-# The changes against the baseline that give a case a page under --case-pages failing / changed.
-_CHANGES_SHOWN = frozenset((REGRESSED, FIXED, "within_noise", CHANGED))
-
-
-def wants_page(mode: str, result: CaseResult, change: CaseChange | None) -> bool:
-    """Whether a case gets a page of its own under --case-pages `mode` (defaults.CASE_PAGE_MODES)."""
-    if mode == "all":
-        return True
-    changed = change is not None and (change.change in _CHANGES_SHOWN or (mode == "changed" and change.change == NEW))
-    if mode == "changed" and change is not None:
-        return changed
-    return changed or result.status != "passed"
+def wants_page(mode: CasePages, result: CaseResult, change: CaseChange | None) -> bool:
+    """Whether a case gets a page of its own under --case-pages `mode` (`change`: None without a baseline)."""
+    changed = None if change is None else mode in change.change.pages
+    return mode.wants_page(result.status is not Status.PASSED, changed)
 
 
 def _answers(outcome: LoadedTrace | TrialTraces | FixtureProblem) -> str:

@@ -26,7 +26,6 @@ BEFORE_SWAP = "before-swap"  # just before the exchange (or the first rename)
 MID_SWAP = "mid-swap"  # between the two renames of the fallback: the old site is aside, the new one not in
 AFTER_SWAP = "after-swap"  # the new site is in place, the old one not yet removed
 REMOVING_OLD = "removing-old"  # part of the replaced site is removed
-STAGES = (POOL_STARTED, WORKER_STARTING, WORKERS_BUSY, STAGED, BEFORE_SWAP, MID_SWAP, AFTER_SWAP, REMOVING_OLD)
 
 # SIGKILL where there is one: nothing may run after a kill point, not even `finally` blocks.
 _KILL = getattr(signal, "SIGKILL", signal.SIGTERM)

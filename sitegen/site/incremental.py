@@ -29,12 +29,17 @@ The file is compact JSON, a line per case, its keys sorted::
         "page": "cases/db-pool.html",    // its page, relative to the site ("": none, --case-pages)
         "report": "    {\n      …",       // only when report.json cannot hold its result's text (below)
         "search": "…",                   // its question and answer for assets/search-text.js
-        "size": 31337,                   // the page's size in bytes: a page edited by hand is not taken
+        "size": 31337,                   // the page's size in bytes (the site's size counts it)
+        "digest": "<sha256>",            // file_digest of the page: a page edited by hand is not taken
         "traceLoaded": true},            // whether its trace was read (a report file does not say)
        …],
      "pages": [                          // the case list's pages after the first, by path
-       {"key": "<sha256>", "path": "index-2.html", "size": 120000},
+       {"digest": "<sha256>", "key": "<sha256>", "path": "index-2.html", "size": 120000},
        …]}
+
+A page is taken only when its bytes in the previous site still have the digest its build recorded, and a raw
+trace beside it only when its bytes have its trace's (trace_digest): an edit by hand that keeps the size
+(`<main` made `<MAIN`) is seen, at the cost of reading each file taken once (benchmarks/RESULTS.md).
 
 Each case's result is not kept here but taken from the previous site's report.json, whose results are in the
 same order, each the text report.result_json_text wrote (split at the lines that close one and open the next),
@@ -56,16 +61,17 @@ from pathlib import Path
 from typing import Any
 
 from sitegen import __version__
-from sitegen.defaults import DEFAULT_CASE_PAGES
+from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.plumbing.jsontext import LONE_SURROGATE, compact_sorted_exact_bytes, identity, loads
-from sitegen.report.results import CaseResult, result_from_json, result_texts
+from sitegen.report.report_json import result_from_json, result_texts
+from sitegen.report.results import CaseResult
 from sitegen.site.html.urls import REPORT_JSON
 from sitegen.site.staging import SiteWriter
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureBytes, FixtureProblem, TrialFiles
 
 STATUS_FILE = ".sitegen-status.json"
-STATUS_FORMAT_VERSION = 3
+STATUS_FORMAT_VERSION = 4
 CODE_PACKAGES = ("sitegen", "sitegen.templates")  # what code_fingerprint hashes
 
 
@@ -100,12 +106,20 @@ def code_fingerprint(packages: Sequence[str] = CODE_PACKAGES) -> str:
     return digest(__version__, *(part for name, data in sorted(files) for part in (name, data)))
 
 
-def build_settings(code: str, site: str, config: SuiteConfig, fixtures: Path, case_pages: str = DEFAULT_CASE_PAGES) -> str:
+def build_settings(
+    code: str, site: str, config: SuiteConfig, fixtures: Path, case_pages: CasePages = DEFAULT_CASE_PAGES
+) -> str:
     """What every page depends on besides its own inputs: the code, the site's assets and facts (`site`: their
     repr), the suite's config, the fixtures folder and which cases get a page (--case-pages). Another value
     means every page is rendered."""
     parts = (code, site, config.fingerprint(), str(fixtures))
-    return digest(*parts) if case_pages == DEFAULT_CASE_PAGES else digest(*parts, case_pages)
+    return digest(*parts) if case_pages is DEFAULT_CASE_PAGES else digest(*parts, case_pages.value)
+
+
+def file_digest(data: bytes) -> str:
+    """What is kept of a file a later build may take as it is: the digest of its bytes, in trace_digest's form
+    (so that a raw trace beside a page is checked against its trace's digest)."""
+    return digest("bytes", hashlib.sha256(data).hexdigest())
 
 
 def trace_digest(read: FixtureBytes | TrialFiles | FixtureProblem) -> str:
@@ -137,18 +151,19 @@ def list_page_key(settings: str, path: str, total: int, rows: Iterable[str]) -> 
 
 
 def reuse_page(
-    writer: SiteWriter, path: str, record: PageRecord | CaseRecord, key: str, beside: Sequence[tuple[str, int]] = ()
+    writer: SiteWriter, path: str, record: PageRecord | CaseRecord, key: str, beside: Sequence[tuple[str, int, str]] = ()
 ) -> bool:
     """Whether the page at `path` is taken from the previous site: its record there has this key and the file is
-    still the one the previous build wrote (its size), and so is each file `beside` it (path, size: a case's raw
-    traces); if so all are linked into the new site. All or nothing: what was linked before one failed is removed,
-    so rendering writes new files, never through a link into the previous site."""
+    still the one the previous build wrote (its size, then its bytes' file_digest), and so is each file `beside`
+    it (path, size, file_digest: a case's raw traces); if so all are linked into the new site. All or nothing:
+    what was linked before one failed is removed, so rendering writes new files, never through a link into the
+    previous site."""
     if record.key != key:
         return False
     taken: list[str] = []
     # A case the previous build wrote no page for (--case-pages) has only its raw traces to take.
-    for wanted, size in (*beside, *([(path, record.size)] if path else [])):
-        if not writer.take_previous(wanted, size):
+    for wanted, size, expected in (*beside, *([(path, record.size, record.digest)] if path else [])):
+        if not writer.take_previous(wanted, size, lambda data, expected=expected: file_digest(data) == expected):
             for done in taken:
                 writer.remove(done)
             return False
@@ -158,10 +173,12 @@ def reuse_page(
 
 @dataclass(frozen=True)
 class PageRecord:
-    """A page as the previous build wrote it: the key of its inputs and its size (a hand-edited page differs)."""
+    """A page as the previous build wrote it: the key of its inputs, its size and its bytes' file_digest (a
+    hand-edited page differs)."""
 
     key: str
     size: int
+    digest: str
 
 
 @dataclass(frozen=True)
@@ -171,6 +188,7 @@ class CaseRecord:
     page: str
     key: str
     size: int
+    digest: str  # file_digest of the page's bytes ("" when it has none)
     report: str  # report.result_json_text of the result: reused as is in the next report.json (from the previous one)
     markdown: str  # report.result_markdown_row of the result: reused as is in the next report.md
     result: CaseResult = field(compare=False, repr=False)
@@ -222,7 +240,7 @@ def status_file_bytes(status: BuildStatus, case_order: Iterable[str], report: st
     separator = b""
     for case_id in case_order:
         record = status.cases[case_id]
-        fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size}
+        fields = {"id": case_id, "page": record.page, "key": record.key, "size": record.size, "digest": record.digest}
         texts = {"markdown": record.markdown, "traceLoaded": record.result.traceLoaded, "search": record.search}
         if not report_exact and LONE_SURROGATE.search(record.report):
             texts["report"] = record.report
@@ -230,7 +248,9 @@ def status_file_bytes(status: BuildStatus, case_order: Iterable[str], report: st
         out += line(fields | texts)
         separator = b",\n"
     out += b'\n],"pages":[\n'
-    out += b",\n".join(line({"path": path, "key": page.key, "size": page.size}) for path, page in sorted(status.pages.items()))
+    out += b",\n".join(
+        line({"path": path, "key": page.key, "size": page.size, "digest": page.digest}) for path, page in sorted(status.pages.items())
+    )
     out += b"\n]}\n"
     return bytes(out)
 
@@ -284,7 +304,8 @@ def status_from_data(data: dict[str, Any], settings: str, report_path: Path) -> 
             return empty
         for item, piece in zip(items, report_texts):
             # Each result parsed from its own bytes: quicker than the whole file at once, and never holding every
-            # result as parsed JSON at the same time (benchmarks/RESULTS.md, "Twelfth round").
+            # result as parsed JSON at the same time (benchmarks/RESULTS.md, "Big texts as bytes, reports read back
+            # result by result").
             if "report" in item:  # a text report.json could not hold as it was (a lone surrogate)
                 text = _text(item["report"])
                 result = loads(text)
@@ -297,11 +318,12 @@ def status_from_data(data: dict[str, Any], settings: str, report_path: Path) -> 
             case_result = _recorded_result(result, loaded)
             if case_result is not None:
                 record = CaseRecord(
-                    _text(item["page"]), _text(item["key"]), _size(item["size"]), *texts, case_result, _text(item["search"])
+                    _text(item["page"]), _text(item["key"]), _size(item["size"]), _text(item["digest"]), *texts, case_result,
+                    _text(item["search"]),
                 )
                 status.cases[_text(item["id"])] = record
         for item in data["pages"]:
-            status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]))
+            status.pages[_text(item["path"])] = PageRecord(_text(item["key"]), _size(item["size"]), _text(item["digest"]))
     except (KeyError, TypeError, ValueError, RecursionError):
         return empty
     return status

@@ -16,7 +16,7 @@ from sitegen.report.failures_by_rule import RuleCount
 from sitegen.report.results import Report
 from sitegen.site.html import render, urls
 from sitegen.site.html.render import page_bytes
-from sitegen.site.incremental import PageRecord, list_page_key, reuse_page
+from sitegen.site.incremental import PageRecord, file_digest, list_page_key, reuse_page
 from sitegen.site.pages import SiteInfo, build_case_list_page, build_index_page, case_list_rows, page_context
 from sitegen.site.staging import SiteWriter
 
@@ -65,5 +65,5 @@ def write_list_page(number: int, pages: ListPages) -> tuple[str, PageRecord | No
     if record is not None and reuse_page(pages.writer, name, record, key):
         return name, record
     list_page = build_case_list_page(pages.site, results, pages.slugs, pages.flaky, number, pages.diff)
-    size = pages.writer.write(name, page_bytes(render.render_template("case-list.html", page_context(list_page))))
-    return name, PageRecord(key, size)
+    page = page_bytes(render.render_template("case-list.html", page_context(list_page)))
+    return name, PageRecord(key, pages.writer.write(name, page), file_digest(page))

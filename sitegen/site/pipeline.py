@@ -25,17 +25,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
+from sitegen.compare.diff_json import diff_json
 from sitegen.compare.diff_markdown import diff_markdown
 from sitegen.compare.diff_report import (
     CaseComparison,
     DiffReport,
     check_comparable,
     compare_reports,
-    diff_json,
     incomparable,
 )
 from sitegen.defaults import (
-    CASE_PAGE_MODES,
     DEFAULT_BASELINE,
     DEFAULT_CASE_PAGES,
     DEFAULT_CASES,
@@ -45,6 +44,7 @@ from sitegen.defaults import (
     INDEX_PAGE_ROWS,
     LIST_POOL_MIN_PAGES,
 )
+from sitegen.defaults import CasePages as CasePageMode  # beside step 2's CasePages below
 from sitegen.errors import UsageError
 from sitegen.history.runs import (
     Run,
@@ -64,15 +64,9 @@ from sitegen.history.since import FailingSince, failing_since_all
 from sitegen.plumbing.gcpause import cycle_collection_paused
 from sitegen.plumbing.progress import Progress
 from sitegen.report.failures_by_rule import RuleCount, failures_by_rule
-from sitegen.report.results import (
-    CaseResult,
-    Report,
-    build_report,
-    read_report,
-    report_json,
-    report_json_bytes,
-    report_markdown,
-)
+from sitegen.report.report_json import read_report, report_json, report_json_bytes
+from sitegen.report.report_markdown import report_markdown
+from sitegen.report.results import CaseResult, Report, build_report
 from sitegen.site import incremental
 from sitegen.site.case_jobs import PageContext, PageReused, build_cases, take_unchanged
 from sitegen.site.faults import STAGED, kill_point
@@ -137,7 +131,7 @@ class BuildOptions:
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
     default_baseline: Path = DEFAULT_BASELINE  # compared with when present and no baseline is given (the suite's)
-    case_pages: str = DEFAULT_CASE_PAGES  # which cases get a page of their own (defaults.CASE_PAGE_MODES)
+    case_pages: CasePageMode | str = DEFAULT_CASE_PAGES  # which cases get a page of their own (its value as a str too)
 
 
 @dataclass
@@ -175,6 +169,7 @@ class Inputs:
     """Step 1: every input, read and checked, and what the previous build recorded."""
 
     options: BuildOptions
+    case_pages: CasePageMode  # options.case_pages, checked
     cases: CaseList
     config: SuiteConfig
     baseline: Report | None
@@ -223,8 +218,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     check_history_limit(options.history_limit)
     if options.index_page_rows < 1:
         raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
-    if options.case_pages not in CASE_PAGE_MODES:
-        raise UsageError(f"--case-pages must be one of {', '.join(CASE_PAGE_MODES)}, got {options.case_pages!r}")
+    case_pages = case_pages_mode(options.case_pages)
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
@@ -234,7 +228,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     if baseline_path is None and options.default_baseline.is_file():
         baseline_path = options.default_baseline
     code = incremental.code_fingerprint()
-    assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
+    assets, settings, previous = _site_settings(options, case_pages, config, code, has_baseline=baseline_path is not None)
     case_file = read_input(options.cases, "case file", decoded=False)  # its text only if it is validated
     cases_sealed = case_file_seal(case_file.data, code)
     cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
@@ -253,10 +247,11 @@ def read_inputs(options: BuildOptions) -> Inputs:
             # The default baseline belongs to the shipped suite; another suite built here is simply not compared.
             warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")
             baseline, baseline_path, baseline_sealed = None, None, ""
-            assets, settings, previous = _site_settings(options, config, code, has_baseline=False)
+            assets, settings, previous = _site_settings(options, case_pages, config, code, has_baseline=False)
     history = load_history(options.history, options.out / HISTORY_FILE, optional=options.history_optional)
     return Inputs(
         options=options,
+        case_pages=case_pages,
         cases=cases,
         config=config,
         baseline=baseline,
@@ -271,20 +266,30 @@ def read_inputs(options: BuildOptions) -> Inputs:
     )
 
 
+def case_pages_mode(value: CasePageMode | str) -> CasePageMode:
+    """The --case-pages mode `value` names (the command's option gives a member, a caller may give its value)."""
+    try:
+        return CasePageMode(value)
+    except ValueError:
+        raise UsageError(f"--case-pages must be one of {', '.join(CasePageMode)}, got {value!r}") from None
+
+
 def _site_settings(
-    options: BuildOptions, config: SuiteConfig, code: str, has_baseline: bool
+    options: BuildOptions, case_pages: CasePageMode, config: SuiteConfig, code: str, has_baseline: bool
 ) -> tuple[Assets, str, BuildStatus]:
     """The site's own files, the settings every page depends on besides its own inputs (another value means
     every page is rendered), and what the previous build with these settings recorded."""
     assets = read_assets(
         config, has_baseline=has_baseline, index_page_rows=options.index_page_rows,
-        every_case_page=options.case_pages == DEFAULT_CASE_PAGES,
+        case_pages=case_pages,
     )
-    settings = build_settings(code, repr(assets.info), config, options.fixtures, options.case_pages)
+    settings = build_settings(code, repr(assets.info), config, options.fixtures, case_pages)
     return assets, settings, read_status(options.out, settings)
 
 
-def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, every_case_page: bool = True) -> Assets:
+def read_assets(
+    config: SuiteConfig, has_baseline: bool, index_page_rows: int, case_pages: CasePageMode = DEFAULT_CASE_PAGES
+) -> Assets:
     """The site's own files, named by their content, and the facts every page builder needs."""
     css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
     version, plotly = plotly_bundle()
@@ -304,7 +309,7 @@ def read_assets(config: SuiteConfig, has_baseline: bool, index_page_rows: int, e
         has_baseline=has_baseline,
         config=config,
         index_page_rows=index_page_rows,
-        every_case_page=every_case_page,
+        case_pages=case_pages,
     )
     contents = (css, js, icon, plotly, asset_bytes(PLOTLY_LICENCE))
     return Assets(tuple((urls.asset(name), data) for name, data in zip(names, contents, strict=True)), info)
@@ -377,7 +382,7 @@ def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> 
         # Only a rebuild looks digests up (a full build reads every trace anyway).
         remembered=load_remembered(fixtures_root) if inputs.previous.cases else {},
         writer=writer,
-        case_pages=inputs.options.case_pages,
+        case_pages=inputs.case_pages,
     )
 
 
@@ -581,7 +586,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         reused_pages=pages.reused,
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,
-        warnings=tuple(w for w in (*inputs.warnings, size_warning(site_bytes, options.case_pages)) if w),
+        warnings=tuple(w for w in (*inputs.warnings, size_warning(site_bytes, inputs.case_pages)) if w),
         by_rule=data.by_rule,
         site_bytes=site_bytes,
     )

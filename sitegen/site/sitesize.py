@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import os
 
-from sitegen.defaults import CASE_PAGE_MODES, PAGES_SITE_LIMIT, SITE_SIZE_WARNING
-
-# What to try next when a site grows too big for Pages, by --case-pages mode.
-_NEXT_STEP = {
-    "all": "`--case-pages failing` writes a page only for the cases that fail or changed against the baseline",
-    "failing": "`--case-pages changed` writes a page only for the cases that changed against the baseline",
-    "changed": "publish it where there is no such limit, or split the suite",
-}
-assert set(_NEXT_STEP) == set(CASE_PAGE_MODES)
+from sitegen.defaults import PAGES_SITE_LIMIT, SITE_SIZE_WARNING, CasePages
 
 
 def bytes_outside(root: str, folder: str) -> int:
@@ -31,7 +23,7 @@ def bytes_outside(root: str, folder: str) -> int:
     return total
 
 
-def size_warning(size: int, case_pages: str) -> str | None:
+def size_warning(size: int, case_pages: CasePages) -> str | None:
     """A warning when a site of `size` bytes nears or passes GitHub Pages' limit for a published site, with what
     to do about it under `--case-pages case_pages`; None while it is well within."""
     share = size / PAGES_SITE_LIMIT
@@ -39,4 +31,4 @@ def size_warning(size: int, case_pages: str) -> str | None:
         return None
     limit = f"GitHub Pages' {PAGES_SITE_LIMIT / 1e9:g} GB limit for a published site"
     against = f"over {limit}" if share > 1 else f"{share:.0%} of {limit}"
-    return f"the site is {size / 1e9:.2f} GB, {against}: {_NEXT_STEP[case_pages]} (docs/big-suites.md)"
+    return f"the site is {size / 1e9:.2f} GB, {against}: {CasePages(case_pages).next_step} (docs/big-suites.md)"

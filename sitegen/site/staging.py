@@ -14,7 +14,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,14 +100,18 @@ class SiteWriter:
         except OSError as exc:
             raise CannotWrite.from_os_error(exc, path) from None
 
-    def take_previous(self, relative: str, size: int) -> bool:
+    def take_previous(self, relative: str, size: int, same: Callable[[bytes], bool] | None = None) -> bool:
         """Hard-link (else copy) the previous site's file `relative` into the new one when it is a regular file of
-        `size` bytes; False when it is gone or edited (another size) or a link."""
+        `size` bytes (and its bytes are `same`, when given); False when it is gone, edited or a link."""
         source, target = f"{self.previous}{os.sep}{relative}", f"{self.root}{os.sep}{relative}"
         try:
             found = os.lstat(source)
             if not stat.S_ISREG(found.st_mode) or found.st_size != size:
                 return False
+            if same is not None:
+                with open(source, "rb") as handle:
+                    if not same(handle.read()):
+                        return False
             try:
                 os.link(source, target)  # the previous site keeps its own link: it stays whole until the swap
             except OSError:

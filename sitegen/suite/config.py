@@ -1,9 +1,11 @@
-"""The suite's known values (`[suite]` of eval/sitegen.toml, which may override them without code changes) and the
-diff's `[diff]` settings, read and checked (eval/README.md). Every other default is defaults.py's."""
+"""The suite's known values (`[suite]` of eval/sitegen.toml, which may override them without code changes), the
+diff's `[diff]` settings and how OpenTelemetry traces are read (`[otel]`), read and checked (eval/README.md). Every
+other default is defaults.py's."""
 
 from __future__ import annotations
 
 import tomllib
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +17,7 @@ from sitegen.defaults import (
     DEFAULT_ANSWER_SIMILARITY,
     DEFAULT_CONFIG_PATH,
     DEFAULT_COST_TOLERANCE,
+    DEFAULT_OTEL_VERIFIER_NAME,
     DEFAULT_TRIAL_POLICY,
     TrialPolicy,
 )
@@ -24,11 +27,40 @@ from sitegen.plumbing.jsonread import describe_error, format_loc
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"
 _Text = Annotated[str, StringConstraints(min_length=1), Field(description=_STRING)]
+
+
+def _one_of(choices: type[StrEnum]) -> str:
+    """What a setting of fixed choices takes, as its error says: `one of "all", "majority", "any"`."""
+    return "one of " + ", ".join(f'"{choice}"' for choice in choices)
+
+
 _Texts = Annotated[tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(min_length=1, description=_LIST)]
 
 
+class OtelSettings(BaseModel):
+    """`[otel]` of the config file: where an OpenTelemetry trace records what the native trace's verifier fields
+    hold (eval/README.md, "OpenTelemetry traces")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    # The `gen_ai.evaluation.name` of the `gen_ai.evaluation.result` event whose `gen_ai.evaluation.score.label`
+    # is the verdict ...
+    verifierName: _Text = DEFAULT_OTEL_VERIFIER_NAME
+    # ... unless this root-span attribute is named: the verdict is then its value.
+    verdictAttribute: _Text | None = None
+    # Root-span attributes holding the gatekeeper status, its rule set version, the claim checks (a JSON array,
+    # as text or structured) and the composer mode: not recorded when unset or absent.
+    gatekeeperStatusAttribute: _Text | None = None
+    ruleSetVersionAttribute: _Text | None = None
+    claimChecksAttribute: _Text | None = None
+    composerModeAttribute: _Text | None = None
+    # A root-span attribute holding the Executor's unverified draft (selfEvaluation.executor_answer).
+    executorAnswerAttribute: _Text | None = None
+
+
 class SuiteConfig(BaseModel):
-    """What the rules treat as known values (`[suite]` of the config file) and the diff's `[diff]` settings."""
+    """What the rules treat as known values (`[suite]` of the config file), the diff's `[diff]` settings and how
+    OpenTelemetry traces are read (`[otel]`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -39,7 +71,7 @@ class SuiteConfig(BaseModel):
     composer_modes: _Texts = ("parsed", "fallback", "degraded")
     reject_verdict: _Text = "REJECT"
     pass_verdict: _Text = "PASS"
-    trialPolicy: Annotated[TrialPolicy, Field(description='one of "all", "majority", "any"')] = DEFAULT_TRIAL_POLICY
+    trialPolicy: Annotated[TrialPolicy, Field(description=_one_of(TrialPolicy))] = DEFAULT_TRIAL_POLICY
     # `[diff] costTolerance` (set in its own table, see DiffSettings): the relative change of a paired cost
     # average that counts (compare/diff_report.py).
     cost_tolerance: float = DEFAULT_COST_TOLERANCE
@@ -48,6 +80,8 @@ class SuiteConfig(BaseModel):
     # `[diff] answerSimilarity` (see DiffSettings): a passing case whose answers are less alike behaves differently
     # (compare/behaviour.py).
     answer_similarity: float = DEFAULT_ANSWER_SIMILARITY
+    # `[otel]` (its own table): how an OpenTelemetry trace is read (suite/genai_mapping.py).
+    otel: OtelSettings = OtelSettings()
 
     def fingerprint(self) -> str:
         """A stable text form, used to hash the configuration into build status."""
@@ -71,9 +105,9 @@ class DiffSettings(BaseModel):
     ] = DEFAULT_ANSWER_SIMILARITY
 
 
-# The settings of `[diff]`, kept in SuiteConfig under their own names.
+# The settings of `[diff]`, kept in SuiteConfig under their own names; `[otel]` is a table of its own.
 _DIFF_FIELDS = {"costTolerance": "cost_tolerance", "alpha": "alpha", "answerSimilarity": "answer_similarity"}
-_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in _DIFF_FIELDS.values())
+_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in (*_DIFF_FIELDS.values(), "otel"))
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -87,7 +121,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
-    """Read `[suite]` and `[diff]` from a TOML file; a missing default file means built-in defaults."""
+    """Read `[suite]`, `[diff]` and `[otel]` from a TOML file; a missing default file means built-in defaults."""
     if path is None:
         return SuiteConfig()
     if not path.is_file():
@@ -109,12 +143,28 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BadInput(path, _diff_problem(first), where=format_loc(("diff", *first["loc"]))) from None
+    otel = _otel_settings(path, data.get("otel", {}))
     try:
         diff_values = {field: getattr(settings, key) for key, field in _DIFF_FIELDS.items()}
-        return SuiteConfig.model_validate({**suite, **diff_values})
+        return SuiteConfig.model_validate({**suite, **diff_values, "otel": otel})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None
+
+
+def _otel_settings(path: Path, table: Any) -> OtelSettings:
+    """`[otel]` read and checked: an unknown key or a value that is not a non-empty string is bad input."""
+    if not isinstance(table, dict):
+        raise BadInput(path, "expected [otel] to be a table")
+    try:
+        return OtelSettings.model_validate(table)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "extra_forbidden":
+            problem = f"unknown setting (expected one of: {', '.join(OtelSettings.model_fields)})"
+        else:
+            problem = f"expected {_STRING}, got {first.get('input')!r}"
+        raise BadInput(path, problem, where=format_loc(("otel", *first["loc"]))) from None
 
 
 def _diff_problem(error: ErrorDetails) -> str:

@@ -16,11 +16,23 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from sitegen.checks import FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
+from sitegen.checks import FIXTURE_CONTENT_MISSING, FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
 from sitegen.plumbing.digests import from_hexdigest
-from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
-from sitegen.suite.models import Case, Trace
+from sitegen.plumbing.jsonread import (
+    TextProblem,
+    decode_utf8,
+    describe_error,
+    format_loc,
+    lone_surrogate,
+    parse_int,
+    parse_json_text,
+)
+from sitegen.plumbing.jsonread import json_kind as _json_kind
+from sitegen.suite.config import OtelSettings
+from sitegen.suite.genai_mapping import ContentMissing, map_run
+from sitegen.suite.models import Case, TokenUsage, Trace
+from sitegen.suite.otlp import OtlpProblem, file_spans, is_otlp_document, starts_as_json_lines
 
 
 class InputFile:
@@ -81,7 +93,38 @@ def load_json_file(path: Path, what: str, text: str | None = None, expected: str
     value = parse_json_text(text, strict_keys=True)
     if isinstance(value, TextProblem):
         raise BadInput(path, value.problem, where=value.where)
+    # Refused before anything is written: no output could hold it (a trace's is kept, as it is the agent's text).
+    lone = lone_surrogate(text)
+    if lone is not None:
+        raise BadInput(path, lone.problem, where=lone.where)
+    if what == "report":
+        _check_report_arrays(path, value)
     return value
+
+
+# The fields of a report's results (and of their trials) that its reader (report/results.py) takes as arrays: a
+# report may leave one out or write null, as the Java harness's do, but any other value is no report's.
+_RESULT_ARRAYS = ("failedChecks", "tags", "trialResults")
+_TRIAL_ARRAYS = ("failedChecks",)
+
+
+def _check_report_arrays(path: Path, data: Any) -> None:
+    """Raise BadInput at the first result or trial whose array field holds something else (`"tags": 1`)."""
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        return  # the reader says what is wrong with that
+    for index, result in enumerate(results):
+        if not isinstance(result, dict):
+            continue
+        trials = result.get("trialResults")
+        places = [(f"results[{index}]", result, _RESULT_ARRAYS)]
+        if isinstance(trials, list):
+            places += [(f"results[{index}].trialResults[{n}]", trial, _TRIAL_ARRAYS) for n, trial in enumerate(trials) if isinstance(trial, dict)]
+        for where, item, fields in places:
+            for name in fields:
+                found = item.get(name)
+                if found is not None and not isinstance(found, list):
+                    raise BadInput(path, f"field {name!r}: expected an array, got {_json_kind(found)}", where=where)
 
 
 class CaseFile(NamedTuple):
@@ -185,20 +228,6 @@ def _case_label(item: Any, index: int) -> str:
     return f"case #{index + 1}"
 
 
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 @dataclass(frozen=True)
 class FixtureProblem:
     """Why a case's trace could not be used; becomes that case's only failed check."""
@@ -221,6 +250,9 @@ class LoadedTrace:
     size: int
     text: str | None = None  # the file's text as read (None when the trace did not come from a file)
     digest: str | None = None  # plumbing.digests.short_digest of the file's bytes (None when it did not come from a file)
+    # An OpenTelemetry trace (suite/genai_mapping.py): how many spans it has, and the tokens it records. None: native.
+    spans: int | None = None
+    tokens: TokenUsage | None = None
 
 
 def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Path | FixtureProblem:
@@ -241,7 +273,10 @@ def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> 
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
     root = fixtures_dir.resolve() if root is None else root
     # resolve() follows symlinks, so a link that points out of the folder is caught here too.
-    target = (root / name).resolve()
+    try:
+        target = (root / name).resolve()
+    except (RuntimeError, OSError):  # links that lead back to themselves (Python 3.11 raises RuntimeError)
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is a loop of symbolic links: not read")
     if not target.is_relative_to(root) or target == root:
         return FixtureProblem(
             FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
@@ -299,11 +334,14 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
 
 # What `sitegen record` writes beside a trial it could not record: not a trial (eval/README.md, "Trials").
 TRIAL_ERROR_SUFFIX = ".error.json"
+# The names a trace file has: a native trace or OTLP JSON (`.jsonl`, what OpenTelemetry's file exporters suggest).
+TRACE_SUFFIXES = (".json", ".jsonl")
 
 
 def is_trial_file(file_name: str) -> bool:
-    """Whether a name in a trial folder is a trial: `*.json`, but not a `*.error.json` that record wrote."""
-    return file_name.endswith(".json") and not file_name.endswith(TRIAL_ERROR_SUFFIX)
+    """Whether a name in a trial folder is a trial: `*.json` or `*.jsonl`, but not a `*.error.json` that record
+    wrote. Which format a trial is comes from its content, not its name."""
+    return file_name.endswith(TRACE_SUFFIXES) and not file_name.endswith(TRIAL_ERROR_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -330,7 +368,9 @@ def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path |
     except OSError as exc:
         return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot list the trial folder: {exc.strerror}")
     if not entries:
-        return FixtureProblem(FIXTURE_MISSING, f"trace folder {shown} holds no trial (no *.json file besides *{TRIAL_ERROR_SUFFIX})")
+        return FixtureProblem(
+            FIXTURE_MISSING, f"trace folder {shown} holds no trial (no *.json or *.jsonl file besides *{TRIAL_ERROR_SUFFIX})"
+        )
     folder = name.rstrip("/")
     root = fixtures_dir.resolve() if root is None else root
     trials = []
@@ -344,37 +384,69 @@ def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path |
     return TrialFiles(folder, tuple(trials))
 
 
-def parse_trials(fixtures_dir: Path, files: TrialFiles) -> TrialTraces:
-    """Every trial of a folder parsed as a trace (or why it is not one)."""
+def parse_trials(fixtures_dir: Path, files: TrialFiles, otel: OtelSettings | None = None) -> TrialTraces:
+    """Every trial of a folder parsed as a trace (or why it is not one); `otel`: the suite's `[otel]` settings."""
     return TrialTraces(
         files.folder,
         tuple(
-            (trial, read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, trial, read))
+            (trial, read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, trial, read, otel))
             for trial, read in files.trials
         ),
     )
 
 
-def load_trace(fixtures_dir: Path, name: str) -> LoadedTrace | TrialTraces | FixtureProblem:
-    """Load one case's trace fixture (or folder of trials); a bad fixture is a FixtureProblem, never an exception."""
+def load_trace(fixtures_dir: Path, name: str, otel: OtelSettings | None = None) -> LoadedTrace | TrialTraces | FixtureProblem:
+    """Load one case's trace fixture (or folder of trials); a bad fixture is a FixtureProblem, never an exception.
+    `otel`: how an OpenTelemetry trace is read (the suite's `[otel]` settings; the defaults when None)."""
     read = read_fixture(fixtures_dir, name)
     if isinstance(read, TrialFiles):
-        return parse_trials(fixtures_dir, read)
-    return read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, name, read)
+        return parse_trials(fixtures_dir, read, otel)
+    return read if isinstance(read, FixtureProblem) else parse_fixture(fixtures_dir, name, read, otel)
 
 
-def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes) -> LoadedTrace | FixtureProblem:
-    """A fixture's bytes (from read_fixture) as a trace, or why they are not one."""
+def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes, otel: OtelSettings | None = None) -> LoadedTrace | FixtureProblem:
+    """A fixture's bytes (from read_fixture) as a trace, or why they are not one. The format comes from the
+    content: OTLP JSON (one document with `resourceSpans`, or JSON Lines of them) is read as an OpenTelemetry
+    trace (`otel`: the suite's `[otel]` settings), anything else as the native trace shape."""
     shown = f"{fixtures_dir}/{name}"
     target, data = read.path, read.data
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, text.render(shown))
+    if starts_as_json_lines(text):  # as exporters write it: read line by line straight away
+        found = _otel_trace(None, shown, read, text, otel or OtelSettings())
+        if found is not None:
+            return found
     number_texts: dict[int, str] = {}
     raw = parse_json_text(text, strict_keys=True, number_texts=number_texts)
+    if isinstance(raw, TextProblem) or is_otlp_document(raw):
+        found = _otel_trace(raw, shown, read, text, otel or OtelSettings())
+        if found is not None:
+            return found
     if isinstance(raw, TextProblem):
         return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
     return validate_trace(raw, shown, target, len(data), text, number_texts, from_hexdigest(read.sha256))
+
+
+def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: OtelSettings) -> LoadedTrace | FixtureProblem | None:
+    """An OpenTelemetry trace (suite/otlp.py, suite/genai_mapping.py) as the trace its spans record, or why it is
+    not one; None when the text is not OTLP trace data after all (`parsed`: the text parsed as one JSON document,
+    its problem, or None when not parsed yet)."""
+    try:
+        spans = file_spans(text, parsed)
+        if spans is None:
+            return None
+        run = map_run(spans, otel)
+    except ContentMissing as exc:
+        return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown))
+    except OtlpProblem as exc:
+        return FixtureProblem(FIXTURE_INVALID, exc.render(shown))
+    except RecursionError:
+        return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
+    loaded = validate_trace(run.trace, shown, read.path, len(read.data), text, None, from_hexdigest(read.sha256))
+    if isinstance(loaded, FixtureProblem):
+        return loaded
+    return LoadedTrace(loaded.path, loaded.trace, run.trace, loaded.size, text, loaded.digest, len(spans), run.tokens)
 
 
 def validate_trace(
@@ -403,12 +475,12 @@ def validate_trace(
 
 
 def fixture_files(fixtures_dir: Path) -> list[Path]:
-    """Every *.json file directly or indirectly inside the fixtures folder, sorted."""
+    """Every *.json and *.jsonl file directly or indirectly inside the fixtures folder, sorted."""
     if not fixtures_dir.is_dir():
         return []
     found = []
     for dirpath, _dirs, files in os.walk(fixtures_dir):
         for file in files:
-            if file.endswith(".json"):
+            if file.endswith(TRACE_SUFFIXES):
                 found.append(Path(dirpath) / file)
     return sorted(found)

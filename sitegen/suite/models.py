@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import (
     AfterValidator,
@@ -29,11 +29,6 @@ NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 
 # Names a case may carry beyond its defined fields: free annotations, kept and shown (eval/README.md, "Case file").
 ANNOTATION_PREFIXES = ("_", "x-")
-
-
-def is_annotation(name: str) -> bool:
-    """Whether a case field name is a free annotation (`_owner`, `x-ticket`) rather than a defined field."""
-    return name.startswith(ANNOTATION_PREFIXES)
 
 
 def _not_blank(value: str) -> str:
@@ -318,3 +313,10 @@ class Trace(_TraceObject):
     def executor_answer(self) -> str | None:
         """The Executor's unverified draft, if recorded."""
         return self.session.selfEvaluation.executor_answer if self.session.selfEvaluation else None
+
+
+class TokenUsage(NamedTuple):
+    """The tokens an OpenTelemetry trace records its run used (`gen_ai.usage.*`); None where it records none."""
+
+    input: int | None
+    output: int | None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import (
+    TRACE_SUFFIXES,
     FixtureProblem,
     TrialTraces,
     check_fixtures_folder,
@@ -48,16 +50,19 @@ def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> Su
     used: set[Path] = set()
     for case in cases:
         label = f"case {case.id!r}"
-        outcome = load_trace(fixtures_dir, case.traceFixture)
+        outcome = load_trace(fixtures_dir, case.traceFixture, config.otel)
         if isinstance(outcome, FixtureProblem):
             summary.problems.append(f"{label}: {outcome.as_check()}")
         elif isinstance(outcome, TrialTraces):
             summary.problems += [f"{label}: {trial.as_check()}" for _, trial in outcome.trials if isinstance(trial, FixtureProblem)]
         resolved = resolve_fixture(fixtures_dir, case.traceFixture)
-        if not isinstance(resolved, FixtureProblem):
+        if isinstance(resolved, FixtureProblem):
+            if "\x00" not in case.traceFixture:
+                used.add(_real(fixtures_dir / case.traceFixture))  # referred to, if not usable (a loop of links, say)
+        else:
             used.add(resolved)
             if resolved.is_dir():  # a folder of trials: its files (error files of `record` too) belong to the case
-                used.update(path.resolve() for path in resolved.iterdir() if path.name.endswith(".json"))
+                used.update(_real(path) for path in resolved.iterdir() if path.name.endswith(TRACE_SUFFIXES))
         summary.warnings += verdict_warnings(case.id, {name: getattr(case, name) for name in VERDICT_FIELDS}, config)
         if case.keyword_threshold > len(case.expectedRootCauseKeywords):
             summary.warnings.append(
@@ -65,6 +70,12 @@ def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> Su
                 f"{len(case.expectedRootCauseKeywords)} expected keywords, so the case can never pass"
             )
     for path in fixture_files(fixtures_dir):
-        if path.resolve() not in used:
+        if _real(path) not in used:
             summary.warnings.append(f"{path}: no case refers to this fixture")
     return summary
+
+
+def _real(path: Path) -> Path:
+    """Where `path` leads, links followed as far as they go: a loop of links is that case's fixture problem
+    (suite/loading.py), never an error here (Path.resolve raises one)."""
+    return Path(os.path.realpath(path))

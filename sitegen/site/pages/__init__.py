@@ -9,7 +9,7 @@ sitegen.site.html.urls.
 Templates receive one of these objects' fields as their context (`page_context`) and only look up, loop
 and branch. The view models are NamedTuples rather than dataclasses: immutable all the same, and a process
 that builds pages imports them about 25 ms sooner (a dataclass is generated code, compiled at import). The
-context keys of each template are listed in TEMPLATE_CONTEXT and checked by the tests:
+context keys of each template are these, and the tests check that each template gets exactly its own:
 
 - index.html    layout, heading, subtitle, stats, charts, table, banner, rules
 - case.html     layout, case_id, title, status, verdict, change, comparison, notes, annotations, tags, facts, pager, toc, checks,
@@ -28,23 +28,7 @@ from sitegen.site.pages.diff_page import build_diff_page
 from sitegen.site.pages.history_page import build_history_page, history_data
 from sitegen.site.pages.index_page import build_case_list_page, build_index_page, case_list_rows
 
-TEMPLATE_CONTEXT: dict[str, tuple[str, ...]] = {
-    "index.html": ("layout", "heading", "subtitle", "stats", "charts", "table", "banner", "rules"),
-    "case.html": (
-        "layout", "case_id", "title", "status", "verdict", "change", "comparison", "notes", "annotations", "tags", "facts", "pager",
-        "toc", "checks", "problem", "question", "answer", "evidence", "tools", "verifier", "baseline", "definition", "raw",
-        "trials",
-    ),
-    "diff.html": (
-        "layout", "heading", "subtitle", "banner", "stats", "cases", "differences_heading", "sections", "matrix", "transitions",
-        "downloads",
-    ),
-    "history.html": ("layout", "heading", "subtitle", "charts", "runs"),
-    "case-list.html": ("layout", "heading", "subtitle", "table", "pages"),
-}
-
 __all__ = [
-    "TEMPLATE_CONTEXT",
     "Neighbour",
     "PageInput",
     "SiteInfo",

@@ -9,41 +9,23 @@ from typing import NamedTuple
 
 from markupsafe import escape
 
-from sitegen.compare.changes import CHANGED as BEHAVES_DIFFERENTLY
-from sitegen.compare.changes import FIXED, NEW, REGRESSED, REMOVED, STILL_FAILING, STILL_PASSING, WITHIN_NOISE
+from sitegen.compare.changes import ChangeKind
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION
 from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.formatting import shorten
 from sitegen.history.runs import trials_disagree
 from sitegen.report.results import MISSING_VERDICT, CaseResult
+from sitegen.report.status import Status
 from sitegen.site.html.render import bounded_value
 from sitegen.suite.config import SuiteConfig
 
-STATUS_ORDER = {"failed": 0, "not_run": 1, "passed": 2}
-_STATUS_SHOW = {
-    "passed": ("✓", "passed", "status status-passed"),
-    "failed": ("✗", "failed", "status status-failed"),
-    "not_run": ("⊘", "not run", "status status-not-run"),
-}
 _DIFF_SHOW = {
     REGRESSION: ("▼", "regression", "diff diff-regression"),
     IMPROVEMENT: ("▲", "improvement", "diff diff-improvement"),
     CHANGED: ("●", "changed", "diff diff-changed"),
 }
-# A case's change against the baseline (compare/changes.py), in the words of the headline ("2 known failures").
-_CHANGE_SHOW = {
-    REGRESSED: ("▼", "regressed", "change change-regressed"),
-    REMOVED: ("⊖", "removed", "change change-removed"),
-    FIXED: ("▲", "fixed", "change change-fixed"),
-    STILL_FAILING: ("≡", "known failure", "change change-known"),
-    WITHIN_NOISE: ("≈", "within noise", "change change-noise"),
-    NEW: ("✚", "new", "change change-new"),
-    BEHAVES_DIFFERENTLY: ("Δ", "behaves differently", "change change-changed"),
-    # Passed on both sides and behaves the same ("unchanged" would not be true of a trace that changed a little).
-    STILL_PASSING: ("=", "still passing", "change change-unchanged"),
-}
-# The order of the index's Change filter: what needs attention first.
-CHANGE_ORDER = (REGRESSED, REMOVED, BEHAVES_DIFFERENTLY, WITHIN_NOISE, FIXED, STILL_FAILING, NEW, STILL_PASSING)
+# The stylesheet's names of three changes (`change-known`); any other is its value's (`change-not-evaluated`).
+_CHANGE_CSS = {ChangeKind.STILL_FAILING: "known", ChangeKind.WITHIN_NOISE: "noise", ChangeKind.STILL_PASSING: "unchanged"}
 _VERDICT_ICONS = {"pass": "✓", "warn": "!", "reject": "✗", "missing": "?", "other": "•"}
 
 _TIMES = {1: "once", 2: "twice"}
@@ -83,10 +65,10 @@ def _badge_html(badge: Badge) -> str:
     return f'<span class="{escape(bounded_value(badge.css))}"{title}><i aria-hidden="true">{icon}</i> {text}</span>'
 
 
-def status_badge(status: str) -> Badge:
-    """The badge of a case status (passed / failed / not_run)."""
-    icon, text, css = _STATUS_SHOW.get(status, ("?", status, "status status-other"))
-    return Badge(icon, text, css)
+@lru_cache(maxsize=None)
+def status_badge(status: Status) -> Badge:
+    """The badge of a case status (passed / failed / not run)."""
+    return Badge(status.icon, status.word, f"status status-{status.value.replace('_', '-')}")
 
 
 def diff_badge(kind: str) -> Badge:
@@ -95,10 +77,11 @@ def diff_badge(kind: str) -> Badge:
     return Badge(icon, text, css)
 
 
-def change_badge(change: str) -> Badge:
-    """The badge of a case's change against the baseline (regressed, fixed, known failure, …)."""
-    icon, text, css = _CHANGE_SHOW.get(change, ("●", change.replace("_", " "), "change change-unchanged"))
-    return Badge(icon, text, css, "Change against the baseline")
+@lru_cache(maxsize=None)
+def change_badge(change: ChangeKind) -> Badge:
+    """The badge of a case's change against the baseline, in the words of the headline ("known failure")."""
+    css = _CHANGE_CSS.get(change) or change.value.replace("_", "-")
+    return Badge(change.icon, change.word, f"change change-{css}", "Change against the baseline")
 
 
 def verdict_kind(verdict: str | None, config: SuiteConfig) -> str:

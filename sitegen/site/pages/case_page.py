@@ -15,8 +15,9 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.checks import parse_check
-from sitegen.compare.changes import NEW, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.wording import item_message
 from sitegen.report.results import CaseResult
 from sitegen.site.html import urls
 from sitegen.site.html.highlight import Highlight
@@ -39,7 +40,7 @@ from sitegen.site.pages.trial_cells import TrialsView, shown_trial, trials_view
 from sitegen.site.pages.verifier import VerifierView, verifier_view
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces
-from sitegen.suite.models import Case
+from sitegen.suite.models import Case, TokenUsage
 
 
 class Pager(NamedTuple):
@@ -248,7 +249,7 @@ def _baseline_view(items: Sequence[DiffItem] | None) -> BaselineView:
         return BaselineView("No baseline report, so nothing to compare with.", ())
     if not items:
         return BaselineView("No change against the baseline.", ())
-    lines = tuple(DiffLine(diff_badge(item.type), item.metric, item.message) for item in items)
+    lines = tuple(DiffLine(diff_badge(item.type), item.metric, item_message(item)) for item in items)
     kinds = [item.type for item in items]
     parts = [
         fmt.plural(kinds.count(kind), word)
@@ -317,15 +318,31 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
             Fact(f"Keywords (lowest of {k})", keywords),
             Fact(f"Tool calls (mean of {k})", fmt.count(result.toolCallCount, 2)),
             Fact(f"Duration (mean of {k})", fmt.duration(result.durationMs)),
+            *_token_facts([trial.evidence.tokens for trial in result.trialResults if trial.evidence], f" (mean of {k})"),
             Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
         )
     read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
+    if isinstance(outcome, LoadedTrace) and outcome.spans is not None:
+        read += f" · OpenTelemetry, {fmt.plural(outcome.spans, 'span')}"
     return (
         Fact("Keywords", keywords),
         Fact("Tool calls", f"{result.toolCallCount:,}"),
         Fact("Duration", fmt.duration(result.durationMs)),
+        *_token_facts([result.evidence.tokens] if result.evidence else [], ""),
         Fact("Trace", f"{case.traceFixture} · {read}"),
     )
+
+
+def _token_facts(usages: Sequence[TokenUsage | None], how: str) -> tuple[Fact, ...]:
+    """The tokens an OpenTelemetry trace records (`gen_ai.usage.*`), in and out; none for a trace that records none."""
+    inputs = [usage.input for usage in usages if usage is not None and usage.input is not None]
+    outputs = [usage.output for usage in usages if usage is not None and usage.output is not None]
+    if not inputs and not outputs:
+        return ()
+    shown = [
+        f"{fmt.count(sum(counts) / len(counts), 0)} {side}" for counts, side in ((inputs, "in"), (outputs, "out")) if counts
+    ]
+    return (Fact(f"Tokens{how}", " · ".join(shown)),)
 
 
 def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) -> Pager:
@@ -339,7 +356,7 @@ def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) ->
 
 def _description(case: Case, result: CaseResult) -> str:
     """The case page's meta description: its id, status and failed rules, and its title when it has one."""
-    words = f"Eval case {case.id}: {result.status.replace('_', ' ')}"
+    words = f"Eval case {case.id}: {result.status.word}"
     if result.failed_codes:
         words += f" ({', '.join(result.failed_codes)})"
     if case.display_title != case.id:
@@ -436,7 +453,7 @@ def _case_page(
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
         facts=_result_facts(case, outcome, result) + _trial_facts(result, trace.shown, trace.folder),
-        pager=_pager(page.prev, page.next, site.every_case_page),
+        pager=_pager(page.prev, page.next, site.case_pages.links_neighbours()),
         toc=_toc(trace.trials, comparison),
         checks=_checks(result.failedChecks[:MAX_TOOL_CALLS], change),
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
@@ -454,7 +471,7 @@ def _case_page(
 
 def _checks(failed: Sequence[str], change: CaseChange | None) -> tuple[Check, ...]:
     """The failed checks, those new against the baseline marked (counted as a multiset, as the diff counts them)."""
-    new = Counter(change.newFailedChecks if change is not None and change.change != NEW else ())
+    new = Counter(change.newFailedChecks if change is not None and change.change is not ChangeKind.NEW else ())
     checks = []
     for check in failed:
         is_new = new[check] > 0

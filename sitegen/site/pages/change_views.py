@@ -14,18 +14,7 @@ from typing import NamedTuple
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
-from sitegen.compare.changes import (
-    BREAKING,
-    CHANGED,
-    FIXED,
-    NEW,
-    REGRESSED,
-    REMOVED,
-    STILL_FAILING,
-    WITHIN_NOISE,
-    CaseChange,
-    Headline,
-)
+from sitegen.compare.changes import CaseChange, ChangeKind, Headline
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.whatchanged import (
     NO_INPUTS,
@@ -37,13 +26,21 @@ from sitegen.compare.whatchanged import (
     what_changed,
 )
 from sitegen.defaults import FOLD_AFTER
+from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
-REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases
-CHANGED_ANCHOR = "changed-cases"  # ... and of the passing cases that behave differently,
+REGRESSED_ANCHOR = "regressed-cases"  # the diff page's table of the regressed and removed cases,
+CHANGED_ANCHOR = "changed-cases"  # ... of the passing cases that behave differently,
 CHANGED_SHOWN = 1000  # ... the first this many of them
+
+
+def section_anchor(kind: ChangeKind) -> str:
+    """The id of the diff page's table of the cases of `kind` ("known-failures"; the breaking kinds share one)."""
+    if kind is ChangeKind.CHANGED:
+        return CHANGED_ANCHOR
+    return REGRESSED_ANCHOR if kind.breaking else (kind.title or kind.value).lower().replace(" ", "-")
 
 
 class Segment(NamedTuple):
@@ -88,7 +85,7 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
         if segment.kind == wording.CASE_ID and segment.text in slugs:
             href = urls.case_href(slugs[segment.text])
         elif segment.kind == wording.MORE:
-            href = f"{urls.DIFF}#{CHANGED_ANCHOR if segment.group == CHANGED else REGRESSED_ANCHOR}"
+            href = f"{urls.DIFF}#{section_anchor(segment.group or ChangeKind.REGRESSED)}"
         out.append(Segment(segment.text, href, segment.kind == wording.RECORDED))
     return tuple(out)
 
@@ -105,11 +102,10 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
     headline = diff.headline()
     bad = diff.hasRegression
     # No gate failure, but passing cases that behave differently: a person must look (amber, not green).
-    look = not bad and bool(headline.changed)
-    notes = () if on_index else _evidence_notes(diff)
+    look = not bad and bool(headline.of(ChangeKind.CHANGED))
     return Banner(
         css="banner banner-bad" if bad else "banner banner-changed" if look else "banner banner-good",
-        icon="▼" if bad else "Δ" if look else "✓",
+        icon="▼" if bad else ChangeKind.CHANGED.icon if look else "✓",
         cases=headline_segments(headline, slugs),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
@@ -117,7 +113,7 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
         changed=_changed_cases(diff, slugs),
-        evidence_note=notes,
+        evidence_note=() if on_index else _evidence_notes(diff),
     )
 
 
@@ -136,7 +132,7 @@ def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedC
     for kind in PHRASED:
         listed = 0
         for change in diff.caseChanges:
-            phrase = what_changed(change.behaviour) if change.change == kind and listed < wording.HEADLINE_LISTED else ()
+            phrase = what_changed(change.behaviour) if change.change is kind and listed < wording.HEADLINE_LISTED else ()
             if phrase:
                 listed += 1
                 slug = slugs.get(change.caseId)
@@ -161,7 +157,7 @@ def check_line(check: str) -> CheckLine:
 class CaseChangeView(NamedTuple):
     """What happened to this case since the baseline, stated at the top of its page."""
 
-    value: str  # the change kind, for data-change
+    value: ChangeKind  # for data-change
     badge: Badge
     css: str
     statement: str
@@ -185,22 +181,22 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     changed."""
     kind, before, now = change.change, wording.STATUS_WORDS[change.baselineStatus], wording.STATUS_WORDS[change.currentStatus]
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
-    new = change.newFailedChecks if kind in (REGRESSED, STILL_FAILING) else ()
+    new = change.newFailedChecks if kind in (ChangeKind.REGRESSED, ChangeKind.STILL_FAILING) else ()
     css, detail, phrase, detail_phrase = "case-change", "", (), ()
     behaviour = change.behaviour
-    if kind == REGRESSED:
+    if kind is ChangeKind.REGRESSED:
         statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
         detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
         css = "case-change case-change-bad"
-    elif kind == FIXED:
+    elif kind is ChangeKind.FIXED:
         statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
         detail = f"In the baseline: {before}; now: {now}."
         css = "case-change case-change-good"
-    elif kind == CHANGED:
+    elif kind is ChangeKind.CHANGED:
         statement, phrase = "Still passing, but it behaves differently:", what_changed(behaviour)
         detail = _LOOK_BELOW
         css = "case-change case-change-changed"
-    elif kind == STILL_FAILING:
+    elif kind is ChangeKind.STILL_FAILING:
         statement = "Known failure: it failed in the baseline too."
         if new:
             statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
@@ -208,18 +204,18 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
         if behaviour.behaviourChanged:
             detail, detail_phrase = f"{detail} It also behaves differently:".lstrip(), what_changed(behaviour)
         css = "case-change case-change-known"
-    elif kind == WITHIN_NOISE:
-        moved = "now fails by the trial policy" if change.currentStatus != "passed" else "now passes by the trial policy"
+    elif kind is ChangeKind.WITHIN_NOISE:
+        moved = "now passes by the trial policy" if change.currentStatus is Status.PASSED else "now fails by the trial policy"
         statement = f"Within noise: it {moved}, but its trial pass rate did not move by more than chance."
         detail = f"In the baseline: {before}; now: {now}. The trialPassRate item of the diff gives the p-value."
         css = "case-change case-change-noise"
-    elif kind == NEW:
+    elif kind is ChangeKind.NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
     elif behaviour.traceChanged is False:
         statement = "Unchanged: it passed in the baseline too, with the very same trace."
     elif behaviour.traceChanged is None or behaviour.behaviourChanged is None:
         statement = "Still passing: it passed in the baseline too."
-    else:  # STILL_PASSING with a trace that changed within every threshold
+    else:  # still passing, with a trace that changed within every threshold
         statement = "Still passing, and it behaves alike: its trace changed, within the thresholds."
         detail, detail_phrase = "What changed:", what_changed(behaviour)
     return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved, phrase, detail_phrase)
@@ -236,7 +232,7 @@ class ChangeRow(NamedTuple):
     """One case in a table of cases by change."""
 
     case: CaseRef
-    change: str  # the change kind, for data-change
+    change: ChangeKind  # for data-change
     badge: Badge
     cells: tuple[str, ...]
 
@@ -268,49 +264,48 @@ def _what_changed(change: CaseChange) -> str:
 
 def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
     """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
-    if change.change == REMOVED:
-        return ("removed", fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
-    if change.change == REGRESSED:
+    if change.change is ChangeKind.REMOVED:
+        return (change.change.word, fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
+    if change.change is ChangeKind.REGRESSED:
         what = (_what_changed(change),) if phrased else ()
         return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
-    if change.change == FIXED:
+    if change.change is ChangeKind.FIXED:
         return (wording.status_change(change), _checks(change.resolvedChecks), *((_what_changed(change),) if phrased else ()))
-    if change.change == NEW:
+    if change.change is ChangeKind.NEW:
         return (wording.STATUS_WORDS[change.currentStatus], _codes(change.newFailedChecks))
-    if change.change == CHANGED:
+    if change.change is ChangeKind.CHANGED:
         return (_what_changed(change), wording.reasons_text(change))
     return (wording.status_change(change), _checks(change.newFailedChecks), _checks(change.resolvedChecks))
 
 
 _WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rules and a fixed case's resolved checks
-# (anchor, title, kinds, headers, empty), in the order the headline reads; unchanged cases are not listed.
-_CHANGE_SECTIONS = (
-    (REGRESSED_ANCHOR, "Regressed and removed cases", BREAKING, ("Case", "Change", "Broken rules", "New failed checks"),
-     "No case regressed or was removed."),
-    (CHANGED_ANCHOR, wording.CHANGED_TITLE, frozenset((CHANGED,)), ("Case", "What changed", "Why"),
-     "No passing case behaves differently."),
-    ("within-noise", "Within noise", frozenset((WITHIN_NOISE,)),
-     ("Case", "Change", "New failed checks", "Resolved checks"),
-     "No case flipped within noise."),
-    ("known-failures", "Known failures", frozenset((STILL_FAILING,)),
-     ("Case", "Change", "New failed checks", "Resolved checks"),
-     "No known failures: no case failed in the baseline and still fails."),
-    ("fixed-cases", "Fixed cases", frozenset((FIXED,)), ("Case", "Change", "Resolved checks"), "No case was fixed."),
-    ("new-cases", "New cases", frozenset((NEW,)), ("Case", "Status", "Failed rules"), "No new cases."),
-)
+
+
+def _headers(kind: ChangeKind, phrased: bool) -> tuple[str, ...]:
+    """The columns of the table of `kind`'s cases, as _cells fills them."""
+    if kind.breaking:
+        return ("Case", "Change", "Broken rules", *((_WHAT_CHANGED,) if phrased else ()), "New failed checks")
+    if kind is ChangeKind.FIXED:
+        return ("Case", "Change", "Resolved checks", *((_WHAT_CHANGED,) if phrased else ()))
+    if kind is ChangeKind.NEW:
+        return ("Case", "Status", "Failed rules")
+    if kind is ChangeKind.CHANGED:
+        return ("Case", _WHAT_CHANGED, "Why")
+    return ("Case", "Change", "New failed checks", "Resolved checks")
 
 
 def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeSection, ...]:
-    """The diff page's tables of cases: regressed and removed, known failures, fixed, new."""
+    """The diff page's tables of cases, one per section title in reading order (regressed and removed share one);
+    unchanged cases are not listed."""
     sections = []
     phrased = diff.baselineEvidence
-    for anchor, title, kinds, headers, empty in _CHANGE_SECTIONS:
-        if phrased and (kinds is BREAKING or FIXED in kinds):
-            headers = (*headers[:3], _WHAT_CHANGED, *headers[3:])
+    for title in dict.fromkeys(kind.title for kind in ChangeKind if kind.title is not None):
+        kinds = [kind for kind in ChangeKind if kind.title == title]
+        lead = kinds[0]
         changes = [c for c in diff.caseChanges if c.change in kinds]
         # The passing cases that behave differently may be every case of a suite whose agent changed: the page lists
         # the first CHANGED_SHOWN (as it lists the first of the other differences); diff.md and diff.json have all.
-        shown = changes[:CHANGED_SHOWN] if kinds == {CHANGED} else changes
+        shown = changes[:CHANGED_SHOWN] if lead is ChangeKind.CHANGED else changes
         note = None
         if len(shown) < len(changes):
             note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
@@ -323,17 +318,19 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
             )
             for c in shown
         )
-        if not rows and kinds == {WITHIN_NOISE}:
-            continue  # only trials can be within noise: a suite of single traces never shows the section
-        if not rows and kinds == {CHANGED} and not phrased:
+        if not rows and lead.empty is None:
+            continue  # e.g. only trials can be within noise: a suite of single traces never shows the section
+        if not rows and lead is ChangeKind.CHANGED and not phrased:
             continue  # without the agent's answers in the baseline nothing can be seen to behave differently
-        badge = change_badge(REGRESSED if kinds is BREAKING else next(iter(kinds)))
-        folded = kinds is not BREAKING and len(rows) > FOLD_AFTER
-        sections.append(ChangeSection(anchor, f"{title} ({len(changes):,})", badge, empty, headers, rows, folded, note))
+        folded = not lead.breaking and len(rows) > FOLD_AFTER
+        empty = lead.empty or ""
+        section = ChangeSection(section_anchor(lead), f"{title} ({len(changes):,})", change_badge(lead), empty,
+                                _headers(lead, phrased), rows, folded, note)
+        sections.append(section)
     return tuple(sections)
 
 
-def changes_by_case(diff: DiffReport | None) -> dict[str, str] | None:
+def changes_by_case(diff: DiffReport | None) -> dict[str, ChangeKind] | None:
     """Each case's change kind by id (for the case tables); None without a baseline."""
     return None if diff is None else {change.caseId: change.change for change in diff.caseChanges}
 

@@ -8,6 +8,7 @@ from markupsafe import Markup
 
 from sitegen import __version__
 from sitegen import formatting as fmt
+from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.site.html import urls
 from sitegen.suite.config import SuiteConfig
 
@@ -109,7 +110,7 @@ class SiteInfo(NamedTuple):
     has_baseline: bool
     config: SuiteConfig
     index_page_rows: int  # rows per static page of the case list (BuildOptions.index_page_rows)
-    every_case_page: bool = True  # False under --case-pages failing/changed: pages link no neighbours
+    case_pages: CasePages = DEFAULT_CASE_PAGES  # which cases have a page of their own (--case-pages)
 
 
 def page_context(page: Any) -> dict[str, Any]:

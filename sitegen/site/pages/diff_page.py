@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import CHANGED as BEHAVES_DIFFERENTLY
-from sitegen.compare.changes import FIXED, NEW, REMOVED, STILL_FAILING, WITHIN_NOISE
+from sitegen.compare.changes import ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
@@ -15,6 +14,7 @@ from sitegen.compare.wording import (
     DIFFERENCES_HEADING,
     describe_delta,
     describe_value,
+    item_message,
     pass_rate_points,
 )
 from sitegen.report.results import MISSING_VERDICT, Report
@@ -29,6 +29,7 @@ from sitegen.site.pages.change_views import (
     banner,
     change_sections,
     pass_rate_css,
+    section_anchor,
 )
 from sitegen.site.pages.common import Layout, Link, SiteInfo, Stat, make_layout
 from sitegen.suite.config import SuiteConfig
@@ -131,7 +132,7 @@ def _diff_row(item: DiffItem, slugs: dict[str, str]) -> DiffRow:
         before=describe_value(item.metric, item.baselineValue),
         after=describe_value(item.metric, item.currentValue),
         delta=describe_delta(item.metric, item.delta),
-        message=item.message,
+        message=item_message(item),
     )
 
 
@@ -183,26 +184,27 @@ def _transitions(
 def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     """The cases by change (as the headline orders them), then the pass rate, then the differences (the items)."""
     counts = diff.caseChangeCounts
-    removed, fixed = counts.get(REMOVED, 0), counts.get(FIXED, 0)
+    regressed, removed = ChangeKind.REGRESSED, ChangeKind.REMOVED
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
     points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
     items = f"▼ {diff.regressionCount:,} worse · ▲ {diff.improvementCount:,} better · ● {diff.changedCount:,} other"
-    # Only trials can be within noise: a suite of single traces never shows the card.
-    noise = counts.get(WITHIN_NOISE, 0)
-    noise_stat = (Stat("Within noise", f"≈ {noise:,}", "cases", "stat", "#within-noise"),) if noise else ()
-    # Without the agent's answers in the baseline nothing can be seen to behave differently: no card then.
-    changed = counts.get(BEHAVES_DIFFERENTLY, 0)
-    changed_stat = (
-        Stat("Behave differently", f"Δ {changed:,}", "passing cases", "stat stat-warn" if changed else "stat", f"#{CHANGED_ANCHOR}"),
-    ) if diff.baselineEvidence else ()  # fmt: skip
+    gone = counts.get(removed, 0)
+    cards = []
+    # A card per table of the page below the breaking one, left out with its table when that would be empty.
+    for kind in ChangeKind:
+        count = counts.get(kind, 0)
+        if kind.title is None or kind.breaking or (kind.empty is None and not count):
+            continue
+        if kind is ChangeKind.CHANGED and not diff.baselineEvidence:
+            continue  # without the agent's answers in the baseline nothing can be seen to behave differently
+        css = "stat stat-good" if kind is ChangeKind.FIXED and count else "stat"
+        if kind is ChangeKind.CHANGED and count:
+            css = "stat stat-warn"  # passing, but a person must look
+        cards.append(Stat(kind.said.several.capitalize(), f"{kind.icon} {count:,}", "cases", css, f"#{section_anchor(kind)}"))
     return (
-        Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", f"cases · {removed:,} removed" if removed else "cases",
-             regressed_css, f"#{REGRESSED_ANCHOR}"),
-        *changed_stat,
-        *noise_stat,
-        Stat("Known failures", f"≡ {counts.get(STILL_FAILING, 0):,}", "cases", "stat", "#known-failures"),
-        Stat("Fixed", f"▲ {fixed:,}", "cases", "stat stat-good" if fixed else "stat", "#fixed-cases"),
-        Stat("New", f"✚ {counts.get(NEW, 0):,}", "cases", "stat", "#new-cases"),
+        Stat("Regressions", f"{regressed.icon} {diff.caseRegressionCount:,}",
+             f"cases · {gone:,} {removed.word}" if gone else "cases", regressed_css, f"#{REGRESSED_ANCHOR}"),
+        *cards,
         Stat("Pass rate", fmt.percent(diff.currentPassRate), f"baseline {fmt.percent(diff.baselinePassRate)} · {points}",
              pass_rate_css(diff), None),
         Stat("Differences", f"{len(diff.items):,}", items, "stat", "#items"),

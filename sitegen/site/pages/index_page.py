@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
-from sitegen.compare.changes import FIXED, NEW
+from sitegen.checks import FIXTURE_CONTENT_MISSING, check_codes
+from sitegen.compare.changes import FILTER_ORDER, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.wording import pass_rate_points
 from sitegen.defaults import TABLE_PAGE_SIZE
@@ -23,12 +24,11 @@ from sitegen.history.runs import Run
 from sitegen.history.since import FailingSince, runs_ago_text, since_run_text
 from sitegen.report.failures_by_rule import RuleCount
 from sitegen.report.results import MISSING_VERDICT, CaseResult, Report
+from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.html.render import json_for_script
 from sitegen.site.pages.badges import (
-    CHANGE_ORDER,
     FLAKY_HINT,
-    STATUS_ORDER,
     Badge,
     change_badge,
     flaky_title,
@@ -182,7 +182,7 @@ def _verdict_value(result: CaseResult) -> str:
 
 
 def _case_row(
-    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: str | None, on_index: bool = True,
+    result: CaseResult, slug: str, flaky: bool, config: SuiteConfig, change: ChangeKind | None, on_index: bool = True,
     since: SinceCell | None = None,
 ) -> CaseRow:
     ratio = result.matchedKeywordCount / result.requiredKeywordCount if result.requiredKeywordCount else 1.0
@@ -195,10 +195,10 @@ def _case_row(
         show_title=result.title != result.caseId,
         tags=tuple(_tag_filter_link(tag, on_index) for tag in result.tags),
         status=status_badge(result.status),
-        status_value=result.status,
+        status_value=result.status.value,
         status_sort=_status_sort(result),
         change=change_badge(change) if change else None,
-        change_value=change or "",
+        change_value=change.value if change else "",
         verdict=verdict_badge(result.verdict, config),
         verdict_value=_verdict_value(result),
         codes=codes,
@@ -223,7 +223,7 @@ def _trial_count(result: CaseResult) -> str:
 
 def _status_sort(result: CaseResult) -> int | float:
     """The status order (failed, not run, passed); with trials, then the trial pass rate (as the script sorts)."""
-    order = STATUS_ORDER.get(result.status, 3)
+    order = result.status.rank
     if result.trialResults is None or not result.trials:
         return order
     return round(order + 0.999 * result.passedTrials / result.trials, 4)
@@ -241,12 +241,12 @@ def _tag_filter_link(tag: str, on_index: bool) -> Link:
     return Link(tag, urls.index_filter(tag=tag).removeprefix(urls.INDEX if on_index else ""))
 
 
-def _change_options(changes: Mapping[str, str] | None) -> tuple[Option, ...]:
+def _change_options(changes: Mapping[str, ChangeKind | None] | None) -> tuple[Option, ...]:
     """The Change filter's choices: the kinds some listed case has (removed cases are not rows); none without a baseline."""
     if changes is None:
         return ()
     present = set(changes.values())
-    return (Option("", "All changes"), *(Option(c, change_badge(c).text) for c in CHANGE_ORDER if c in present))
+    return (Option("", "All changes"), *(Option(c.value, change_badge(c).text) for c in FILTER_ORDER if c in present))
 
 
 _RULE_CODE_LIMIT = 80
@@ -285,7 +285,7 @@ def _index_table(
     report: Report,
     slugs: dict[str, str],
     flaky: set[str],
-    changes: Mapping[str, str] | None,
+    changes: Mapping[str, ChangeKind] | None,
     codes: Sequence[str],
     since: Mapping[str, FailingSince],
 ) -> CaseTable:
@@ -296,14 +296,14 @@ def _index_table(
     cells = {r.caseId: since_cell(since.get(r.caseId)) for r in results} if since else None
     verdicts = ordered_verdicts(list({_verdict_value(r): None for r in results}), config)
     tags = sorted({tag for r in results for tag in r.tags})
-    statuses = [s for s in ("failed", "not_run", "passed") if any(r.status == s for r in results)]
+    statuses = [s for s in Status if any(r.status is s for r in results)]
     return CaseTable(
         rows=tuple(
             _case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r),
                       since=None if cells is None else cells[r.caseId])
             for r in shown
         ),
-        status_options=(Option("", "All statuses"), *(Option(s, status_badge(s).text) for s in statuses)),
+        status_options=(Option("", "All statuses"), *(Option(s.value, status_badge(s).text) for s in statuses)),
         verdict_options=(Option("", "All verdicts"), *(Option(v, v) for v in verdicts)),
         tag_options=(Option("", "All tags"), *(Option(t, t) for t in tags)),
         code_options=(Option("", "Any"), *(Option(c, c) for c in sorted(codes))),
@@ -319,6 +319,14 @@ def _index_table(
     )
 
 
+def _not_run_detail(report: Report) -> str:
+    """Why cases were not run: their trace is missing, or (an OpenTelemetry trace) it holds no content to judge."""
+    uncaptured = any(
+        result.status is Status.NOT_RUN and FIXTURE_CONTENT_MISSING in check_codes(result.failedChecks) for result in report.results
+    )
+    return "trace missing or content not captured" if uncaptured else "trace missing"
+
+
 def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     """The headline figures: pass rate, the counts per status, regressions, averages."""
     rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
@@ -329,22 +337,28 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
     stats = [
         Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
-        Stat("Passed", f"✓ {report.passedCases:,}", "cases", "stat stat-good", urls.index_filter(status="passed")),
-        Stat("Failed", f"✗ {report.failedCases:,}", "cases", failed_css, urls.index_filter(status="failed")),
-        Stat("Not run", f"⊘ {report.notRunCases:,}", "trace missing", not_run_css, urls.index_filter(status="not_run")),
+        _status_stat(Status.PASSED, report.passedCases, "cases", "stat stat-good"),
+        _status_stat(Status.FAILED, report.failedCases, "cases", failed_css),
+        _status_stat(Status.NOT_RUN, report.notRunCases, _not_run_detail(report), not_run_css),
     ]
     if diff is not None:
         counts = diff.caseChangeCounts
         css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
-        detail = f"cases · ▲ {counts.get(FIXED, 0):,} fixed · ✚ {counts.get(NEW, 0):,} new"
+        fixed, new = ChangeKind.FIXED, ChangeKind.NEW
+        detail = f"cases · {fixed.icon} {counts.get(fixed, 0):,} {fixed.word} · {new.icon} {counts.get(new, 0):,} {new.word}"
         link = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
-        stats.append(Stat("Regressions", f"▼ {diff.caseRegressionCount:,}", detail, css, link))
+        stats.append(Stat("Regressions", f"{ChangeKind.REGRESSED.icon} {diff.caseRegressionCount:,}", detail, css, link))
     stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
     stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
     return stats
 
 
-def _change(changes: Mapping[str, str] | None, result: CaseResult) -> str | None:
+def _status_stat(status: Status, count: int, detail: str, css: str) -> Stat:
+    """A status's card: its count, linking to the index filtered to it."""
+    return Stat(status.word.capitalize(), f"{status.icon} {count:,}", detail, css, urls.index_filter(status=status.value))
+
+
+def _change(changes: Mapping[str, ChangeKind] | None, result: CaseResult) -> ChangeKind | None:
     return None if changes is None else changes.get(result.caseId)
 
 
@@ -394,7 +408,7 @@ def case_table_data(
     slugs: dict[str, str],
     flaky: set[str],
     config: SuiteConfig,
-    changes: Mapping[str, str] | None = None,
+    changes: Mapping[str, ChangeKind] | None = None,
     since: Mapping[str, SinceCell] | None = None,
 ) -> dict[str, Any]:
     """Every case's row in compact form, for the index's script to filter, sort and page the whole list.
@@ -410,20 +424,22 @@ def case_table_data(
     change_badges: dict[str, list[str]] = {}
     rows = []
     for r in results:
-        change = _change(changes, r) or ""
-        if change and change not in change_badges:
-            badge = change_badge(change)
+        kind = _change(changes, r)
+        change = kind.value if kind else ""
+        if kind and change not in change_badges:
+            badge = change_badge(kind)
             change_badges[change] = [badge.icon, badge.text, badge.css, badge.title]
-        if r.status not in statuses:
+        status = r.status.value
+        if status not in statuses:
             badge = status_badge(r.status)
-            statuses[r.status] = [badge.icon, badge.text, badge.css, STATUS_ORDER.get(r.status, 3)]
+            statuses[status] = [badge.icon, badge.text, badge.css, r.status.rank]
         verdict = _verdict_value(r)
         if verdict not in verdicts:
             badge = verdict_badge(r.verdict, config)
             verdicts[verdict] = [badge.icon, badge.text, badge.css]
         rows.append(
             [
-                r.caseId, slugs.get(r.caseId, ""), r.title if r.title != r.caseId else "", r.tags, r.status, verdict,
+                r.caseId, slugs.get(r.caseId, ""), r.title if r.title != r.caseId else "", r.tags, status, verdict,
                 r.failed_codes, r.matchedKeywordCount, r.requiredKeywordCount, r.toolCallCount,
                 fmt.duration(r.durationMs), r.durationMs, flaky_title(r) if r.caseId in flaky else 0, change, *_trial_row_data(r),
             ]

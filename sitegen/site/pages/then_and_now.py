@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from sitegen import formatting as fmt
 from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed, shown_pair
-from sitegen.compare.changes import FIXED, REGRESSED, CaseChange
+from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult, TrialResult
 from sitegen.site.html.highlight import Highlight
@@ -134,7 +134,7 @@ def comparison_view(
         return _line(UNREADABLE, "The trace could not be read now, so there is no answer to compare.")
     behaviour = change.behaviour if change is not None else compare_behaviour(baseline, result, config.answer_similarity)
     if not trace_changed(behaviour, baseline.evidence, result.evidence):
-        if baseline.status != result.status or (change is not None and change.change in (REGRESSED, FIXED)):
+        if baseline.status != result.status or (change is not None and change.change in (ChangeKind.REGRESSED, ChangeKind.FIXED)):
             return _line(UNCHANGED, "The trace is unchanged since the baseline: the case or the rules changed.")
         return _line(UNCHANGED, "The trace is unchanged since the baseline.")
     # The runs compare/behaviour.py judges (so the answer's "% changed" and the trajectory are of these two): for a

@@ -14,7 +14,9 @@ from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.checks import check_codes
+from sitegen.defaults import TrialPolicy
 from sitegen.report.results import CaseResult
+from sitegen.report.status import Status
 from sitegen.site.html.render import markdown_html
 from sitegen.site.pages.badges import Badge, status_badge, verdict_badge
 from sitegen.site.pages.common import RawLink
@@ -29,7 +31,7 @@ class TrialView(NamedTuple):
     number: int
     anchor: str
     fixture: str
-    state: str  # passed / failed / not_run
+    state: Status
     status: Badge
     verdict: Badge
     codes: str
@@ -58,7 +60,7 @@ def shown_trial(outcome: TrialTraces, result: CaseResult) -> int:
     readable one, else the first."""
     statuses = [trial.status for trial in result.trialResults or []]
     read = [index for index, (_, trial) in enumerate(outcome.trials) if isinstance(trial, LoadedTrace)]
-    failed = [index for index in read if index < len(statuses) and statuses[index] != "passed"]
+    failed = [index for index in read if index < len(statuses) and statuses[index] is not Status.PASSED]
     return (failed or read or [0])[0]
 
 
@@ -66,7 +68,7 @@ def trials_view(
     outcome: TrialTraces,
     result: CaseResult,
     shown: int,
-    policy: str,
+    policy: TrialPolicy,
     config: SuiteConfig,
     raw: Mapping[int | None, RawLink] | None = None,
 ) -> TrialsView:
@@ -94,10 +96,9 @@ def trials_view(
             )
         )
     verdict = "passes" if result.passed else "fails"
-    rule = {"all": "every trial must pass (pass^k)", "majority": "more than half must pass", "any": "one must pass (pass@k)"}
     summary = (
         f"{result.passedTrials} of {fmt.plural(result.trials, 'trial')} passed; the case {verdict} by the trial "
-        f"policy {policy!r}: {rule.get(policy, policy)}."
+        f"policy {policy.value!r}: {policy.rule}."
     )
     shown_text = f"The sections below show trial {shown + 1} ({outcome.trials[shown][0]}); every trial's answer and trace are in its own view."
     return TrialsView(summary, shown_text, tuple(views))

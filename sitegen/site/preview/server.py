@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import io
+import os
 import re
+import socket
 import threading
+import time
+import traceback
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from functools import partial
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -13,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sitegen.defaults import DEFAULT_PORT, LOOPBACK
+from sitegen.defaults import DEFAULT_PORT, LOOPBACK, PREVIEW_MAX_CONNECTIONS, PREVIEW_REQUEST_SECONDS
 from sitegen.errors import SitegenError, UsageError
 from sitegen.site.preview.livereload import POLL_PATH, RELOAD_SCRIPT, SCRIPT_PATH, BuildCounter, with_reload_script
 
@@ -36,15 +41,62 @@ CONTENT_TYPES = {
 FALLBACK_TYPE = "application/octet-stream"
 
 
+class _ReadBefore(io.RawIOBase):
+    """A connection's reading side that gives up at a deadline: each read waits only for the time left, so a
+    client dripping a byte now and then cannot stretch a request for ever (a socket's own timeout is per read)."""
+
+    def __init__(self, connection: socket.socket) -> None:
+        self.connection = connection
+        self.deadline = time.monotonic()
+
+    def readable(self) -> bool:
+        """A reading side."""
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Bytes the client sent, as many as came within the time left; TimeoutError once none is."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request was not sent in time")
+        self.connection.settimeout(left)
+        return self.connection.recv_into(buffer)
+
+
 class SiteHandler(SimpleHTTPRequestHandler):
-    """Serves files of one folder only: fixed content types, no listings, nothing outside it."""
+    """Serves files of one folder only: fixed content types, no listings, nothing outside it; a request's line
+    and headers within the server's `request_seconds`."""
 
     server_version = "sitegen-serve"
     server: SiteServer
 
+    def setup(self) -> None:
+        """The connection's streams: writes (and a stalled read) bounded by `request_seconds`, reads by a deadline."""
+        self.timeout = self.server.request_seconds  # StreamRequestHandler sets it on the socket
+        super().setup()
+        self.rfile.close()  # the socket's own reader, replaced (closed, so the socket closes when it is done)
+        self.reading = _ReadBefore(self.connection)
+        self.rfile = io.BufferedReader(self.reading)
+
+    def handle_one_request(self) -> None:
+        """One request, its line and headers read by the deadline (a timeout closes the connection)."""
+        self.reading.deadline = time.monotonic() + self.server.request_seconds
+        super().handle_one_request()
+
     def guess_type(self, path: str | Path) -> str:
         """The content type from the file's extension (never from the machine's mimetypes database)."""
         return CONTENT_TYPES.get(Path(path).suffix.lower(), FALLBACK_TYPE)
+
+    def parse_request(self) -> bool:
+        """The request line and headers, answered 400 unless the request names this server as its host."""
+        if not super().parse_request():
+            return False
+        self.connection.settimeout(self.server.request_seconds)  # for the answer: reading is done
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1 or not self.server.answers_to(hosts[0]):
+            # DNS rebinding: a page of attacker.example whose name now points at 127.0.0.1 sends its own name.
+            self.send_error(HTTPStatus.BAD_REQUEST, "Unknown host", f"This preview answers only to {self.server.url}")
+            return False
+        return True
 
     def do_GET(self) -> None:
         """With live reload, also the reload script and the poll on the build counter; otherwise files only."""
@@ -60,15 +112,23 @@ class SiteHandler(SimpleHTTPRequestHandler):
             super().do_GET()
 
     def send_head(self) -> Any:
-        """Refuse anything that resolves outside the served folder (a symlink, say) before serving it."""
-        target = Path(self.translate_path(self.path)).resolve()
-        if not target.is_relative_to(self.server.root):
+        """Refuse anything that resolves outside the served folder (a symlink, say) before serving it, and a path
+        no file can have (a NUL, `%00`; a lone surrogate) as a bad request."""
+        try:
+            target = Path(self.translate_path(self.path)).resolve()
+            if not target.is_relative_to(self.server.root):
+                self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+                return None
+            if self.server.builds is not None:
+                page = (target / "index.html").resolve() if urlsplit(self.path).path.endswith("/") else target
+                if page.suffix == ".html" and os.path.isfile(page):
+                    return self._page_with_reload(page)
+        except ValueError:  # os.fspath and the system calls refuse a NUL; UTF-8 a lone surrogate
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad path", "The path names no file this server can have")
+            return None
+        except RuntimeError:  # links in the folder that lead back to themselves (Python 3.11's resolve)
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return None
-        if self.server.builds is not None:
-            page = (target / "index.html").resolve() if urlsplit(self.path).path.endswith("/") else target
-            if page.suffix == ".html" and page.is_file():
-                return self._page_with_reload(page)
         return super().send_head()
 
     def _page_with_reload(self, page: Path) -> io.BytesIO | None:
@@ -114,17 +174,52 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
 class SiteServer(ThreadingHTTPServer):
     """A threading HTTP server that knows the folder it serves, where its log lines go and, for live reload,
-    the build counter its pages poll."""
+    the build counter its pages poll; a thread for each of at most `max_connections` connections."""
 
     daemon_threads = True
+    # Connections waiting to be taken: as many as are served at once, so that a burst of them is answered (or
+    # refused) at once rather than left to the client's retries.
+    request_queue_size = PREVIEW_MAX_CONNECTIONS
 
     def __init__(
-        self, root: Path, port: int, log: Callable[[str], None] | None, builds: BuildCounter | None = None
+        self,
+        root: Path,
+        port: int,
+        log: Callable[[str], None] | None,
+        builds: BuildCounter | None = None,
+        *,
+        request_seconds: float = PREVIEW_REQUEST_SECONDS,
+        max_connections: int = PREVIEW_MAX_CONNECTIONS,
     ) -> None:
         self.root = root.resolve()
         self.log = log
         self.builds = builds
+        self.request_seconds = request_seconds
+        self._slots = threading.BoundedSemaphore(max_connections)
         super().__init__((LOOPBACK, port), partial(SiteHandler, directory=str(self.root)))
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection on a thread of its own if one is free, else answer 503 at once and close it."""
+        if not self._slots.acquire(blocking=False):
+            with suppress(OSError):
+                request.setblocking(False)  # a client that reads nothing cannot hold this thread either
+                request.send(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            self.shutdown_request(request)
+            if self.log is not None:
+                self.log(f"{client_address[0]} refused: every connection of the preview is busy")
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve one connection, then free its place."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def server_close(self) -> None:
         """Close the socket; polls waiting on the build counter answer at once, so their threads end too."""
@@ -137,17 +232,31 @@ class SiteServer(ThreadingHTTPServer):
         """The address to open in a browser."""
         return f"http://{LOOPBACK}:{self.server_address[1]}/"
 
+    def answers_to(self, host: str) -> bool:
+        """Whether a request's Host header names this server: 127.0.0.1 or localhost with its port (without it on
+        port 80), so a page of another site cannot read the preview through a name rebound to 127.0.0.1."""
+        port = self.server_address[1]
+        names = {f"{name}:{port}" for name in (LOOPBACK, "localhost")}
+        if port == 80:
+            names |= {LOOPBACK, "localhost"}
+        return host.strip().lower() in names
+
 
 def make_server(
-    root: Path, port: int = DEFAULT_PORT, log: Callable[[str], None] | None = None, builds: BuildCounter | None = None
+    root: Path,
+    port: int = DEFAULT_PORT,
+    log: Callable[[str], None] | None = None,
+    builds: BuildCounter | None = None,
+    **limits: Any,
 ) -> SiteServer:
     """A server for `root` bound to 127.0.0.1 only (port 0 picks a free one); not yet serving.
 
-    Given `builds`, its HTML pages load a script that reloads them when the counter moves on."""
+    Given `builds`, its HTML pages load a script that reloads them when the counter moves on. `limits`:
+    SiteServer's request_seconds and max_connections, when not the defaults."""
     if not root.is_dir():
         raise UsageError(f"{root} is not a folder: build the site first (sitegen build --out {root})")
     try:
-        return SiteServer(root, port, log, builds)
+        return SiteServer(root, port, log, builds, **limits)
     except OSError as exc:
         raise UsageError(f"cannot listen on {LOOPBACK}:{port}: {exc.strerror or exc}") from None
 
@@ -224,11 +333,35 @@ def watch_and_rebuild(
         names = ", ".join(sorted({Path(changed).name for _change, changed in changes}))
         try:
             result = rebuild()
-        except SitegenError as exc:
-            # Keep serving the last good site while the input is being fixed.
-            report(f"error: {exc}")
+        except Exception as exc:  # any failure is a failed rebuild: keep serving the last good site meanwhile
+            report(f"error: {rebuild_error(exc)}")
         else:
             report(f"rebuilt after changes to {names}" + (f": {result}" if result else ""))
+
+
+def rebuild_error(exc: Exception) -> str:
+    """Why a rebuild failed, for its `error:` line: a sitegen error's message (bad input); a template's error at
+    its file and line (the templates are inputs of --watch, docs/cli.md); else the traceback and the failure,
+    a bug in sitegen."""
+    from sitegen import __version__
+    from sitegen.site.html.render import TEMPLATE_PACKAGE
+
+    if isinstance(exc, SitegenError):
+        return str(exc)
+    # The template loader names each template `sitegen.templates/<name>` (site/html/render.py), and Jinja2 puts
+    # a frame of that name and the template's line in the traceback of what a template raised.
+    prefix = f"{TEMPLATE_PACKAGE}/"
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.startswith(prefix):
+            from importlib import resources
+
+            template = Path(str(resources.files(TEMPLATE_PACKAGE))) / frame.filename[len(prefix) :]
+            return f"{template}:{frame.lineno}: {type(exc).__name__}: {exc} (the last good site is still served)"
+    trace = "".join(traceback.format_exception(exc)).rstrip("\n")
+    return (
+        f"internal error in sitegen {__version__} (a bug, not your input): {type(exc).__name__}: {exc}; "
+        f"the last good site is still served; please report it with this traceback:\n{trace}"
+    )
 
 
 def serve(server: SiteServer, watch: Callable[[], None] | None = None) -> None:
