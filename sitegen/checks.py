@@ -13,15 +13,14 @@ import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
-# The codes of a trace that could not be used: its case has no other check, and the trace counts as unread.
+# The codes of a trace that could not be used: its case has no other check, the trace counts as unread, and the
+# case is not run (eval/README.md, "Cases that could not be evaluated").
 FIXTURE_MISSING = "fixture_missing"
 FIXTURE_INVALID = "fixture_invalid"
 FIXTURE_PATH_INVALID = "fixture_path_invalid"
 # An OpenTelemetry trace whose exporter did not capture message content: nothing to judge (eval/README.md).
 FIXTURE_CONTENT_MISSING = "fixture_content_missing"
 FIXTURE_CODES = (FIXTURE_MISSING, FIXTURE_INVALID, FIXTURE_PATH_INVALID, FIXTURE_CONTENT_MISSING)
-# The codes whose case was not run at all (status `not_run`): there is no trace, or nothing in it to judge.
-NOT_RUN_CODES = (FIXTURE_MISSING, FIXTURE_CONTENT_MISSING)
 
 _TRIAL_SUFFIX = re.compile(r"(?:\A| )\(in (\d+) of (\d+) trials\)\Z")
 

@@ -1,7 +1,8 @@
-"""The two statistics of trials: the Wilson score interval of a pass rate, and the one-sided Fisher exact test
-of two pass counts; and the logarithm of a binomial coefficient they are made of. A few lines of floating-point
-arithmetic in log space, so sitegen needs no statistics library and no count makes a test slow: exact sums of
-binomial coefficients (math.comb) have thousands of digits at ten thousand trials and took seconds a case."""
+"""The statistics of the comparison: the Wilson score interval of a pass rate, the one-sided Fisher exact test of
+two pass counts, and McNemar's exact test of the cases that flipped; and the logarithm of a binomial coefficient
+they are made of. A few lines of floating-point arithmetic in log space, so sitegen needs no statistics library and
+no count makes a test slow: exact sums of binomial coefficients (math.comb) have thousands of digits at ten
+thousand trials and took seconds a case."""
 
 from __future__ import annotations
 
@@ -82,3 +83,35 @@ def _tail(start: int, end: int, step: int, passes: int, failures: int, drawn: in
         total += term
         k += step
     return total
+
+
+# Up to this many flipped cases McNemar's p-value is summed exactly in integers (a correctly rounded float);
+# above it, in log space (each term from its neighbour, so a million flips take a few thousand steps).
+_EXACT_FLIPS = 1024
+
+
+def mcnemar_exact(regressed: int, fixed: int) -> float:
+    """McNemar's exact two-sided p-value of paired pass/fail outcomes: `regressed` cases went from passed to
+    failed, `fixed` the other way. It is the two-sided binomial test of min(b, c) in b + c trials at 1/2 (R's
+    `binom.test(b, b + c, 0.5)`, `mcnemar.test` exact): 1.0 when nothing flipped."""
+    if regressed < 0 or fixed < 0:
+        raise ValueError("expected counts ≥ 0")
+    flips, fewer = regressed + fixed, min(regressed, fixed)
+    if 2 * fewer >= flips:  # as many each way (or none): nothing points either way
+        return 1.0
+    if flips <= _EXACT_FLIPS:
+        return min(1.0, 2 * sum(math.comb(flips, k) for k in range(fewer + 1)) / 2**flips)
+    return min(1.0, 2 * math.exp(_log_half_binomial_tail(fewer, flips)))
+
+
+def _log_half_binomial_tail(k: int, n: int) -> float:
+    """log P(X ≤ k) for X ~ Binomial(n, 1/2) and k < n/2: the term at k in log space (log_comb), times the sum of
+    the terms below it relative to it, which shrink at least geometrically, so the sum stops once they no longer
+    count."""
+    total = term = 1.0
+    for j in range(k, 0, -1):
+        term *= j / (n - j + 1)  # P(X = j − 1) / P(X = j)
+        total += term
+        if term < total * _NEGLIGIBLE:
+            break
+    return log_comb(n, k) - n * math.log(2) + math.log(total)

@@ -36,6 +36,14 @@ def _trace_cache_of_the_tests(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["SITEGEN_CACHE_DIR"] = str(tmp_path_factory.mktemp("sitegen-cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _builds_in_tests_run_as_in_ci() -> None:
+    """A build asks git whether its work tree has uncommitted changes, to make it a local point of the history
+    (eval/README.md, "History"). Builds in tests run inside this repository, whose state is the developer's: they
+    run as CI's do, so their history never depends on it. The tests of local points unset GITHUB_RUN_ID."""
+    os.environ.setdefault("GITHUB_RUN_ID", "sitegen-tests")
+
+
 @pytest.fixture
 def shipped_suite(tmp_path: Path) -> tuple[Path, Path]:
     """A copy of the shipped eval/ suite (cases, fixtures) that tests may modify."""

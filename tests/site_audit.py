@@ -32,7 +32,7 @@ DIFF_TAGS = frozenset({"del", "ins", "mark"})
 CHART_TAGS = frozenset("svg line text polyline polygon circle rect path".split())
 CHART_ATTRS = frozenset(
     "class viewbox aria-hidden focusable x1 x2 y1 y2 x y text-anchor transform points fill stroke stroke-width "
-    "stroke-dasharray cx cy r width height d".split()
+    "stroke-dasharray fill-opacity cx cy r width height d".split()
 )
 # Never acceptable in a page, whoever wrote it: each can run script, load something, navigate or restyle.
 FORBIDDEN_TAGS = frozenset(

@@ -127,13 +127,14 @@ def test_case_page_renders_with_its_history_strip(watched: Watched, browser_site
 def test_a_failing_case_page_says_since_when_it_fails(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    # Missing Trace is a known failure: failing in the baseline and in every recorded run
-    page = watched.open(case_page_file(browser_site, "missing-trace"))
+    # The hostile case fails now and in no earlier run it was in: it has none
+    page = watched.open(case_page_file(browser_site, "hostile-b-amp-quotes"))
     since = page.locator("#result #failing-since")
-    expect(since).to_have_text(
-        "Failing since nightly 1 · 0000000 · 2023-10-01 or earlier (its first recorded run), 4 runs ago."
-    )
+    expect(since).to_have_text("Failing since this run or earlier: its first recorded run.")
     expect(since).to_be_visible()
+    page = watched.open(case_page_file(browser_site, "missing-trace"))  # could not be evaluated: not failing
+    expect(page.locator(".case-change-statement")).to_have_text(re.compile("^Could not be evaluated: "))
+    expect(page.locator("#failing-since")).to_be_hidden()
     page = watched.open(case_page_file(browser_site, "db-pool"))  # regressed: it passed the run before
     expect(page.locator("#failing-since")).to_have_text("Failing since this run.")
     page = watched.open(case_page_file(browser_site, "pay-timeout"))  # passing: nothing

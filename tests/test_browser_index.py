@@ -3,6 +3,7 @@ sorting by each column both ways, paging, and the state kept in the URL fragment
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ QUERIES = [
     ("domain:order", ["reject-safety"]),  # a tag
     ("fixture_invalid", ["broken-json"]),  # a failed check's code
     ("ＤＢ-POOL", ["db-pool"]),  # full-width and upper case: NFKC and case folding as the rules do
-    ("failed fixture", ["broken-json"]),  # every word must match (Missing Trace has fixture_missing but did not run)
+    ("run fixture_invalid", ["broken-json"]),  # every word must match (Missing Trace did not run either: fixture_missing)
     ("no such case at all", []),
 ]
 
@@ -83,8 +84,8 @@ def test_the_text_filter(watched: Watched, browser_site: Path) -> None:
 
 
 SELECTS = [
-    ("#filter-status", "failed", "status", ["db-pool", "broken-json", HOSTILE, "new-case"]),
-    ("#filter-status", "not_run", "status", ["Missing Trace"]),
+    ("#filter-status", "failed", "status", ["db-pool", HOSTILE, "new-case"]),
+    ("#filter-status", "not_run", "status", ["Missing Trace", "broken-json"]),  # its trace is missing, or not JSON
     ("#filter-status", "passed", "status", ["pay-timeout", "reject-safety"]),
     ("#filter-verdict", "PASS", "verdict", ["pay-timeout", "new-case"]),
     ("#filter-verdict", "MISSING", "verdict", ["Missing Trace", "broken-json"]),
@@ -148,11 +149,11 @@ def test_the_flaky_filter_and_combined_filters(watched: Watched, browser_site: P
 
 # Sorting
 
-# Failing since, ascending: Missing Trace failed in every recorded run (4 runs ago or earlier); broken-json, the
-# hostile case and new-case first ran now (this run or earlier); db-pool passed the run before; the passing cases last.
+# Failing since, ascending: the hostile case and new-case first ran now (this run or earlier); db-pool passed the run
+# before; last the cases that are not failing — passing, or not evaluated (Missing Trace, broken-json).
 SINCE_SORTED = (
-    ["Missing Trace", "broken-json", HOSTILE, "new-case", "db-pool", "pay-timeout", "reject-safety"],
-    ["pay-timeout", "reject-safety", "db-pool", "broken-json", HOSTILE, "new-case", "Missing Trace"],
+    [HOSTILE, "new-case", "db-pool", "pay-timeout", "reject-safety", "Missing Trace", "broken-json"],
+    ["pay-timeout", "reject-safety", "Missing Trace", "broken-json", "db-pool", HOSTILE, "new-case"],
 )
 
 # Each sortable column, ascending then descending; equal keys keep the file's order in both directions.
@@ -162,8 +163,8 @@ SORTED = {
         ["reject-safety", "pay-timeout", "new-case", "Missing Trace", HOSTILE, "db-pool", "broken-json"],
     ),
     "status": (  # failed, not run, passed
-        ["db-pool", "broken-json", HOSTILE, "new-case", "Missing Trace", "pay-timeout", "reject-safety"],
-        ["pay-timeout", "reject-safety", "Missing Trace", "db-pool", "broken-json", HOSTILE, "new-case"],
+        ["db-pool", HOSTILE, "new-case", "Missing Trace", "broken-json", "pay-timeout", "reject-safety"],
+        ["pay-timeout", "reject-safety", "Missing Trace", "broken-json", "db-pool", HOSTILE, "new-case"],
     ),
     "verdict": (  # the hostile verdict starts with "<", before the letters
         [HOSTILE, "db-pool", "Missing Trace", "broken-json", "pay-timeout", "new-case", "reject-safety"],
@@ -215,7 +216,7 @@ def test_sorting_applies_to_the_filtered_rows(watched: Watched, browser_site: Pa
     page.select_option("#filter-status", "failed")
     page.locator("th[data-key='duration'] button").click()
     page.locator("th[data-key='duration'] button").click()
-    expect_rows(page, ["db-pool", HOSTILE, "new-case", "broken-json"])
+    expect_rows(page, ["db-pool", HOSTILE, "new-case"])
     expect_hash(page, {"status": "failed", "sort": "duration", "dir": "desc"})
     watched.assert_clean()
 
@@ -226,8 +227,8 @@ def test_sorting_applies_to_the_filtered_rows(watched: Watched, browser_site: Pa
 def test_a_url_with_filter_state_restores_the_controls_and_the_table(watched: Watched, browser_site: Path) -> None:
     from playwright.sync_api import expect
 
-    page = open_index(watched, browser_site, "#status=failed&verdict=MISSING&q=json&sort=case&dir=desc")
-    expect(page.locator("#filter-status")).to_have_value("failed")
+    page = open_index(watched, browser_site, "#status=not_run&verdict=MISSING&q=json&sort=case&dir=desc")
+    expect(page.locator("#filter-status")).to_have_value("not_run")
     expect(page.locator("#filter-verdict")).to_have_value("MISSING")
     expect(page.locator("#filter-q")).to_have_value("json")
     expect(page.locator("th[data-key='case']")).to_have_attribute("aria-sort", "descending")
@@ -274,14 +275,14 @@ def test_back_after_a_tag_chip_restores_the_filters_before_it(watched: Watched, 
     page = open_index(watched, browser_site)
     page.select_option("#filter-status", "failed")
     expect_hash(page, {"status": "failed"})
-    page.locator("#case-table tbody a.tag", has_text="known-failure").click()
-    expect_rows(page, ["Missing Trace", "broken-json"])
-    expect_hash(page, {"tag": "known-failure"})
+    page.locator("#case-table tbody a.tag", has_text="domain:account").click()
+    expect_rows(page, ["db-pool"])
+    expect_hash(page, {"tag": "domain:account"})
     page.go_back()
     expect_hash(page, {"status": "failed"})
     expect(page.locator("#filter-status")).to_have_value("failed")
     expect(page.locator("#filter-tag")).to_have_value("")
-    expect_rows(page, ["db-pool", "broken-json", HOSTILE, "new-case"])
+    expect_rows(page, ["db-pool", HOSTILE, "new-case"])
     watched.assert_clean()
 
 
@@ -301,10 +302,22 @@ def test_back_after_a_tag_chip_restores_the_unfiltered_index(watched: Watched, b
 def paged_history_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The browser site with a case list in static pages of three rows: the index's script reads compact data."""
     root = tmp_path_factory.mktemp("paged-history")
-    # --history is only ever read: the suite's own file serves
-    data = {name: SITE_DATA / f"{name}.json" for name in ("cases", "baseline", "history")}
-    build_site(BuildOptions(**data, fixtures=SITE_DATA / "fixtures", out=root / "site", run_id="browser", cwd=root, index_page_rows=3))
+    # The suite's four runs, the hostile case a known failure failing in every one of them.
+    runs = json.loads((SITE_DATA / "history.json").read_text(encoding="utf-8"))
+    for run in runs:
+        run["cases"][HOSTILE] = False
+    (root / "history.json").write_text(json.dumps(runs), encoding="utf-8")
+    data = {name: SITE_DATA / f"{name}.json" for name in ("cases", "baseline")}
+    build_site(BuildOptions(**data, history=root / "history.json", fixtures=SITE_DATA / "fixtures", out=root / "site",
+                            run_id="browser", cwd=root, index_page_rows=3))  # fmt: skip
     return root / "site"
+
+
+# Failing since in that site: the hostile case since its first recorded run, the rest as above.
+PAGED_SINCE_SORTED = (
+    [HOSTILE, "new-case", "db-pool", "pay-timeout", "reject-safety", "Missing Trace", "broken-json"],
+    ["pay-timeout", "reject-safety", "Missing Trace", "broken-json", "db-pool", "new-case", HOSTILE],
+)
 
 
 def test_sorting_by_failing_since_from_the_url_and_the_compact_rows(watched: Watched, paged_history_site: Path) -> None:
@@ -313,17 +326,18 @@ def test_sorting_by_failing_since_from_the_url_and_the_compact_rows(watched: Wat
     page = open_index(watched, paged_history_site, "#sort=since&dir=asc")
     header = page.locator("th[data-key='since']")
     expect(header).to_have_attribute("aria-sort", "ascending")
-    expect_rows(page, SINCE_SORTED[0])
+    expect_rows(page, PAGED_SINCE_SORTED[0])
     cells = page.locator("#case-table tbody td.since-col")
     expect(cells.first).to_have_text("4 runs ago or earlier nightly 1 · 0000000 · 2023-10-01")
-    expect(cells.nth(4)).to_have_text("this run")  # db-pool passed the run before
-    expect(cells.nth(5)).to_have_text("")  # passing
+    expect(cells.nth(2)).to_have_text("this run")  # db-pool passed the run before
+    expect(cells.nth(3)).to_have_text("")  # passing
+    expect(cells.nth(6)).to_have_text("")  # could not be evaluated: not failing since any run
     header.locator("button").click()
     expect(header).to_have_attribute("aria-sort", "descending")
-    expect_rows(page, SINCE_SORTED[1])
+    expect_rows(page, PAGED_SINCE_SORTED[1])
     expect_hash(page, {"sort": "since", "dir": "desc"})
     page.fill("#filter-q", "runs ago or earlier")  # the search looks in the cell's words too
-    expect_rows(page, ["Missing Trace"])
+    expect_rows(page, [HOSTILE])
     watched.assert_clean()
 
 

@@ -61,8 +61,12 @@ def test_a_result_a_report_gives_no_status_is_passed_or_failed_by_its_flag_and_a
 
 def test_a_change_kind_carries_its_words_icon_section_and_gate() -> None:
     assert [kind.word for kind in ChangeKind] == [
-        "regressed", "removed", "behaves differently", "within noise", "known failure", "fixed", "new", "still passing"]  # fmt: skip
+        "not evaluated", "regressed", "removed", "behaves differently", "within noise", "known failure", "fixed", "new",
+        "still passing"]  # fmt: skip
     assert {kind for kind in ChangeKind if kind.breaking} == {ChangeKind.REGRESSED, ChangeKind.REMOVED}
+    # The gate fails on a case that could not be evaluated too, but never calls it a regression.
+    assert {kind for kind in ChangeKind if kind.fails_gate} == {ChangeKind.NOT_EVALUATED, ChangeKind.REGRESSED, ChangeKind.REMOVED}
+    assert ChangeKind.NOT_EVALUATED.title == "Cases that could not be evaluated" and ChangeKind.NOT_EVALUATED.icon == "⊘"
     assert ChangeKind.STILL_FAILING.count(1) == "1 known failure" and ChangeKind.STILL_FAILING.count(2) == "2 known failures"
     assert ChangeKind.FIXED.count(1_000) == "1,000 fixed" and ChangeKind.STILL_FAILING.title == "Known failures"
     assert ChangeKind.STILL_PASSING.title is None  # unchanged cases are listed nowhere
@@ -87,6 +91,7 @@ def test_the_headline_and_the_gate_take_the_kinds_words() -> None:
 def test_the_gate_counts_the_breaking_kinds(counts: dict[str, int], gate: str) -> None:
     class Diff:
         caseChangeCounts = counts
+        caseChanges: list = []
         cost_regressions: list = []
         trial_regressions: list = []
 
@@ -115,7 +120,7 @@ def test_each_mode_wants_the_pages_it_promises(failing: bool, changed: bool | No
 def test_which_changes_give_a_page_in_which_mode() -> None:
     failing = {kind for kind in ChangeKind if CasePages.FAILING in kind.pages}
     changed = {kind for kind in ChangeKind if CasePages.CHANGED in kind.pages}
-    assert failing == {ChangeKind.REGRESSED, ChangeKind.FIXED, ChangeKind.WITHIN_NOISE, ChangeKind.CHANGED}
+    assert failing == {ChangeKind.NOT_EVALUATED, ChangeKind.REGRESSED, ChangeKind.FIXED, ChangeKind.WITHIN_NOISE, ChangeKind.CHANGED}
     assert changed == failing | {ChangeKind.NEW}
     # A new passing case has a page under `changed`, not under `failing`.
     assert CasePages.CHANGED.wants_page(False, CasePages.CHANGED in ChangeKind.NEW.pages)

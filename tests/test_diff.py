@@ -239,7 +239,7 @@ def test_a_moved_average_over_unchanged_cases_is_recorded_as_changed(metric: str
 def test_pass_rate_message_in_points() -> None:
     base = report(result())
     diff = compare_reports(with_aggregates(base, passRate=1.0), with_aggregates(base, passRate=2 / 3))
-    assert item_message(diff.items[0]) == "Pass rate fell: 100.0% → 66.7% (-33.3 points)."
+    assert item_message(diff.items[0]) == "Pass rate fell: 100.0% → 66.7% (-33.3 points); 0 regressed, 0 fixed: p = 1.00, within chance."
 
 
 def test_both_durations_unknown_is_no_change() -> None:
@@ -438,7 +438,9 @@ def test_adding_or_removing_cases_never_makes_a_cost_regression(
     diff = compare_reports(before, after, cost_tolerance=tolerance)
     assert [item.type for item in cost_items(diff).values()] == ["CHANGED"] * len(cost_items(diff))
     assert diff.caseRegressionCount == len(removed)
-    assert diff.hasRegression is bool(removed)  # removed cases gate; the costs never do
+    # Removed cases gate, and so do cases that could not be evaluated now (eval/README.md, "The gate"); the costs never do.
+    unjudged = [cost for cost in [*shared, *added] if cost[2] == "not_run"]
+    assert diff.hasRegression is bool(removed or unjudged)
 
 
 @settings(max_examples=200, deadline=None)
@@ -522,7 +524,8 @@ def test_report_pair_case_changes(regressed: DiffReport) -> None:
     ]
     assert regressed.caseRegressionCount == 3
     assert regressed.caseChangeCounts == {
-        "changed": 0, "fixed": 1, "new": 1, "regressed": 2, "removed": 1, "still_failing": 0, "still_passing": 1,
+        "changed": 0, "fixed": 1, "new": 1, "not_evaluated": 0, "regressed": 2, "removed": 1, "still_failing": 0,
+        "still_passing": 1,
         "within_noise": 0,
     }
     fixed = regressed.caseChanges[2]
@@ -580,8 +583,12 @@ def test_passed_item_lists_only_checks_new_against_the_baseline() -> None:
     [
         ({}, {}, "still_passing", [], []),
         ({}, {"passed": False, "failedChecks": ["a: 1"]}, "regressed", ["a: 1"], []),
-        ({}, {"status": "not_run", "passed": False, "failedChecks": ["fixture_missing: x"]}, "regressed",
+        ({}, {"status": "not_run", "passed": False, "failedChecks": ["fixture_missing: x"]}, "not_evaluated",
          ["fixture_missing: x"], []),
+        ({"passed": False, "failedChecks": ["a: 1"]}, {"status": "not_run", "passed": False, "failedChecks": ["fixture_missing: x"]},
+         "not_evaluated", ["fixture_missing: x"], []),  # `a` was not checked, so not resolved
+        ({"status": "not_run", "passed": False, "failedChecks": ["fixture_missing: x"]},
+         {"status": "not_run", "passed": False, "failedChecks": ["fixture_missing: x"]}, "not_evaluated", [], []),
         ({"passed": False, "failedChecks": ["a: 1"]}, {}, "fixed", [], ["a: 1"]),
         ({"status": "not_run", "passed": False, "failedChecks": ["fixture_missing: x"]}, {}, "fixed", [],
          ["fixture_missing: x"]),
@@ -595,7 +602,8 @@ def test_case_change_kinds(before: dict, after: dict, change: str, new: list, re
     diff = compare_reports(report(result(**before)), report(result(**after)))
     (entry,) = diff.caseChanges
     assert (entry.change, list(entry.newFailedChecks), list(entry.resolvedChecks)) == (change, new, resolved)
-    assert diff.caseRegressionCount == (change == "regressed") == diff.hasRegression
+    assert diff.caseRegressionCount == (change == "regressed")
+    assert diff.hasRegression is (change in ("regressed", "not_evaluated"))  # a case not evaluated fails the gate too
 
 
 def test_case_changes_in_current_order_then_removed_in_baseline_order() -> None:
@@ -637,7 +645,7 @@ def test_json_shape_follows_the_contract(regressed: DiffReport) -> None:
     data = json.loads(diff_json(regressed))
     assert data["formatVersion"] == DIFF_FORMAT_VERSION
     extra = ("formatVersion", "changedDefinitions", "caseRegressionCount", "caseChangeCounts", "costTolerance",
-             "caseChanges")
+             "caseChanges", "pairedTest")
     assert [k for k in data if k not in extra] == CONTRACT_KEYS
     assert list(data)[11:16] == ["caseRegressionCount", "caseChangeCounts", "costTolerance", "changedDefinitions",
                                  "caseChanges"]
@@ -758,8 +766,8 @@ def test_markdown_leads_with_the_cases(regressed: DiffReport) -> None:
     first = [line for line in markdown_text(text).splitlines() if line][1]  # after the title
     assert first == ("2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
                      "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new")
-    assert "Pass rate 80.0% → 60.0% (-20.0 points): 4/5 cases passed in the baseline, 3/5 now." in text
-    assert "❌ **Regression**: 2 cases regressed, 1 removed (1 in cases whose definition changed" in text
+    assert "Pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, within chance): 4/5 cases passed in the baseline, 3/5 now." in text
+    assert "❌ **Gate fails**: 2 cases regressed, 1 removed (1 in cases whose definition changed" in text
     assert "6 regressions · 3 improvements · 11 changes" in text
     assert "✅" not in text
     order = ["## Regressed and removed cases (3)", "## Fixed cases (1)", "## New cases (1)", "## Differences, metric by metric",
@@ -798,7 +806,7 @@ def test_summary_shows_a_cost_regression_and_losses_in_known_failures() -> None:
     after = report(result("a", durationMs=2000), result("b", passed=False, failedChecks=["x: y"],
                                                          evidenceCoverage={"query_logs": False, "query_metrics": True}))
     text = diff_summary_markdown(compare_reports(before, after))
-    assert "❌ **Regression**: cost regression on the cases in both reports: averageDurationMs" in text
+    assert "❌ **Gate fails**: cost regression on the cases in both reports: averageDurationMs" in text
     section = text.split("### Other regression signals (2)", 1)[1]
     assert "| averageDurationMs |" in section and "| evidenceCoverage.query\\_logs |" in section
 

@@ -41,8 +41,8 @@ def test_readable_text_to_stdout_by_default_and_no_gate_without_the_flag() -> No
         "Baseline diff",
         "  2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
         "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new",
-        "  pass rate 80.0% → 60.0% (-20.0 points): 4/5 cases passed in the baseline, 3/5 now",
-        "  Regression: 2 cases regressed, 1 removed",
+        "  pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, within chance): 4/5 cases passed in the baseline, 3/5 now",
+        "  Gate fails: 2 cases regressed, 1 removed",
     ]
     assert "      new: keyword_coverage: matched 1 of 3 expected keywords (need 2); missing: 超时, 连接池" in lines
     assert "\\_" not in result.stdout and "|" not in result.stdout and "**" not in result.stdout  # no Markdown
@@ -73,11 +73,11 @@ def test_gate_exits_1_after_writing_both_outputs(tmp_path: Path) -> None:
     expected = compare_reports(read_report(Path(BASELINE)), read_report(Path(REGRESSED)))
     assert out_json.read_text(encoding="utf-8") == diff_json(expected)
     assert out_md.read_text(encoding="utf-8") == diff_markdown(expected)
-    assert result.stderr == f"regression: 2 cases regressed, 1 removed against {BASELINE}\n"
+    assert result.stderr == f"gate failed: 2 cases regressed, 1 removed (against {BASELINE})\n"
     assert result.stdout == (
         "diff: 2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
         "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new; "
-        "pass rate 80.0% → 60.0% (-20.0 points); 20 differences metric by metric: 6 worse, 3 better, 11 other\n"
+        "pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, within chance); 20 differences metric by metric: 6 worse, 3 better, 11 other\n"
         "  the baseline does not record the agent's answers: regenerate it with `sitegen baseline`\n"
     )
 
@@ -152,7 +152,7 @@ def test_cost_tolerance_from_option_config_or_default(tmp_path: Path, options: l
     item = items[0]
     assert (item["metric"], item["type"]) == ("averageDurationMs", "REGRESSION" if code else "CHANGED")
     if code:
-        assert result.stderr.startswith("regression: cost regression on the cases in both reports: averageDurationMs")
+        assert result.stderr.startswith("gate failed: cost regression on the cases in both reports: averageDurationMs")
 
 
 @pytest.mark.parametrize(

@@ -202,5 +202,6 @@ def test_a_loop_of_links_is_a_fixture_problem_of_its_case(tmp_path: Path) -> Non
         results = {r["caseId"]: r for r in json.loads(report.read_text(encoding="utf-8"))["results"]}
         assert results["fine"]["status"] == "passed"
         for case_id in ("loop", "pair", "trials", "folder-loop"):
-            assert results[case_id]["status"] == "failed"
+            # Not evaluated, unless another of its trials could be read: then the loop is one failed trial.
+            assert results[case_id]["status"] == ("failed" if case_id == "trials" else "not_run")
             assert "is a loop of symbolic links" in results[case_id]["failedChecks"][0], results[case_id]

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from junitparser import Attr, Failure, IntAttr, JUnitXml, Skipped, TestCase
+from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Skipped, TestCase
 from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, write_suite
@@ -59,7 +59,7 @@ def test_one_testcase_per_case_with_counts(tmp_path: Path) -> None:
     assert len(suites) == 1
     suite = suites[0]
     assert suite.name == "diagnosis-cases"
-    assert (suite.tests, suite.failures, suite.skipped, suite.errors) == (3, 1, 1, 0)
+    assert (suite.tests, suite.failures, suite.skipped, suite.errors) == (3, 1, 0, 1)
     cases = {case.name: case for case in suite}
     assert list(cases) == ["ok", "bad", "gone"]
     assert cases["ok"].is_passed and cases["ok"].time == pytest.approx(1.5)
@@ -71,9 +71,10 @@ def test_one_testcase_per_case_with_counts(tmp_path: Path) -> None:
         "verdict_not_allowed: verdict 'REJECT' is not allowed",
         "keyword_coverage: 0/2",
     ]
-    (skipped,) = cases["gone"].result
-    assert isinstance(skipped, Skipped)
-    assert skipped.message == "fixture_missing: gone.json does not exist"
+    (error,) = cases["gone"].result  # not the agent's failure: it was not judged (eval/README.md, "JUnit XML")
+    assert isinstance(error, Error) and error.type == "fixture_missing"
+    assert error.message == "could not be evaluated: gone.json does not exist"
+    assert error.text == "fixture_missing: gone.json does not exist"
 
 
 @pytest.mark.parametrize(
@@ -137,7 +138,7 @@ def test_evaluate_writes_junit(tmp_path: Path) -> None:
     assert cases["pass"].classname == "matrix.happy" and cases["pass"].is_passed
     assert cases["fail"].classname == "cases"
     assert cases["fail"].result[0].type == "verdict_not_allowed"
-    assert isinstance(cases["absent"].result[0], Skipped)
+    assert isinstance(cases["absent"].result[0], Error) and cases["absent"].result[0].type == "fixture_missing"
     assert cases["pass"].time == pytest.approx(1.0)
 
 
@@ -166,7 +167,6 @@ def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, ob
     text = junit_xml(
         current, "s", known_failure_mode=known_failures,
         known_failures=[change.caseId for change in changes if change.change is ChangeKind.STILL_FAILING],
-        broken=[change.caseId for change in changes if change.change is ChangeKind.REGRESSED],
     )
     xml = _parse(text, tmp_path)
     suite = list(xml)[0]
@@ -176,7 +176,7 @@ def _with_baseline(tmp_path: Path, known_failures: str = "skip") -> dict[str, ob
 def test_known_failures_are_skipped_with_the_reason(tmp_path: Path) -> None:
     cases = _with_baseline(tmp_path)
     suite = cases["suite"]
-    assert (suite.tests, suite.failures, suite.skipped) == (7, 3, 3)
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (7, 2, 2, 2)
     (skipped,) = cases["still-bad"].result
     assert isinstance(skipped, Skipped)
     assert skipped.message == "known failure since the baseline: keyword_coverage: 0/2"
@@ -184,18 +184,21 @@ def test_known_failures_are_skipped_with_the_reason(tmp_path: Path) -> None:
     (worse,) = cases["worse"].result
     assert isinstance(worse, Skipped)
     assert worse.message == "known failure since the baseline: keyword_coverage: 0/2; verdict_missing: no verdict"
-    # What the change broke stays red: a case that passed (now failing or not run) and a new failing case.
-    for name, kind in (("breaks", "verdict_not_allowed"), ("vanishes", "fixture_missing"), ("new-bad", "verdict_missing")):
+    # What the change broke stays red: a case that passed and now fails, and a new failing case.
+    for name, kind in (("breaks", "verdict_not_allowed"), ("new-bad", "verdict_missing")):
         (failure,) = cases[name].result
         assert isinstance(failure, Failure) and failure.type == kind, name
-    (not_run,) = cases["never-ran"].result
-    assert isinstance(not_run, Skipped) and not_run.message == "fixture_missing: x.json does not exist"
+    # A case that could not be evaluated is an error, not the agent's failure, whatever the baseline said of it.
+    for name, file in (("vanishes", "v.json"), ("never-ran", "x.json")):
+        (error,) = cases[name].result
+        assert isinstance(error, Error) and error.type == "fixture_missing", name
+        assert error.message == f"could not be evaluated: {file} does not exist"
     assert cases["ok"].is_passed
 
 
 def test_known_failures_can_be_reported_as_failures(tmp_path: Path) -> None:
     cases = _with_baseline(tmp_path, known_failures="fail")
-    assert (cases["suite"].failures, cases["suite"].skipped) == (5, 1)
+    assert (cases["suite"].failures, cases["suite"].errors, cases["suite"].skipped) == (4, 2, 0)
     for name in ("still-bad", "worse"):
         (failure,) = cases[name].result
         assert isinstance(failure, Failure) and failure.type == "keyword_coverage"
@@ -294,13 +297,17 @@ def test_a_failed_case_is_annotated_at_its_case_with_every_check(tmp_path: Path,
     assert result.exit_code == 0, result.output
     annotations = _as_the_report_action_reads(tmp_path / "j.xml", tmp_path)
     assert [(item["title"], item["start_line"], item["exists"]) for item in annotations] == [
-        ("suite/cases.json.first", 2, True), ("suite/cases.json.third", 3, True), ("suite/cases.json.fourth", 5, True),
+        ("suite/cases.json.first", 2, True), ("suite/cases.json.second", 3, True), ("suite/cases.json.third", 3, True),
+        ("suite/cases.json.fourth", 5, True),
     ]
     report = {item["caseId"]: item for item in json.loads(
         CliRunner().invoke(app, ["evaluate", "--cases", "suite/cases.json", "--fixtures", "suite/fixtures", "--json", "-"]).stdout
     )["results"]}
     for item in annotations:
         checks = report[str(item["title"]).rsplit(".", 1)[1]]["failedChecks"]
+        if item["title"] == "suite/cases.json.second":  # its trace is missing: an error saying why and where
+            assert item["message"] == "could not be evaluated: trace file suite/fixtures/second.json does not exist"
+            continue
         assert item["message"] == "; ".join(checks) and all(": " in check for check in checks)
 
 

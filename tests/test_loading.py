@@ -276,44 +276,51 @@ def test_missing_fixture(tmp_path: Path) -> None:
     assert outcome.code == "fixture_missing" and "gone.json does not exist" in outcome.message
 
 
+NOT_JSON, NOT_TRACE = "trace is not JSON", "trace is not the trace shape"
+
+
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("text", "reason", "where", "detail"),
     [
-        ("{not json", ":1:2: invalid JSON: Expecting property name enclosed in double quotes"),
-        ("[]", ": expected a JSON object with a 'session' object, got an array"),
-        ("{}", ": field 'session': expected an object, got nothing"),
-        ('{"session": "x"}', ": field 'session': expected an object, got a string"),
-        ('{"session": {"answer": 5}}', ": field 'session.answer': expected a string, got 5"),
-        ('{"session": {}, "toolInvocations": {}}', ": field 'toolInvocations': expected an array, got {}"),
-        ('{"session": {}, "toolInvocations": [{"toolName": "q", "success": "yes"}]}', ": field 'toolInvocations[0].success': expected true or false, got \"yes\""),
+        ("{not json", NOT_JSON, ":1:2", "Expecting property name enclosed in double quotes"),
+        ("[]", NOT_TRACE, "", "expected a JSON object with a 'session' object, got an array"),
+        ("{}", NOT_TRACE, "", "field 'session': expected an object, got nothing"),
+        ('{"session": "x"}', NOT_TRACE, "", "field 'session': expected an object, got a string"),
+        ('{"session": {"answer": 5}}', NOT_TRACE, "", "field 'session.answer': expected a string, got 5"),
+        ('{"session": {}, "toolInvocations": {}}', NOT_TRACE, "", "field 'toolInvocations': expected an array, got {}"),
+        ('{"session": {}, "toolInvocations": [{"toolName": "q", "success": "yes"}]}', NOT_TRACE, "",
+         "field 'toolInvocations[0].success': expected true or false, got \"yes\""),
         (
-            '{"session": {"selfEvaluation": {"verifier_evaluation": {"verdict": 1}}}}',
-            ": field 'session.selfEvaluation.verifier_evaluation.verdict': expected a string, got 1",
+            '{"session": {"selfEvaluation": {"verifier_evaluation": {"verdict": 1}}}}', NOT_TRACE, "",
+            "field 'session.selfEvaluation.verifier_evaluation.verdict': expected a string, got 1",
         ),
         (
-            '{"session": {"selfEvaluation": {"verifier_evaluation": {"gatekeeper_result": "fail"}}}}',
-            ": field 'session.selfEvaluation.verifier_evaluation.gatekeeper_result': expected an object, got \"fail\"",
+            '{"session": {"selfEvaluation": {"verifier_evaluation": {"gatekeeper_result": "fail"}}}}', NOT_TRACE, "",
+            "field 'session.selfEvaluation.verifier_evaluation.gatekeeper_result': expected an object, got \"fail\"",
         ),
-        ('{"session": {"totalDurationMs": Infinity}}', ":1:33: invalid JSON: Infinity is not a JSON number (expected a finite number)"),
-        ('{"session": {"totalDurationMs": 1e999}}', ":1:33: invalid JSON: 1e999 is out of range (expected a finite number)"),
-        ('{"session": {"totalDurationMs": 1' + "0" * 400 + "}}", ": field 'session.totalDurationMs': expected a number within ±1.8e308 (the range of a double) (got 1" + "0" * 56 + "...)"),
+        ('{"session": {"totalDurationMs": Infinity}}', NOT_JSON, ":1:33", "Infinity is not a JSON number (expected a finite number)"),
+        ('{"session": {"totalDurationMs": 1e999}}', NOT_JSON, ":1:33", "1e999 is out of range (expected a finite number)"),
+        ('{"session": {"totalDurationMs": 1' + "0" * 400 + "}}", NOT_TRACE, "",
+         "field 'session.totalDurationMs': expected a number within ±1.8e308 (the range of a double) (got 1" + "0" * 56 + "...)"),
         (
             '{"session": {"answer": "x",\n  "selfEvaluation": {"verifier_evaluation": {"verdict": "REJECT", "verdict": "PASS"}}}}',
-            ":2:67: duplicate key 'verdict' in an object: expected each key once",
+            NOT_JSON, ":2:67", "duplicate key 'verdict' in an object: expected each key once",
         ),
-        ('{"toolInvocations": [{"durationMs": -Infinity}], "session": {}}', ":1:37: invalid JSON: -Infinity is not a JSON number (expected a finite number)"),
+        ('{"toolInvocations": [{"durationMs": -Infinity}], "session": {}}', NOT_JSON, ":1:37",
+         "-Infinity is not a JSON number (expected a finite number)"),
     ],
 )
-def test_invalid_fixture(tmp_path: Path, text: str, expected: str) -> None:
+def test_invalid_fixture(tmp_path: Path, text: str, reason: str, where: str, detail: str) -> None:
+    # `<reason> at <place>: <detail>`: what every summary quotes after the case's id (eval/README.md, "Rules").
     write(tmp_path / "t.json", text)
     outcome = problem(tmp_path, "t.json")
     assert outcome.code == "fixture_invalid"
-    assert outcome.message == f"{tmp_path}/t.json{expected}"
+    assert outcome.message == f"{reason} at {tmp_path}/t.json{where}: {detail}"
 
 
 def test_fixture_not_utf8(tmp_path: Path) -> None:
     write(tmp_path / "t.json", b'{"session": {"answer": "\xff"}}')
-    assert problem(tmp_path, "t.json").message.endswith("t.json:1:25: not UTF-8 (byte 0xff): expected UTF-8 text")
+    assert problem(tmp_path, "t.json").message == f"trace is not UTF-8 text at {tmp_path}/t.json:1:25: byte 0xff"
 
 
 def test_deeply_nested_fixture_is_invalid_not_a_crash(tmp_path: Path) -> None:
@@ -322,11 +329,24 @@ def test_deeply_nested_fixture_is_invalid_not_a_crash(tmp_path: Path) -> None:
 
 
 def test_fixture_directory_without_trials_is_not_run(tmp_path: Path) -> None:
-    # A folder is a folder of trials (eval/README.md, "Trials"); one with none recorded has nothing to run.
+    # A folder is a folder of trials (eval/README.md, "Trials"); one with none has nothing to run.
     (tmp_path / "d.json").mkdir()
-    (tmp_path / "d.json" / "trial-001.error.json").write_text("{}", encoding="utf-8")
     found = problem(tmp_path, "d.json")
     assert found.code == "fixture_missing" and "holds no trial" in found.message
+
+
+def test_a_folder_whose_every_trial_failed_to_record_says_so(tmp_path: Path) -> None:
+    # `sitegen record` saves a response that is not a trace as trial-NNN.error.json: none could be recorded.
+    (tmp_path / "d").mkdir()
+    error = {"caseId": "d", "trial": 1, "status": 500, "error": "HTTP 500 Internal Server Error", "attempts": 4}
+    (tmp_path / "d" / "trial-001.error.json").write_text(json.dumps(error), encoding="utf-8")
+    (tmp_path / "d" / "trial-002.error.json").write_text("not json", encoding="utf-8")
+    found = problem(tmp_path, "d")
+    assert found.code == "fixture_missing"
+    assert found.message == (f"no trial could be recorded at {tmp_path}/d: 2 trials saved as *.error.json; "
+                             "trial-001.error.json: HTTP 500 Internal Server Error")
+    (tmp_path / "d" / "trial-001.error.json").unlink()
+    assert problem(tmp_path, "d").message == f"no trial could be recorded at {tmp_path}/d: 1 trial saved as *.error.json"
 
 
 def test_null_fields_are_absent(tmp_path: Path) -> None:

@@ -205,19 +205,20 @@ def test_bad_otlp_input_is_named_with_its_place(tmp_path: Path, change: Any, mes
     change(document)
     outcome = _load(tmp_path, document)
     assert isinstance(outcome, FixtureProblem) and outcome.code == "fixture_invalid", outcome
-    assert message in outcome.message and outcome.message.startswith(f"{tmp_path}/t.jsonl: ")
+    assert message in outcome.message
+    assert outcome.message.startswith(f"trace is not a readable OpenTelemetry trace at {tmp_path}/t.jsonl: ")
 
 
 def test_a_bad_line_of_json_lines_is_named_by_its_line(tmp_path: Path) -> None:
     good = json.dumps(_document([_span("01" * 8, output__value="done")]))
     outcome = _load(tmp_path, f"{good}\n{good[:-5]}\n")
     assert isinstance(outcome, FixtureProblem), outcome
-    assert outcome.message.startswith(f"{tmp_path}/t.jsonl: line 2, column ") and "expected one OTLP JSON object per line" in outcome.message
+    assert outcome.message.startswith(f"trace is not a readable OpenTelemetry trace at {tmp_path}/t.jsonl: line 2, column ") and "expected one OTLP JSON object per line" in outcome.message
 
 
 def test_a_native_trace_with_extra_data_keeps_its_json_problem(tmp_path: Path) -> None:
     outcome = _load(tmp_path, '{"session": {"answer": "x"}}\n{"session": {}}\n')
-    assert isinstance(outcome, FixtureProblem) and outcome.message == f"{tmp_path}/t.jsonl:2:1: invalid JSON: Extra data"
+    assert isinstance(outcome, FixtureProblem) and outcome.message == f"trace is not JSON at {tmp_path}/t.jsonl:2:1: Extra data"
 
 
 def test_java_logging_exporter_lines_of_bare_resource_spans_are_read(tmp_path: Path) -> None:
@@ -331,7 +332,7 @@ def test_the_example_suite_builds(tmp_path: Path) -> None:
     page = soup(_page(tmp_path / "site", "oom-restart"))
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in page.get_text()
     index = soup(tmp_path / "site" / "index.html")
-    assert "⊘ 1" in index.get_text() and "trace missing or content not captured" in index.get_text()
+    assert "⊘ 1" in index.get_text() and "could not be evaluated, or content not captured" in index.get_text()
 
 
 def test_the_shipped_config_documents_every_otel_setting_and_its_example_loads(tmp_path: Path) -> None:

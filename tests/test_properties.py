@@ -106,7 +106,7 @@ def test_arbitrary_json_trace_is_loaded_or_invalid(value: Any) -> None:
     outcome = validate_trace(value, "t.json", Path("t.json"), 0)
     assert isinstance(outcome, (LoadedTrace, FixtureProblem))
     if isinstance(outcome, FixtureProblem):
-        assert outcome.code == "fixture_invalid" and outcome.message.startswith("t.json")
+        assert outcome.code == "fixture_invalid" and outcome.message.startswith("trace is not the trace shape at t.json")
     _check_result_shape(Case(id="c", traceFixture="t.json"), outcome)
 
 

@@ -79,7 +79,8 @@ def test_index_headline_charts_and_table(site: Path) -> None:
     doc = soup(site / "index.html")
     stats = {s.select_one(".stat-label").get_text(): s.select_one(".stat-value").get_text() for s in doc.select(".stat")}
     assert stats["Pass rate"] == "28.6%"
-    assert stats["Passed"] == "✓ 2" and stats["Failed"] == "✗ 4" and stats["Not run"] == "⊘ 1"
+    # Two cases could not be evaluated: a trace missing, one that is not JSON.
+    assert stats["Passed"] == "✓ 2" and stats["Failed"] == "✗ 3" and stats["Not run"] == "⊘ 2"
     assert stats["Regressions"] == "▼ 2"  # cases: db-pool regressed, retired-case removed
     assert doc.select_one(".stat a[href='diff.html#regressed-cases']") is not None
     charts = doc.select("[data-chart]")
@@ -187,7 +188,12 @@ def test_problem_cases_explain_themselves(site: Path) -> None:
     assert "never-recorded.json does not exist" in missing.select_one(".problem").get_text()
     assert "could not be read" in missing.select_one("#raw").get_text()
     broken = soup(case_page(site, "broken-json"))
-    assert "fixtures/broken.json:2:22: invalid JSON" in broken.select_one(".checks").get_text()
+    assert broken.select_one(".status").get_text(strip=True) == "⊘not run"
+    assert "trace is not JSON at fixtures/broken.json:2:22: Expecting value" in broken.select_one(".checks").get_text()
+    # Its header says it could not be evaluated — never that it regressed — and why, where.
+    statement = broken.select_one(".case-change-statement").get_text()
+    assert statement == "Could not be evaluated: trace is not JSON at fixtures/broken.json:2:22: Expecting value."
+    assert broken.find("main")["data-change"] == "not_evaluated"
 
 
 def test_case_baseline_items_in_words(site: Path) -> None:
@@ -202,8 +208,14 @@ def test_case_baseline_items_in_words(site: Path) -> None:
 def test_diff_page(site: Path) -> None:
     doc = soup(site / "diff.html")
     sections = [s["id"] for s in doc.select("main > section.card")]
-    assert sections[:7] == [
-        "regressed-cases", "known-failures", "fixed-cases", "new-cases", "regressions", "improvements", "changes"
+    assert sections[:8] == [
+        "cases-that-could-not-be-evaluated", "regressed-cases", "known-failures", "fixed-cases", "new-cases", "regressions",
+        "improvements", "changes",
+    ]
+    unjudged = [[cell.get_text(" ", strip=True) for cell in row.select("td")] for row in doc.select("#cases-that-could-not-be-evaluated tbody tr")]
+    assert unjudged == [
+        ["Missing Trace ⊘ not evaluated", "not run → not run", "trace file fixtures/missing/never-recorded.json does not exist"],
+        ["broken-json ⊘ not evaluated", "failed → not run", "trace is not JSON at fixtures/broken.json:2:22: Expecting value"],
     ]
     rows = doc.select("#regressions tbody tr")
     assert len(rows) == 5
@@ -375,7 +387,7 @@ def test_default_baseline_used_when_present_skipped_when_absent(suite: Path) -> 
     shutil.copy(suite / "baseline.json", suite / "eval" / "baseline" / "report.json")
     result = build()
     assert result.exit_code == 0, result.output
-    assert "against eval/baseline/report.json: 1 case regressed: db-pool (" in result.output, result.output
+    assert " · 1 case regressed: db-pool (" in result.output, result.output
     assert (suite / "site" / "diff.html").is_file()
 
 
@@ -384,7 +396,12 @@ def test_fail_on_regression_exits_1_after_writing(suite: Path) -> None:
     assert result.exit_code == 1, result.output
     assert (suite / "site" / "diff.html").is_file()
     same = build("--baseline", "site/report.json", "--fail-on-regression", "--out", "again")
-    assert same.exit_code == 0, same.output
+    # Against itself nothing regressed, but two of its cases cannot be evaluated, now as then: the gate still fails,
+    # saying so (eval/README.md, "The gate").
+    assert same.exit_code == 1, same.output
+    assert same.stderr == ("gate failed: 2 cases could not be evaluated: Missing Trace — trace file "
+                           "fixtures/missing/never-recorded.json does not exist; broken-json — trace is not JSON at "
+                           "fixtures/broken.json:2:22: Expecting value (against site/report.json)\n")
 
 
 def test_step_summary_is_appended(suite: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -122,7 +122,7 @@ def test_recorded_trials_build_diff_and_gate(work: Path) -> None:
     item = _trial_item(work / "site3", STEADY)
     assert item["type"] == "REGRESSION" and item["pValue"] == pytest.approx(0.003968, abs=1e-6)
     assert json.loads((work / "site3" / "diff.json").read_text(encoding="utf-8"))["hasRegression"] is True
-    assert "regression" in built.output
+    assert f"gate failed: 1 case regressed (against {site / 'report.json'})" in built.output
 
 
 # --- the README's recipe, to the letter ------------------------------------------------------------------------

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, check_golden
 from sitegen.cli import app
-from sitegen.compare.behaviour import percent_changed
+from sitegen.compare.behaviour import Behaviour, percent_changed
 from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.similarity import similarity
-from sitegen.compare.whatchanged import NO_EVIDENCE, terminal_lines
+from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, terminal_lines, what_changed
 from sitegen.report.report_json import result_from_json
 from sitegen.report.results import Report, build_report
 
@@ -199,3 +199,30 @@ def test_the_banner_lists_regressed_and_fixed_cases_with_what_changed(tmp_path: 
         hrefs = [a["href"] for a in doc.select("#headline .headline-cases a")]
         assert [href.split("/")[0] for href in hrefs] == ["cases", "cases"] and (site / hrefs[1]).is_file()
         assert "breaks" in hrefs[0] and "mends" in hrefs[1]
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "phrase"),
+    [
+        # The stand-in agent at --fail-rate 1.0: the same answer and calls, another verdict. That is what changed.
+        (Behaviour(True, 1.0, stateChanges=(("verdict", "PASS", "REJECT"),)), "verdict PASS → REJECT"),
+        (Behaviour(True, 0.88, stateChanges=(("verdict", "PASS", None), ("gatekeeperStatus", "pass", "fail"))),
+         "answer 12 % changed; verdict PASS → none; gatekeeper status pass → fail"),
+        (Behaviour(True, 1.0, toolsRemoved=("query_logs",), stateChanges=(("composerMode", "parsed", "fallback"),)),
+         "no longer called query_logs; composer mode parsed → fallback"),
+        # Only when neither the answer, the tools nor what the agent decided moved.
+        (Behaviour(True, 1.0), "same answer and tool calls"),
+    ],
+)
+def test_the_phrase_names_what_the_agent_decided_differently(behaviour: Behaviour, phrase: str) -> None:
+    assert phrase_text(what_changed(behaviour)) == phrase
+
+
+def test_a_flipped_verdict_is_found_in_the_reports() -> None:
+    evidence = {"answer": "同样的回答", "toolCalls": [], "gatekeeperStatus": "pass", "composerMode": "parsed"}
+    before = result_from_json({"caseId": "a", "status": "passed", "passed": True, "verdict": "PASS",
+                               **evidence, "traceDigest": "sha256:1111111111111111"})  # fmt: skip
+    after = result_from_json({"caseId": "a", "status": "failed", "passed": False, "verdict": "REJECT",
+                              "failedChecks": ["verdict_not_allowed: x"], **evidence, "traceDigest": "sha256:2222222222222222"})  # fmt: skip
+    (change,) = compare_reports(build_report([before]), build_report([after])).caseChanges
+    assert change.change == "regressed" and phrase_text(what_changed(change.behaviour)) == "verdict PASS → REJECT"

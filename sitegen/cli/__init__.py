@@ -265,7 +265,8 @@ def build(
         typer.Option("--history-optional", help="A --history that does not exist (no file, HTTP 404) starts a new history, with a warning."),
     ] = False,
     run_id: Annotated[
-        Optional[str], typer.Option("--run-id", help="This run's id; a run with the same id is replaced. Default: a hash of commit and report.")
+        Optional[str], typer.Option("--run-id", help="This run's id; a run with the same id is replaced. Default: the commit "
+            "(one '+local' point for uncommitted changes; in CI a hash of commit and report).")
     ] = None,
     run_label: Annotated[Optional[str], typer.Option("--run-label", help="This run's label (e.g. 'PR #12'). Default: the commit.")] = None,
     history_limit: Annotated[int, typer.Option("--history-limit", help="Keep this many runs (at least 1).")] = DEFAULT_HISTORY_LIMIT,

@@ -61,7 +61,7 @@ def diff_lines(diff: DiffReport, baseline: Path | None) -> tuple[str, str]:
     """The terminal's diff lines (the cases first, then the pass rate; then what the agent did differently in each
     regressed and fixed case) and the gate's reason."""
     from sitegen.compare.whatchanged import terminal_lines
-    from sitegen.compare.wording import differences_summary, format_headline, gate_text
+    from sitegen.compare.wording import differences_summary, format_headline, gate_line
 
     lines = "".join(f"\n{line}" for line in terminal_lines(diff))
-    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", f"regression: {gate_text(diff)} against {baseline}"
+    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", gate_line(diff, baseline)

@@ -64,14 +64,14 @@ def junit_text(
     """The JUnit XML, each case pointing at its line of the case file; with a diff, the cases that failed in the
     baseline too are known failures and those within noise of it are skipped alike."""
     from sitegen.compare.changes import known_failures as known
-    from sitegen.compare.changes import regressed_cases, within_noise_cases
+    from sitegen.compare.changes import within_noise_cases
     from sitegen.report.junit import junit_xml
     from sitegen.suite.loading import case_lines
 
     changes = diff.caseChanges if diff is not None else []
     return junit_xml(
         report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
-        known_failures=known(changes), broken=regressed_cases(changes), within_noise=within_noise_cases(changes),
+        known_failures=known(changes), within_noise=within_noise_cases(changes),
         known_failure_mode=known_failures,
     )
 

@@ -22,7 +22,7 @@ from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, CasePages
 from sitegen.formatting import plural
 from sitegen.report.results import CaseResult
 from sitegen.report.status import Status
-from sitegen.stats import fisher_one_sided
+from sitegen.stats import fisher_one_sided, mcnemar_exact
 
 
 class Said(NamedTuple):
@@ -33,8 +33,9 @@ class Said(NamedTuple):
     icon: str
     title: str | None  # the title of its section in diff.md, the terminal and the diff page; None: not listed
     empty: str | None  # what the diff page says when no case has it; None: the section is left out then
-    breaking: bool = False  # the gate fails on it (--fail-on-regression)
+    breaking: bool = False  # the agent got worse: the gate fails on it (--fail-on-regression), a regression
     pages: frozenset[CasePages] = frozenset()  # the --case-pages modes in which it gives a case a page of its own
+    gated: bool = False  # the gate fails on it, though the agent was not judged: never called a regression
 
 
 _FLIPPED = frozenset((CasePages.FAILING, CasePages.CHANGED))  # a case whose pass/fail is not the baseline's
@@ -48,6 +49,10 @@ class ChangeKind(StrEnum):
     reading order, the order of the headline and of the diff page's sections; FILTER_ORDER and TEXT_ORDER below
     give the other two orders (a kind added here goes there too)."""
 
+    # A case not run now (its trace missing or unusable), whatever the baseline said: the agent was not judged, and
+    # what cannot be checked cannot be vouched for (eval/README.md, "Cases that could not be evaluated").
+    NOT_EVALUATED = "not_evaluated", Said("not evaluated", "not evaluated", "⊘", "Cases that could not be evaluated",
+                                          None, pages=_FLIPPED, gated=True)
     REGRESSED = "regressed", Said("regressed", "regressed", "▼", *_BREAKING, breaking=True, pages=_FLIPPED)
     REMOVED = "removed", Said("removed", "removed", "⊖", *_BREAKING, breaking=True)
     # Passed on both sides and behaves differently (compare/behaviour.py): no rule caught it, so a person must look;
@@ -93,8 +98,18 @@ class ChangeKind(StrEnum):
 
     @property
     def breaking(self) -> bool:
-        """Whether the gate fails on it."""
+        """Whether the agent got worse (regressed, removed): a regression, failing the gate."""
         return self.said.breaking
+
+    @property
+    def gated(self) -> bool:
+        """Whether the gate fails on it though the agent was not judged (a case that could not be evaluated)."""
+        return self.said.gated
+
+    @property
+    def fails_gate(self) -> bool:
+        """Whether `--fail-on-regression` fails on it (eval/README.md, "The gate")."""
+        return self.said.breaking or self.said.gated
 
     @property
     def pages(self) -> frozenset[CasePages]:
@@ -107,12 +122,13 @@ class ChangeKind(StrEnum):
 
 
 # The order of the index's Change filter: what needs attention first, then a fix before a known failure.
-FILTER_ORDER = (ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.CHANGED, ChangeKind.WITHIN_NOISE, ChangeKind.FIXED,
-                ChangeKind.STILL_FAILING, ChangeKind.NEW, ChangeKind.STILL_PASSING)
-# The order diff.md and the terminal list the sections after the breaking one in: known failures last.
+FILTER_ORDER = (ChangeKind.NOT_EVALUATED, ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.CHANGED,
+                ChangeKind.WITHIN_NOISE, ChangeKind.FIXED, ChangeKind.STILL_FAILING, ChangeKind.NEW, ChangeKind.STILL_PASSING)
+# The order diff.md and the terminal list the sections after the breaking one in: known failures last (the cases
+# that could not be evaluated come before the breaking one, never folded).
 TEXT_ORDER = (ChangeKind.CHANGED, ChangeKind.WITHIN_NOISE, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING)
 assert set(FILTER_ORDER) == set(ChangeKind), "every change kind has its place in the Change filter"
-assert set(TEXT_ORDER) == {kind for kind in ChangeKind if kind.title and not kind.breaking}, "and in diff.md"
+assert set(TEXT_ORDER) == {kind for kind in ChangeKind if kind.title and not kind.fails_gate}, "and in diff.md"
 
 
 @dataclass(frozen=True)
@@ -126,6 +142,7 @@ class CaseChange:
     newFailedChecks: tuple[str, ...] = ()
     resolvedChecks: tuple[str, ...] = ()
     behaviour: Behaviour = UNKNOWN  # what the agent did differently (compare/behaviour.py)
+    reason: str | None = None  # NOT_EVALUATED: why, and where (the message of its trace's failed check)
 
     @property
     def new_codes(self) -> list[str]:
@@ -141,7 +158,7 @@ class CaseChange:
             "currentStatus": None if self.currentStatus is None else self.currentStatus.value,
             "newFailedChecks": list(self.newFailedChecks),
             "resolvedChecks": list(self.resolvedChecks),
-        } | self.behaviour.to_json()
+        } | self.behaviour.to_json() | ({"reason": self.reason} if self.change is ChangeKind.NOT_EVALUATED else {})
 
 
 def _minus(checks: list[str], other: list[str]) -> tuple[str, ...]:
@@ -185,6 +202,15 @@ def beyond_chance(base: CaseResult, cur: CaseResult, alpha: float) -> bool:
     return moved is not None and moved[0] == base.passed and moved[1] < alpha
 
 
+def not_run_reason(result: CaseResult) -> str:
+    """Why a case could not be evaluated, and where: its first failed check's message (`trace is not JSON at
+    eval/fixtures/x.json:67:49: Expecting value`), without a trial count; `not run` when it names none."""
+    if not result.failedChecks:
+        return Status.NOT_RUN.word
+    parsed = parse_check(result.failedChecks[0])
+    return parsed.message or parsed.code
+
+
 def classify_case(
     base: CaseResult | None,
     cur: CaseResult | None,
@@ -193,10 +219,19 @@ def classify_case(
     answer_similarity: float = DEFAULT_ANSWER_SIMILARITY,
 ) -> CaseChange:
     """The change of one case; `base` or `cur` is None when the case is missing from that report. `behaviour`:
-    compare_behaviour(base, cur, answer_similarity) when already at hand."""
+    compare_behaviour(base, cur, answer_similarity) when already at hand.
+
+    A case not run now is NOT_EVALUATED, whatever the baseline said (new, or not run there too, included): the
+    agent was not judged, so neither a regression nor a known failure can be told."""
     if cur is None:
         assert base is not None, "a case is in at least one report"
         return CaseChange(base.caseId, ChangeKind.REMOVED, base.status, None)
+    if cur.status is Status.NOT_RUN:
+        # Nothing is resolved: the baseline's failed checks were not checked at all.
+        new = tuple(cur.failedChecks) if base is None else _minus(cur.failedChecks, base.failedChecks)
+        behaviour = UNKNOWN if base is None else compare_behaviour(base, cur, answer_similarity) if behaviour is None else behaviour
+        status = None if base is None else base.status
+        return CaseChange(cur.caseId, ChangeKind.NOT_EVALUATED, status, cur.status, new, (), behaviour, not_run_reason(cur))
     if base is None:
         return CaseChange(cur.caseId, ChangeKind.NEW, None, cur.status, tuple(cur.failedChecks))
     if base.passed == cur.passed:
@@ -218,16 +253,6 @@ def known_failures(changes: Iterable[CaseChange]) -> dict[str, list[str]]:
     return {change.caseId: change.new_codes for change in changes if change.change is ChangeKind.STILL_FAILING}
 
 
-def regressed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
-    """The cases that passed in the baseline and do not pass now (a removed case has no result to report)."""
-    return frozenset(change.caseId for change in changes if change.change is ChangeKind.REGRESSED)
-
-
-def changed_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
-    """The cases that passed on both sides and behave differently (no rule caught the change)."""
-    return frozenset(change.caseId for change in changes if change.change is ChangeKind.CHANGED)
-
-
 def within_noise_cases(changes: Iterable[CaseChange]) -> frozenset[str]:
     """The cases whose trial policy flipped within chance of the baseline (neither regressed nor fixed)."""
     return frozenset(change.caseId for change in changes if change.change is ChangeKind.WITHIN_NOISE)
@@ -240,12 +265,48 @@ def change_counts(changes: Iterable[CaseChange]) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
+class PairedTest:
+    """McNemar's exact test over the cases that have one trial and were evaluated on both sides (eval/README.md,
+    "Chance in a single-trial suite"): how many went each way, and how likely so lopsided a split is by chance."""
+
+    regressed: int  # passed in the baseline, failed now (McNemar's b)
+    fixed: int  # failed in the baseline, passed now (c)
+    pValue: float  # stats.mcnemar_exact(b, c): 1.0 when nothing flipped
+    cases: int  # the paired cases (not written: the summaries say it when some case of both reports is not one)
+
+    def to_json(self) -> dict[str, Any]:
+        """The test as diff.json's `pairedTest`."""
+        return {"test": "mcnemar-exact", "regressed": self.regressed, "fixed": self.fixed, "pValue": self.pValue}
+
+    def beyond_chance(self, alpha: float) -> bool:
+        """Whether the split is more lopsided than chance gives at level `alpha`."""
+        return self.pValue < alpha
+
+
+def paired_test(pairs: Iterable[tuple[CaseResult, CaseResult]]) -> PairedTest | None:
+    """The paired test over (baseline, current) results of one case each; only cases with one trial on both sides
+    whose agent was judged on both (passed or failed, not `not_run`) count. None when no case does: a suite of
+    trials has its own test per case, the Fisher test of trialPassRate."""
+    regressed = fixed = cases = 0
+    for base, cur in pairs:
+        if base.trials != 1 or cur.trials != 1 or Status.NOT_RUN in (base.status, cur.status):
+            continue
+        cases += 1
+        if base.passed != cur.passed:
+            regressed, fixed = (regressed + 1, fixed) if base.passed else (regressed, fixed + 1)
+    return None if cases == 0 else PairedTest(regressed, fixed, mcnemar_exact(regressed, fixed), cases)
+
+
+@dataclass(frozen=True)
 class Headline:
     """What every summary leads with: the cases by change (ChangeKind's reading order), then the pass rates."""
 
     groups: dict[ChangeKind, tuple[CaseChange, ...]]  # every kind, with the cases that have it
     baselinePassRate: float
     currentPassRate: float
+    paired: PairedTest | None = None  # McNemar's test of the single-trial cases, for the pass-rate clause
+    alpha: float = DEFAULT_ALPHA  # the level the paired test is read at
+    compared: int = 0  # cases in both reports (the paired test says so when it covers fewer)
 
     def of(self, kind: ChangeKind) -> tuple[CaseChange, ...]:
         """The cases with change `kind`, in the diff's order."""
@@ -257,9 +318,19 @@ class Headline:
         return sum(1 for change in self.of(ChangeKind.NEW) if change.currentStatus is not Status.PASSED)
 
 
-def case_headline(changes: Iterable[CaseChange], baseline_pass_rate: float, current_pass_rate: float) -> Headline:
-    """The headline's data from a diff's caseChanges and its two pass rates."""
+def case_headline(
+    changes: Iterable[CaseChange],
+    baseline_pass_rate: float,
+    current_pass_rate: float,
+    paired: PairedTest | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> Headline:
+    """The headline's data from a diff's caseChanges, its two pass rates and its paired test."""
     groups: dict[ChangeKind, list[CaseChange]] = {kind: [] for kind in ChangeKind}
+    compared = 0
     for change in changes:
         groups[change.change].append(change)
-    return Headline({kind: tuple(group) for kind, group in groups.items()}, baseline_pass_rate, current_pass_rate)
+        compared += change.baselineStatus is not None and change.currentStatus is not None
+    return Headline(
+        {kind: tuple(group) for kind, group in groups.items()}, baseline_pass_rate, current_pass_rate, paired, alpha, compared
+    )

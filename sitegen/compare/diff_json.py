@@ -60,6 +60,7 @@ def diff_document(diff: DiffReport) -> dict[str, Any]:
         "costTolerance": diff.costTolerance,
         "changedDefinitions": list(diff.changedDefinitions),
         "caseChanges": [change.to_json() for change in diff.caseChanges],
+        "pairedTest": None if diff.pairedTest is None else diff.pairedTest.to_json(),
         "items": [item_document(item) for item in diff.items],
     }
     if any(item.metric == TRIAL_PASS_RATE for item in diff.items):  # single-trial diffs keep their shape

@@ -20,13 +20,14 @@ from sitegen.compare.wording import (
     format_cases,
     gate_text,
     item_message,
-    pass_rate_points,
+    pass_rate_change,
     reasons_text,
     status_change,
 )
 from sitegen.defaults import FOLD_AFTER
 from sitegen.formatting import percent, plural
 from sitegen.report.mdtext import escape_cell, escape_inline, table
+from sitegen.report.status import Status
 
 NOT_COMPARABLE = "case changed — not comparable"
 # The passing cases that behave differently a job summary lists (GitHub drops a summary over 1 MiB); diff.md has all.
@@ -36,11 +37,10 @@ _SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "C
 
 def _headline(diff: DiffReport) -> list[str]:
     headline = diff.headline()
-    points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
     lines = [
         f"**{format_cases(headline, escape_inline)}**",
         "",
-        f"Pass rate {percent(diff.baselinePassRate)} → {percent(diff.currentPassRate)} ({points}): "
+        f"Pass rate {pass_rate_change(headline)}: "
         f"{diff.baselinePassedCases}/{diff.baselineTotalCases} cases passed in the baseline, "
         f"{diff.currentPassedCases}/{diff.currentTotalCases} now.",
         "",
@@ -48,7 +48,7 @@ def _headline(diff: DiffReport) -> list[str]:
     if diff.hasRegression:
         flagged = sum(1 for c in diff.caseChanges if c.change.breaking and c.caseId in diff.changedDefinitions)
         note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
-        lines.append(f"❌ **Regression**: {gate_text(diff, escape_inline)}{note}")
+        lines.append(f"❌ **Gate fails**: {gate_text(diff, escape_inline)}{note}")
     else:
         tolerance = f"{diff.costTolerance * 100:g}%"
         lines.append(f"✅ **No regression**: no case regressed or was removed, and no cost signal rose by more "
@@ -82,6 +82,18 @@ def _codes_cell(checks: tuple[str, ...] | list[str]) -> str:
 
 def _what_changed_cell(change: CaseChange) -> str:
     return phrase_text(what_changed(change.behaviour), escape_cell) or "—"
+
+
+def not_evaluated_table(diff: DiffReport) -> str:
+    """The cases that could not be evaluated now, each with its status then and now and why (the file and place)."""
+    rows = [[escape_cell(c.caseId), escape_cell(status_change(c) if c.baselineStatus else "new, not run"),
+             escape_cell(c.reason or Status.NOT_RUN.word)] for c in diff.caseChanges if c.change is ChangeKind.NOT_EVALUATED]  # fmt: skip
+    return table(["Case", "Change", "Why (where)"], rows)
+
+
+def _not_evaluated_section(diff: DiffReport, level: str) -> list[str]:
+    count = diff.caseChangeCounts.get(ChangeKind.NOT_EVALUATED, 0)
+    return ["", f"{level} {ChangeKind.NOT_EVALUATED.title} ({count})", "", not_evaluated_table(diff)] if count else []
 
 
 def breaking_table(diff: DiffReport) -> str:
@@ -136,7 +148,7 @@ def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[s
 
 
 def _case_sections(diff: DiffReport, level: str) -> list[str]:
-    lines: list[str] = []
+    lines = _not_evaluated_section(diff, level)  # first, never folded: the gate fails on them
     if diff.caseRegressionCount:
         lines += _folded(f"{ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", breaking_table(diff), level,
                          False, diff.caseRegressionCount)
@@ -193,8 +205,9 @@ def diff_markdown(diff: DiffReport) -> str:
 
 
 def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
-    """REGRESSION items the case table does not already say: costs, and losses inside cases that did not regress."""
-    listed = {change.caseId for change in diff.caseChanges if change.change.breaking}
+    """REGRESSION items the case tables do not already say: costs, and losses inside cases that did not regress (a
+    case that could not be evaluated lost everything only because it was not judged)."""
+    listed = {change.caseId for change in diff.caseChanges if change.change.fails_gate}
     return [item for item in diff.items
             if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
 
@@ -202,7 +215,7 @@ def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
 def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
     """For a GitHub job summary: the headline, every regressed and removed case (never folded), the passing cases that
     behave differently (the first SUMMARY_CHANGED_ROWS), other regression signals."""
-    lines = [f"## {escape_inline(title)}", "", *_headline(diff)]
+    lines = [f"## {escape_inline(title)}", "", *_headline(diff), *_not_evaluated_section(diff, "###")]
     if diff.caseRegressionCount:
         lines += ["", f"### {ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", "", breaking_table(diff)]
     changed = diff.caseChangeCounts.get(ChangeKind.CHANGED, 0)

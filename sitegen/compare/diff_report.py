@@ -22,8 +22,11 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
   one-sided Fisher exact test on the passed/failed trial counts (stats.py): fallen with p < α a REGRESSION,
   risen with p < α an IMPROVEMENT, else CHANGED; the item carries `pValue` (of the direction it moved) and
   `alpha`. The `passed` item keeps its own rule whatever the p-value.
-- `hasRegression` is what `--fail-on-regression` fails on: a case regressed or was removed
-  (`caseRegressionCount` > 0), a cost signal is a REGRESSION by the paired rule, or a case's trial pass rate
+- `pairedTest` is McNemar's exact test (stats.py) over the cases with one trial on both sides that were evaluated
+  on both (a `not_run` side has no outcome to pair): b passed → failed, c failed → passed. It informs every
+  pass-rate clause; the gate keeps its own rule. null when no case qualifies (a suite of trials).
+- `hasRegression` is what `--fail-on-regression` fails on: a case could not be evaluated now (`not_evaluated`,
+  whatever the baseline said of it), a case regressed or was removed (`caseRegressionCount` > 0), a cost signal is a REGRESSION by the paired rule, or a case's trial pass rate
   fell by more than chance (a `trialPassRate` REGRESSION: caught even when the trial policy still passes the
   case, say `any` going from 5/5 to 1/5). Other REGRESSION items
   (the pass rate falling because a new case fails, fewer keywords in a case that still passes) are counted
@@ -43,9 +46,11 @@ from sitegen.compare.changes import (
     CaseChange,
     ChangeKind,
     Headline,
+    PairedTest,
     case_headline,
     change_counts,
     classify_case,
+    paired_test,
     trial_p_value,
 )
 from sitegen.compare.costs import paired_average, paired_type
@@ -96,10 +101,12 @@ class DiffReport:
     baselineInputs: bool = True
     # `[diff] answerSimilarity`: a passing case whose answers are less alike than this behaves differently.
     answerSimilarity: float = DEFAULT_ANSWER_SIMILARITY
+    # McNemar's exact test of the cases with one trial on both sides (None: no such case).
+    pairedTest: PairedTest | None = None
 
     def headline(self) -> Headline:
         """What every summary leads with: the cases by change, then the pass rate (worded by compare/wording.py)."""
-        return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate)
+        return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate, self.pairedTest, self.alpha)
 
     @property
     def cost_regressions(self) -> list[DiffItem]:
@@ -138,10 +145,14 @@ def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: f
         )
 
 
-def _aggregate_items(out: _Collector, baseline: Report, current: Report, tolerance: float) -> None:
+def _aggregate_items(
+    out: _Collector, baseline: Report, current: Report, tolerance: float, paired: PairedTest | None, alpha: float
+) -> None:
     before, after = baseline.passRate, current.passRate
     if not same(before, after):
-        out.add(REGRESSION if after < before else IMPROVEMENT, None, PASS_RATE, before, after)
+        # Its message adds McNemar's test of the single-trial cases (compare/wording.py's chance_clause).
+        out.add(REGRESSION if after < before else IMPROVEMENT, None, PASS_RATE, before, after, pairedTest=paired,
+                alpha=alpha if paired is not None else None)
     _cost_items(out, baseline, current, tolerance)
     for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
@@ -301,8 +312,9 @@ def compare_reports(
         cases[case_id] = found if found is not None else compare_case(
             before.get(case_id), after.get(case_id), alpha=alpha, answer_similarity=answer_similarity
         )
+    paired = paired_test((base, after[case_id]) for case_id, base in before.items() if case_id in after)
     out = _Collector()
-    _aggregate_items(out, baseline, current, cost_tolerance)
+    _aggregate_items(out, baseline, current, cost_tolerance, paired, alpha)
     for comparison in cases.values():
         out.items += comparison.items
     changed_definitions = [
@@ -314,6 +326,7 @@ def compare_reports(
     regressions = sum(1 for item in out.items if item.type == REGRESSION)
     improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
     breaking = sum(1 for change in changes if change.change.breaking)
+    gated = sum(1 for change in changes if change.change.fails_gate)
     cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
     trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
     return DiffReport(
@@ -326,7 +339,7 @@ def compare_reports(
         regressionCount=regressions,
         improvementCount=improvements,
         changedCount=len(out.items) - regressions - improvements,
-        hasRegression=breaking > 0 or cost_regression or trial_regression,
+        hasRegression=gated > 0 or cost_regression or trial_regression,
         items=out.items,
         changedDefinitions=changed_definitions,
         caseChanges=changes,
@@ -337,5 +350,6 @@ def compare_reports(
         baselineEvidence=not baseline.results or records_evidence(baseline.results),
         baselineInputs=not baseline.results or records_inputs(baseline.results) or not records_evidence(baseline.results),
         answerSimilarity=answer_similarity,
+        pairedTest=paired,
     )
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sitegen.finite import difference
 
 if TYPE_CHECKING:
+    from sitegen.compare.changes import PairedTest
     from sitegen.compare.trajectory import Divergence
 
 REGRESSION = "REGRESSION"
@@ -65,6 +66,9 @@ class DiffItem:
     trialCounts: tuple[tuple[int, int], tuple[int, int]] | None = None
     mixChanged: bool | None = None
     costTolerance: float | None = None
+    # The `passRate` item's McNemar test of the single-trial cases (diff.json has it once, as `pairedTest`), read
+    # at `alpha`.
+    pairedTest: PairedTest | None = None
 
 
 def is_number(value: Any) -> bool:

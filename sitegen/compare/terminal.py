@@ -31,6 +31,9 @@ def _case_lines(change: CaseChange, diff: DiffReport) -> list[str]:
     kind = change.change
     if kind is ChangeKind.REMOVED:
         return [f"{INDENT}{kind.icon} {change.caseId}: {kind.word} (missing from the current report)"]
+    if kind is ChangeKind.NOT_EVALUATED:
+        moved = status_change(change) if change.baselineStatus else "new, not run"
+        return [f"{INDENT}{kind.icon} {change.caseId}: {moved}", f"{INDENT * 3}why: {change.reason or Status.NOT_RUN.word}"]
     moved = STATUS_WORDS[change.currentStatus] if kind is ChangeKind.NEW else status_change(change)
     flagged = " [definition changed: not comparable]" if change.caseId in diff.changedDefinitions else ""
     lines = [f"{INDENT}{kind.icon} {change.caseId}: {moved}{flagged}"]
@@ -55,12 +58,17 @@ def diff_text(diff: DiffReport) -> str:
         f"{INDENT}{format_cases(headline)}",
         f"{INDENT}{format_pass_rate(headline)}: {diff.baselinePassedCases}/{diff.baselineTotalCases} cases passed "
         f"in the baseline, {diff.currentPassedCases}/{diff.currentTotalCases} now",
-        f"{INDENT}{'Regression: ' + gate_text(diff) if diff.hasRegression else 'No regression'}",
+        f"{INDENT}{'Gate fails: ' + gate_text(diff) if diff.hasRegression else 'No regression'}",
     ]
     if diff.changedDefinitions:
         lines.append(f"{INDENT}⚠ {DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}")
     if not diff.baselineEvidence or not diff.baselineInputs:
         lines.append(f"{INDENT}ℹ {NO_EVIDENCE if not diff.baselineEvidence else NO_INPUTS}")
+    unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED]
+    if unjudged:
+        lines += ["", f"{ChangeKind.NOT_EVALUATED.title} ({len(unjudged)})"]
+        for change in unjudged:
+            lines += _case_lines(change, diff)
     breaking = [change for change in diff.caseChanges if change.change.breaking]
     if breaking:
         lines += ["", f"{ChangeKind.REGRESSED.title} ({len(breaking)})"]

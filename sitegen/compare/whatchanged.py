@@ -87,6 +87,12 @@ def _restates(divergence: Divergence, behaviour: Behaviour) -> bool:
     return only_failing and before.toolName in behaviour.toolsNowFailing
 
 
+def _state_clauses(behaviour: Behaviour) -> list[list[Part]]:
+    """What the agent decided differently, each as `verdict PASS → REJECT` (a value as recorded, shown as code)."""
+    return [[Part(f"{_STATE_WORDS[name]} "), Part(then or "none", code=True), Part(" → "), Part(now or "none", code=True)]
+            for name, then, now in behaviour.stateChanges]
+
+
 def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
     """What the agent did differently, as parts of one phrase; empty when nothing is known of it."""
     if behaviour.traceChanged is False:
@@ -109,8 +115,9 @@ def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
     if behaviour.answerSimilarity < 1:
         changed = percent_changed(behaviour.answerSimilarity)
         clauses.append([Part(f"answer {changed} % changed" if changed else "answer changed by less than 1 %")])
-    for name, then, now in behaviour.stateChanges:
-        clauses.append([Part(f"{_STATE_WORDS[name]} "), Part(then or "none", code=True), Part(" → "), Part(now or "none", code=True)])
+    # Its verdict, gatekeeper status or composer mode: often the whole story (a flipped verdict fails the rules
+    # with the answer and tools as they were), so "same answer and tool calls" is said only when none moved.
+    clauses += _state_clauses(behaviour)
     if not clauses:
         clauses.append([Part("same answer and tool calls")])
     parts: list[Part] = []
@@ -148,12 +155,16 @@ def printable(text: str) -> str:
 
 
 def terminal_lines(diff: DiffReport) -> list[str]:
-    """The lines under the terminal's headline: each regressed and fixed case with its phrase, or once that the
-    baseline records no answers."""
+    """The lines under the terminal's headline: the cases that could not be evaluated past those it names, then
+    each regressed and fixed case with its phrase, or once that the baseline records no answers."""
+    unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED][HEADLINE_LISTED:]
+    lines = [f"  {printable(change.caseId)} — {printable(change.reason or 'not run')}" for change in unjudged[:TERMINAL_LISTED]]
+    if len(unjudged) > TERMINAL_LISTED:
+        lines.append(f"  … and {len(unjudged) - TERMINAL_LISTED} more cases that could not be evaluated (see diff.md)")
     if not diff.baselineEvidence:
-        return [f"  {NO_EVIDENCE}"]
+        return [*lines, f"  {NO_EVIDENCE}"]
     phrased = [change for change in diff.caseChanges if change.change in PHRASED]
-    lines = [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
+    lines += [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
     if len(phrased) > TERMINAL_LISTED:
         lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
     # The passing cases that behave differently past those the headline names with their phrase.

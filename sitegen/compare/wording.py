@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import percent_changed
-from sitegen.compare.changes import CaseChange, ChangeKind, Headline
+from sitegen.compare.changes import CaseChange, ChangeKind, Headline, PairedTest
 from sitegen.compare.costs import PairedAverage
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import (
@@ -144,10 +144,10 @@ def _case_sentence(case: str, item: DiffItem) -> str:
 
 
 def _passed_message(case: str, item: DiffItem) -> str:
-    if item.currentValue:
-        sentence = f"{case} now passes"
-    else:
-        sentence = f"{case} {'is now not run' if item.currentStatus is Status.NOT_RUN else 'now fails'}"
+    if item.currentStatus is Status.NOT_RUN:  # the Java shape's REGRESSION, but not the agent's: it was not judged
+        reason = parse_check(item.checks[0]) if item.checks else None
+        return f"{case} could not be evaluated: {(reason.message or reason.code) if reason else Status.NOT_RUN.word}."
+    sentence = f"{case} now passes" if item.currentValue else f"{case} now fails"
     message = passed_message(sentence, item.currentValue, item.checks) if item.checks else _values_message(sentence, item)
     if item.trialCounts is not None:  # a flip of the trial policy within chance (a CHANGED item)
         message = f"{message.rstrip('.')}; {noise_clause(*item.trialCounts)}."
@@ -167,7 +167,10 @@ def item_message(item: DiffItem) -> str:
     if metric == "toolCalls":
         return tool_calls_message(item.caseId or "", item.baselineValue, item.currentValue, item.firstDivergence)
     if metric == PASS_RATE:
-        return _values_message(f"Pass rate {_fell_or_rose(item)}", item)
+        message = _values_message(f"Pass rate {_fell_or_rose(item)}", item)
+        if item.pairedTest is None or item.alpha is None:
+            return message
+        return f"{message[:-1]}; {chance_clause(item.pairedTest, item.alpha)}."
     if metric in COST_METRICS:
         assert item.pairedCaseCount is not None and item.mixChanged is not None and item.costTolerance is not None
         paired = PairedAverage(item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue, item.mixChanged)
@@ -247,20 +250,48 @@ def differences_summary(diff: DiffReport) -> str:
 
 
 def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
-    """Why `--fail-on-regression` fails ("2 cases regressed, 1 removed · cost: Average duration"), or "" when it passes."""
+    """Why `--fail-on-regression` fails ("1 case could not be evaluated: a — trace is not JSON at … · 2 cases
+    regressed, 1 removed · cost: Average duration"), or "" when it passes. Each case is counted once: a regressed
+    case whose trial pass rate also fell is in the count, and the trial clauses name the others, the known
+    failures apart."""
+    reasons = []
+    unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED]
+    if unjudged:
+        reasons.append(not_evaluated_text(unjudged, escape))
     regressed, removed = (diff.caseChangeCounts.get(kind, 0) for kind in (ChangeKind.REGRESSED, ChangeKind.REMOVED))
     said = ChangeKind.REGRESSED.word, ChangeKind.REMOVED.word
     cases = [plural(regressed, f"case {said[0]}", f"cases {said[0]}")] if regressed else []
     if removed:
         cases.append(f"{removed:,} {said[1]}" if regressed else plural(removed, f"case {said[1]}", f"cases {said[1]}"))
-    reasons = [", ".join(cases)] if cases else []
+    reasons += [", ".join(cases)] if cases else []
     costs = [escape(item.metric) for item in diff.cost_regressions]
     if costs:
         reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
-    trials = [f"{escape(item.caseId or '')} (p = {item.pValue:.3g})" for item in diff.trial_regressions]
-    if trials:
-        reasons.append(f"trial pass rate fell by more than chance: {', '.join(trials)}")
+    kinds = {change.caseId: change.change for change in diff.caseChanges}
+    known, passing = ChangeKind.STILL_FAILING, ChangeKind.STILL_PASSING
+    fell: dict[ChangeKind, list[str]] = {passing: [], known: []}
+    for item in diff.trial_regressions:
+        kind = kinds.get(item.caseId or "")
+        if kind is not None and not kind.fails_gate:  # a regressed case is in the count above
+            fell[known if kind is known else passing].append(f"{escape(item.caseId or '')} (p = {item.pValue:.3g})")
+    if fell[passing]:
+        whom = plural(len(fell[passing]), "case that still passes", "cases that still pass")
+        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell[passing])}")
+    if fell[known]:
+        whom = known.count(len(fell[known]))
+        reasons.append(f"trial pass rate fell by more than chance in {whom}: {', '.join(fell[known])}")
     return " · ".join(reasons)
+
+
+def gate_line(diff: DiffReport, baseline: object) -> str:
+    """What a failed gate says on stderr: `gate failed: 1 case regressed (against eval/baseline/report.json)`."""
+    return f"gate failed: {gate_text(diff)} (against {baseline})"
+
+
+def not_evaluated_text(changes: Sequence[CaseChange], escape: Callable[[str], str] = str) -> str:
+    """The cases that could not be evaluated, as every summary names them first: `1 case could not be evaluated:
+    oom-restart — trace is not JSON at eval/fixtures/oom-restart.json:67:49: Expecting ',' delimiter`."""
+    return "".join(escape(s.text) if s.kind in ESCAPED else s.text for s in _not_evaluated_segments(changes))
 
 
 def cost_note(diff: DiffReport) -> str:
@@ -270,19 +301,32 @@ def cost_note(diff: DiffReport) -> str:
 
 
 # What a headline segment is: words, a case id, the rule codes that broke a case, recorded text in a "what changed"
-# phrase (a tool's name, a verdict), or the rest of a list.
-TEXT, CASE_ID, CODES, RECORDED, MORE = "text", "case", "codes", "recorded", "more"
-ESCAPED = (CASE_ID, CODES, RECORDED)  # the kinds that are data from the reports: Markdown escapes them
+# phrase (a tool's name, a verdict), why a case could not be evaluated (with the file and place), or the rest of a
+# list.
+TEXT, CASE_ID, CODES, RECORDED, REASON, MORE = "text", "case", "codes", "recorded", "reason", "more"
+MORE_NOT_EVALUATED = "more-not-evaluated"  # the rest of the cases that could not be evaluated
+ESCAPED = (CASE_ID, CODES, RECORDED, REASON)  # the kinds that are data from the reports: Markdown escapes them
 
 
 class Segment(NamedTuple):
     """A piece of the headline: `kind` says whether it is words (TEXT) or data from the reports (CASE_ID, CODES,
-    RECORDED, MORE: "and 3 more", the rest of the group) that Markdown escapes and the site links; `group` is the
-    change kind of the cases a MORE stands for."""
+    RECORDED, REASON; MORE and MORE_NOT_EVALUATED: "and 3 more", the rest of the group) that Markdown escapes and
+    the site links; `group` is the change kind of the cases a MORE stands for."""
 
     text: str
     kind: str = TEXT
     group: ChangeKind | None = None
+
+
+def _not_evaluated_segments(changes: Sequence[CaseChange]) -> list[Segment]:
+    out = [Segment(f"{plural(len(changes), 'case')} could not be evaluated: ")]
+    for i, change in enumerate(changes[:HEADLINE_LISTED]):
+        if i:
+            out.append(Segment("; "))
+        out += (Segment(change.caseId, CASE_ID), Segment(" — "), Segment(change.reason or Status.NOT_RUN.word, REASON))
+    if len(changes) > HEADLINE_LISTED:
+        out += (Segment("; "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE_NOT_EVALUATED))
+    return out
 
 
 def _named(changes: tuple[CaseChange, ...], with_phrase: bool = False) -> list[Segment]:
@@ -321,15 +365,20 @@ def changed_lead(count: int) -> str:
 
 
 def headline_segments(headline: Headline) -> tuple[Segment, ...]:
-    """The cases part of the headline: "1 case regressed: a (code) · 1 case removed: b · 1 passing case behaves
-    differently: c (answer 87 % changed) · 2 within noise · 2 known failures · 1 fixed · 1 new"."""
+    """The cases part of the headline: "1 case could not be evaluated: c — reason · 1 case regressed: a (code) ·
+    1 case removed: b · 1 passing case behaves differently: d (answer 87 % changed) · 2 within noise · 2 known
+    failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
-    listed = [kind for kind in ChangeKind if kind.title is not None]
-    for kind in (kind for kind in listed if kind.breaking):
+    unjudged = headline.of(ChangeKind.NOT_EVALUATED)
+    if unjudged:  # first, with why and where: the agent was not judged, and the gate fails on them
+        parts.append(_not_evaluated_segments(unjudged))
+    listed = [kind for kind in ChangeKind if kind.title is not None and not kind.gated]
+    breaking = [kind for kind in listed if kind.breaking]
+    for kind in breaking:
         if headline.of(kind):
             lead = f"{plural(len(headline.of(kind)), 'case')} {kind.word}: "
             parts.append([Segment(lead), *_named(headline.of(kind))])
-    if not parts:
+    if not any(headline.of(kind) for kind in breaking):
         parts.append([Segment(f"no case {ChangeKind.REGRESSED.word}")])
     for kind in (kind for kind in listed if not kind.breaking):
         if kind is ChangeKind.CHANGED and headline.of(kind):  # named, each with what it does differently
@@ -351,10 +400,33 @@ def format_cases(headline: Headline, escape: Callable[[str], str] = str) -> str:
     return "".join(escape(s.text) if s.kind in ESCAPED else s.text for s in headline_segments(headline))
 
 
-def format_pass_rate(headline: Headline) -> str:
-    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points)"."""
+def p_value_text(p_value: float) -> str:
+    """A p-value as the summaries print it: two decimals (`0.02`, `1.00`), three below 0.01, `< 0.001` below that."""
+    if p_value >= 0.01:
+        return f"{p_value:.2f}"
+    return f"{p_value:.3f}" if p_value >= 0.001 else "< 0.001"
+
+
+def chance_clause(test: PairedTest, alpha: float, compared: int | None = None) -> str:
+    """McNemar's test in words: "2 regressed, 1 fixed: p = 1.00, within chance" (`compared`: the cases in both
+    reports; when the test pairs fewer, it says over how many: "… fixed of 20 paired cases: …")."""
+    over = f" of {test.cases:,} paired cases" if compared is not None and test.cases != compared else ""
+    judged = "more than chance" if test.beyond_chance(alpha) else "within chance"
+    p_value = p_value_text(test.pValue)
+    return f"{test.regressed:,} regressed, {test.fixed:,} fixed{over}: p {'' if p_value[0] == '<' else '= '}{p_value}, {judged}"
+
+
+def pass_rate_change(headline: Headline) -> str:
+    """The pass rate then and now with its move and, for single-trial cases, whether the move is more than chance:
+    "80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, within chance)"."""
     points = pass_rate_points(headline.baselinePassRate, headline.currentPassRate)
-    return f"pass rate {percent(headline.baselinePassRate)} → {percent(headline.currentPassRate)} ({points})"
+    chance = "" if headline.paired is None else f"; {chance_clause(headline.paired, headline.alpha, headline.compared)}"
+    return f"{percent(headline.baselinePassRate)} → {percent(headline.currentPassRate)} ({points}{chance})"
+
+
+def format_pass_rate(headline: Headline) -> str:
+    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, within chance)"."""
+    return f"pass rate {pass_rate_change(headline)}"
 
 
 def format_headline(headline: Headline, escape: Callable[[str], str] = str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sitegen.checks import NOT_RUN_CODES
 from sitegen.evaluation.rules import evidence_coverage, matched_keywords, run_rules
 from sitegen.evaluation.trials import combine_trials
 from sitegen.report.evidence import UNREAD, trace_evidence
@@ -29,12 +28,13 @@ def evaluate_case(case: Case, outcome: LoadedTrace | TrialTraces | FixtureProble
 
 
 def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: SuiteConfig) -> CaseResult:
-    """Apply every rule to one trace (one trial) of a case."""
+    """Apply every rule to one trace (one trial) of a case; a trace that could not be used leaves it not run (the
+    agent was not judged; eval/README.md, "Cases that could not be evaluated")."""
     if isinstance(outcome, FixtureProblem):
         return CaseResult(
             caseId=case.id,
             title=case.display_title,
-            status=Status.NOT_RUN if outcome.code in NOT_RUN_CODES else Status.FAILED,
+            status=Status.NOT_RUN,
             passed=False,
             failedChecks=[outcome.as_check()],
             verdict=None,

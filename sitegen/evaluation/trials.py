@@ -54,13 +54,9 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
     first = results[0]
     passed = sum(1 for result in results if result.passed)
     passes = policy.passes(passed, len(results))
-    if passes:
-        status = Status.PASSED
-    elif all(result.status is Status.NOT_RUN for result in results):
-        status = Status.NOT_RUN
-    else:
-        status = Status.FAILED
     read = [result for result in results if result.traceLoaded]
+    # Not run only when no trial could be read; an unreadable trial among readable ones is a failed trial.
+    status = Status.PASSED if passes else Status.FAILED if read else Status.NOT_RUN
     durations = [result.durationMs for result in read if result.durationMs is not None]
     tools = list(dict.fromkeys(tool for result in results for tool in result.evidenceCoverage))
     evidence = [result.evidence or UNREAD for result in results]
@@ -84,7 +80,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
         trialResults=[
             TrialResult(
                 fixture=name,
-                status=result.status,
+                status=Status.FAILED if read and result.status is Status.NOT_RUN else result.status,
                 failedChecks=list(result.failedChecks),
                 verdict=result.verdict,
                 matchedKeywordCount=result.matchedKeywordCount,

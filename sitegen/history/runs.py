@@ -11,11 +11,11 @@ import hashlib
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, StringConstraints, ValidationError, create_model, field_validator
 from pydantic_core import PydanticCustomError
@@ -27,6 +27,7 @@ from sitegen.plumbing.deadline import TooLarge, TooSlow
 from sitegen.plumbing.jsontext import dumps_json
 from sitegen.report.figures import COUNT, COUNTS, INTERVAL, MEAN, MEAN_OR_NULL, RATE, FigureKind, figures
 from sitegen.report.results import CaseResult, Report, TrialFigures
+from sitegen.report.status import Status
 
 HISTORY_FORMAT_VERSION = 1
 
@@ -95,6 +96,9 @@ class _RunRecord(BaseModel):
     label: str = ""
     createdAt: str = ""
     commit: str | None = None
+    # Built from a work tree with uncommitted changes (eval/README.md, "History"): drawn apart on the charts,
+    # replaced by the next such build, never counted towards flakiness. Written only when true.
+    local: bool = False
 
     @field_validator("formatVersion")
     @classmethod
@@ -127,6 +131,8 @@ class _RunRecord(BaseModel):
             "createdAt": self.createdAt,
             "commit": self.commit,
         }
+        if self.local:
+            data["local"] = True
         for name in _AGGREGATES:
             if name in self.model_fields_set:
                 value = getattr(self, name)
@@ -288,13 +294,19 @@ def check_history_limit(limit: int) -> None:
         raise UsageError(f"--history-limit must be at least 1, got {limit}")
 
 
-def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None) -> Run:
+def new_run(report: Report, *, run_id: str, label: str, created_at: str, commit: str | None, local: bool = False) -> Run:
     """This build's run record: the report's figures as report.json states them (its trial figures too when some
-    case has trials; a suite of single files records its runs as it always did) and each case's pass/fail."""
+    case has trials; a suite of single files records its runs as it always did) and each evaluated case's
+    pass/fail; `local`: built from a work tree with uncommitted changes.
+
+    A case that could not be evaluated is left out of `cases`, as a case not in the suite then would be: its agent
+    was not judged, so it neither passed nor failed, and on its pass/fail strip it neither flips nor extends a
+    streak of failures (eval/README.md, "History")."""
     figures = report.to_json(results=False)
     del figures["formatVersion"]
-    cases = {result.caseId: result.passed for result in report.results}
-    return Run.model_validate({"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **figures, "cases": cases})
+    cases = {result.caseId: result.passed for result in report.results if result.status is not Status.NOT_RUN}
+    record = {"runId": run_id, "label": label, "createdAt": created_at, "commit": commit, **({"local": True} if local else {})}
+    return Run.model_validate({**record, **figures, "cases": cases})
 
 
 def _moment(created_at: str) -> datetime | None:
@@ -309,14 +321,15 @@ def _moment(created_at: str) -> datetime | None:
 
 
 def record_run(history: Sequence[Run], run: Run, limit: int = DEFAULT_HISTORY_LIMIT) -> list[Run]:
-    """Record `run` in createdAt order, replacing a run with the same runId, and keep the last `limit` runs.
+    """Record `run` in createdAt order, replacing a run with the same runId (and, for a local run, every earlier
+    local run: the history keeps one), and keep the last `limit` runs.
 
     The run goes before the runs that are later than it, so a re-run of an old commit (whose createdAt is
     that commit's time) lands in its place and a new run at the end; the others keep their order as read,
     and a run without a readable time stays where it is.
     """
     check_history_limit(limit)
-    runs = [existing for existing in history if existing.runId != run.runId]
+    runs = [existing for existing in history if existing.runId != run.runId and not (run.local and existing.local)]
     moment = _moment(run.createdAt)
     place = index = len(runs)
     while moment is not None and index > 0:
@@ -337,9 +350,59 @@ def history_json(runs: Sequence[Run]) -> str:
 
 def default_run_id(commit: str | None, report_json_text: bytes) -> str:
     """A run id that is the same for the same commit and the same report (report.json's text in UTF-8, a lone
-    surrogate as it is), so a rebuild replaces its run."""
+    surrogate as it is), so a rebuild replaces its run: a CI run's, and a build's outside git."""
     digest = hashlib.sha256(f"{commit or 'no-commit'}\n".encode("utf-8", "surrogatepass") + report_json_text)
     return f"run-{digest.hexdigest()[:12]}"
+
+
+LOCAL_SUFFIX = "+local"  # a local run's default label: the commit its uncommitted changes sit on, then this
+CI_ENV = "GITHUB_RUN_ID"  # set in a GitHub Actions job: its builds keep one point per run
+
+
+class TreeState(NamedTuple):
+    """What git says of the work tree a build ran in: which point of the history the build is (eval/README.md,
+    "History")."""
+
+    commit: str | None  # HEAD, or None outside git
+    local: bool  # tracked files differ from HEAD (never in CI)
+    ci: bool  # a CI job (GITHUB_RUN_ID set)
+
+    def run_id(self, report_json_text: bytes) -> str:
+        """This build's default run id: its commit (`commit-<12 hex>`; a rebuild at the same commit replaces the
+        point), `local-<12 hex>` with uncommitted changes; in CI or outside git, default_run_id as ever."""
+        if self.ci or self.commit is None:
+            return default_run_id(self.commit, report_json_text)
+        return f"{'local' if self.local else 'commit'}-{self.commit[:12]}"
+
+    def label(self) -> str | None:
+        """This build's default label: the short commit (`a1b2c3d4e5`), `a1b2c3d4e5+local` for a local build; None
+        outside git (the run id then names it)."""
+        if self.commit is None:
+            return None
+        return self.commit[:10] + (LOCAL_SUFFIX if self.local else "")
+
+
+def tree_state(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> TreeState:
+    """The commit checked out in `cwd` and whether tracked files have uncommitted changes; outside CI only.
+
+    Tracked files only (`git status --untracked-files=no`): a build writes its site, JUnit file and recordings
+    into the work tree, and a new file nobody added is not a change to what is evaluated. A submodule's own
+    changes are ignored for the same reason.
+    """
+    env = os.environ if environ is None else environ
+    commit = git_commit(cwd)
+    ci = bool(env.get(CI_ENV))
+    return TreeState(commit, commit is not None and not ci and _uncommitted_changes(cwd), ci)
+
+
+def _uncommitted_changes(cwd: Path | None) -> bool:
+    """Whether a tracked file differs from HEAD (staged or not); False when git cannot say."""
+    command = ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--ignore-submodules"]
+    try:
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip())
 
 
 def build_time(environ: dict[str, str] | None = None) -> datetime:
@@ -389,6 +452,13 @@ def flips(strip: str) -> int:
 def is_flaky(strip: str) -> bool:
     """Pass/fail flipped at least FLAKY_FLIPS times in the last FLAKY_WINDOW runs."""
     return flips(strip[-FLAKY_WINDOW:]) >= FLAKY_FLIPS
+
+
+def counted_strips(runs: Sequence[Run], case_ids: Sequence[str]) -> dict[str, str]:
+    """Each case's pass strip over the runs that count towards flakiness: local runs never do (a change being
+    tried out is not the agent flipping)."""
+    counted = [run for run in runs if not run.local]
+    return {case_id: pass_strip(counted, case_id) for case_id in case_ids}
 
 
 def trials_disagree(result: CaseResult) -> bool:

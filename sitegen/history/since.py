@@ -15,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.history.runs import Run, pass_strip
+from sitegen.history.runs import LOCAL_SUFFIX, Run, pass_strip
 
 SHORT_COMMIT = 7  # hex digits of a commit in a run's short name, as git's short form
+# How the pages tell a local run (history/runs.py, TreeState) from the others.
+LOCAL_NOTE = "local build with uncommitted changes: replaced by the next one, not counted towards flakiness"
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _LABEL_MAX = 40
 
@@ -57,14 +59,24 @@ def _from_strip(runs: Sequence[Run], strip: str, current: int) -> FailingSince |
     return FailingSince(runs[start], current - start, strip.count("F", start, current + 1), last_pass == -1)
 
 
+def named_by_commit(run: Run, name: str) -> bool:
+    """Whether `name` (a run's label) is its commit, whole or shortened (CI's default label; a local build's, with
+    `+local` after it)."""
+    if run.local:
+        name = name.removesuffix(LOCAL_SUFFIX)
+    commit = run.commit
+    return bool(commit) and (name == commit or (len(name) >= SHORT_COMMIT and commit.startswith(name)))
+
+
 def run_name_parts(run: Run) -> tuple[str, ...]:
     """A run in short, in parts: its label and short commit (`PR #12`, `a1b2c3d`); the commit alone when the label
-    is the commit (CI's default), the run id when there is neither."""
+    is the commit (CI's default; `a1b2c3d+local` for a local build's), the run id when there is neither."""
     label, commit = run.label, run.commit
     short = commit[:SHORT_COMMIT] if commit else ""
     # A CI run is often named by its commit: then the commit is not printed a second time.
-    if commit and label and (label == commit or (len(label) >= SHORT_COMMIT and commit.startswith(label))):
+    if label and named_by_commit(run, label):
         label = ""
+        short += LOCAL_SUFFIX if run.local else ""
     parts = tuple(part for part in (fmt.shorten(label, _LABEL_MAX), short) if part)
     return parts or (fmt.shorten(run.runId, _LABEL_MAX),)
 

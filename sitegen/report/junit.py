@@ -2,7 +2,8 @@
 
 What the readers use (eval/README.md, "JUnit XML"): a <testcase>'s `classname`, `name`, `file` and `line` (where a
 pull-request annotation points: the case's object in the case file), and a <failure>'s `message` (the annotation's
-text: every failed check in full) with the checks one per line as its text.
+text: every failed check in full) with the checks one per line as its text; a case that could not be evaluated is an
+<error> instead, its `message` saying why and where.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from sitegen.checks import parse_check
 from sitegen.defaults import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
 from sitegen.errors import UsageError
 from sitegen.report.results import CaseResult, Report, TrialResult
@@ -45,6 +47,7 @@ def _seconds(duration_ms: int | float | None) -> str:
 KNOWN_FAILURES_SKIP = JUNIT_KNOWN_FAILURE_MODES[0]  # "skip": a known failure is a skipped test case
 KNOWN_FAILURE_MODES = JUNIT_KNOWN_FAILURE_MODES
 KNOWN_FAILURE = "known failure since the baseline"
+NOT_EVALUATED = "could not be evaluated"
 WITHIN_NOISE = "within noise of the baseline (the trial pass rate did not fall by more than chance)"
 
 
@@ -61,7 +64,6 @@ class _Case:
     file: str | None
     line: int | None
     known: bool  # failed in the baseline too
-    broken: bool  # passed in the baseline
     skip_known: bool
     noisy: bool = False  # its trial policy flipped within chance of the baseline
 
@@ -79,8 +81,13 @@ class _Case:
 def _testcase(result: CaseResult, case: _Case, name: str | None = None) -> ET.Element:
     element = ET.Element("testcase", case.attributes(result, name))
     body = xml_text("\n".join(result.failedChecks))
-    if result.status is Status.NOT_RUN and not case.broken:
-        ET.SubElement(element, "skipped", {"message": _checks_message(result.failedChecks) or Status.NOT_RUN.word})
+    if result.status is Status.NOT_RUN:
+        # Not a failure of the agent, which was not judged, but of the run: JUnit's <error> (eval/README.md,
+        # "Cases that could not be evaluated"), whatever the baseline said.
+        reasons = [parse_check(check).message or check for check in result.failedChecks]
+        message = f"{NOT_EVALUATED}: {xml_text('; '.join(dict.fromkeys(reasons)))}" if reasons else NOT_EVALUATED
+        kind = xml_text(result.failed_codes[0]) if result.failedChecks else Status.NOT_RUN.value
+        ET.SubElement(element, "error", {"message": message, "type": kind}).text = body
     elif result.passed:
         return element
     elif case.known and case.skip_known:
@@ -135,7 +142,6 @@ def junit_xml(
     case_file: str | None = None,
     case_lines: Mapping[str, int] | None = None,
     known_failures: Collection[str] = (),
-    broken: Collection[str] = (),
     within_noise: Collection[str] = (),
     known_failure_mode: str = DEFAULT_JUNIT_KNOWN_FAILURES,
 ) -> str:
@@ -144,13 +150,13 @@ def junit_xml(
 
     `case_file` (the path as given) and `case_lines` (case id → line of its object) become each testcase's `file`
     and `line`. With a baseline: `known_failures` are the ids of cases that failed there too, reported as
-    <skipped> (or as failures with `known_failure_mode="fail"`); `broken` those that passed there, so a case
-    of theirs that did not run now is a failure, not a skip; `within_noise` those whose trial policy flipped within
-    chance, whose failed trials are reported as <skipped> like known failures.
+    <skipped> (or as failures with `known_failure_mode="fail"`); `within_noise` those whose trial policy flipped
+    within chance, whose failed trials are reported as <skipped> like known failures. A case that could not be
+    evaluated is an <error>, with a baseline or without.
     """
     if known_failure_mode not in KNOWN_FAILURE_MODES:
         raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failure_mode!r}")
-    known, gone, noisy = set(known_failures), set(broken), set(within_noise)
+    known, noisy = set(known_failures), set(within_noise)
     lines = case_lines or {}
     skip_known = known_failure_mode == KNOWN_FAILURES_SKIP
     cases = [
@@ -159,13 +165,14 @@ def junit_xml(
         for element in _testcases(
             result,
             _Case(
-                suite_name, case_file, lines.get(result.caseId), result.caseId in known, result.caseId in gone,
-                skip_known, result.caseId in noisy,
+                suite_name, case_file, lines.get(result.caseId), result.caseId in known, skip_known,
+                result.caseId in noisy,
             ),
         )
     ]
     skipped = sum(1 for case in cases if case.find("skipped") is not None)
     failures = sum(1 for case in cases if case.find("failure") is not None)
+    errors = sum(1 for case in cases if case.find("error") is not None)
     total_ms = sum(
         sum(trial.durationMs or 0 for trial in result.trialResults) if result.trialResults else result.durationMs or 0
         for result in report.results
@@ -174,7 +181,7 @@ def junit_xml(
         "name": xml_text(suite_name),
         "tests": str(len(cases)),
         "failures": str(failures),
-        "errors": "0",
+        "errors": str(errors),
         "skipped": str(skipped),
         "time": _seconds(total_ms),
     }

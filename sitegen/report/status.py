@@ -17,7 +17,7 @@ class Status(StrEnum):
 
     # value       icon (site)  mark (report.md)
     FAILED = "failed", "✗", "❌"
-    NOT_RUN = "not_run", "⊘", "⏭️"  # its trace could not be found
+    NOT_RUN = "not_run", "⊘", "⏭️"  # its trace could not be evaluated: missing, not JSON or not a trace
     PASSED = "passed", "✓", "✅"
 
     icon: str

@@ -48,17 +48,18 @@ from sitegen.defaults import CasePages as CasePageMode  # beside step 2's CasePa
 from sitegen.errors import UsageError
 from sitegen.history.runs import (
     Run,
+    TreeState,
     build_time,
     check_history_limit,
-    default_run_id,
+    counted_strips,
     flaky_cases,
-    git_commit,
     history_json,
     iso_utc,
     load_history,
     new_run,
     pass_strip,
     record_run,
+    tree_state,
 )
 from sitegen.history.since import FailingSince, failing_since_all
 from sitegen.plumbing.gcpause import cycle_collection_paused
@@ -177,7 +178,7 @@ class Inputs:
     history: list[Run]
     warnings: tuple[str, ...]
     moment: datetime
-    commit: str | None
+    tree: TreeState  # the commit, and whether the work tree has uncommitted changes (the run's point in the history)
     assets: Assets
     previous: BuildStatus  # the previous site's records that this build may reuse (none: a full build)
     status: BuildStatus  # what this build records: its settings and the seals of what it validated
@@ -259,7 +260,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
         history=history.runs,
         warnings=(*warnings, *history.warnings),
         moment=build_time(),
-        commit=git_commit(options.cwd),
+        tree=tree_state(options.cwd),
         assets=assets,
         previous=previous,
         status=BuildStatus(settings, validated_cases=cases_sealed, validated_baseline=baseline_sealed),
@@ -436,12 +437,16 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
         )  # fmt: skip
     # The id hashes report.json's text as it is; only a lone surrogate makes that other than the bytes written.
     exact_text = report_data if exact else report_json(report, texts).encode("utf-8", "surrogatepass")
-    run_id = options.run_id or default_run_id(inputs.commit, exact_text)
-    label = options.run_label or (inputs.commit[:10] if inputs.commit else run_id)
-    run = new_run(report, run_id=run_id, label=label, created_at=iso_utc(inputs.moment), commit=inputs.commit)
+    tree = inputs.tree
+    run_id = options.run_id or tree.run_id(exact_text)
+    label = options.run_label or tree.label() or run_id
+    created = iso_utc(inputs.moment)
+    run = new_run(report, run_id=run_id, label=label, created_at=created, commit=tree.commit, local=tree.local)
     runs = record_run(inputs.history, run, options.history_limit)
     strips = {r.caseId: pass_strip(runs, r.caseId) for r in report.results}
-    flaky = flaky_cases(report.results, strips)
+    # Local runs are on the strips (and the charts), drawn apart, but never make a case flaky.
+    counted = strips if not any(r.local for r in runs) else counted_strips(runs, [r.caseId for r in report.results])
+    flaky = flaky_cases(report.results, counted)
     by_rule = failures_by_rule(report.results, None if inputs.baseline is None else inputs.baseline.results)
     since = failing_since_all(runs, run, strips)
     return Gathered(report, report_data, exact, diff, run, runs, slugs, strips, flaky, by_rule, since)

@@ -7,6 +7,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -230,7 +231,12 @@ def _case_label(item: Any, index: int) -> str:
 
 @dataclass(frozen=True)
 class FixtureProblem:
-    """Why a case's trace could not be used; becomes that case's only failed check."""
+    """Why a case's trace could not be used; becomes that case's only failed check, and the case is not run: the
+    agent was not judged (eval/README.md, "Cases that could not be evaluated").
+
+    A trace that is there but cannot be used says so as `<reason> at <place>: <detail>` (`trace is not JSON at
+    eval/fixtures/x.json:67:49: Expecting ',' delimiter`), which every summary quotes after the case's id.
+    """
 
     code: str
     message: str
@@ -238,6 +244,23 @@ class FixtureProblem:
     def as_check(self) -> str:
         """The `"<code>: <message>"` form of a failed check."""
         return format_check(self.code, self.message)
+
+
+def unusable(reason: str, place: str, detail: str = "") -> FixtureProblem:
+    """A trace that is there but cannot be used: `<reason> at <place>[: <detail>]`, as fixture_invalid."""
+    return FixtureProblem(FIXTURE_INVALID, f"{reason} at {place}" + (f": {detail}" if detail else ""))
+
+
+_BAD_BYTE = re.compile(r"\(byte 0x[0-9a-f]{2}\)")
+
+
+def _text_problem(shown: str, problem: TextProblem) -> FixtureProblem:
+    """A trace's text that is not UTF-8 or not JSON, with the line and column where it breaks."""
+    place = f"{shown}:{problem.where}" if problem.where else shown
+    if problem.problem.startswith("not UTF-8"):
+        byte = _BAD_BYTE.search(problem.problem)
+        return unusable("trace is not UTF-8 text", place, byte[0][1:-1] if byte else problem.problem)
+    return unusable("trace is not JSON", place, problem.problem.removeprefix("invalid JSON: "))
 
 
 @dataclass(frozen=True)
@@ -319,15 +342,15 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
     except OSError as exc:
         if exc.errno in _MISSING_ERRNOS:
             return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+        return unusable("trace cannot be read", shown, exc.strerror or "")
     if stat.S_ISDIR(mode):
         return _read_trial_folder(fixtures_dir, name, target, root)
     if not stat.S_ISREG(mode):
-        return FixtureProblem(FIXTURE_INVALID, f"{shown} is not a regular file")
+        return unusable("trace is not a regular file", shown)
     try:
         return FixtureBytes(target, target.read_bytes())
     except OSError as exc:
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot read: {exc.strerror}")
+        return unusable("trace cannot be read", shown, exc.strerror or "")
 
 
 # A folder of trials
@@ -364,10 +387,14 @@ class TrialTraces:
 def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path | None) -> TrialFiles | FixtureProblem:
     shown = f"{fixtures_dir}/{name}"
     try:
-        entries = sorted(entry for entry in os.listdir(target) if is_trial_file(entry))
+        names = os.listdir(target)
     except OSError as exc:
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: cannot list the trial folder: {exc.strerror}")
+        return unusable("trace folder cannot be listed", shown, exc.strerror or "")
+    entries = sorted(entry for entry in names if is_trial_file(entry))
     if not entries:
+        errors = sorted(entry for entry in names if entry.endswith(TRIAL_ERROR_SUFFIX))
+        if errors:
+            return _none_recorded(shown, target, errors)
         return FixtureProblem(
             FIXTURE_MISSING, f"trace folder {shown} holds no trial (no *.json or *.jsonl file besides *{TRIAL_ERROR_SUFFIX})"
         )
@@ -379,9 +406,28 @@ def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path |
         # Each trial is checked like a traceFixture of its own: a link out of the fixtures folder is refused.
         read = read_fixture(fixtures_dir, trial, root)
         if isinstance(read, TrialFiles):  # a folder named *.json: trials do not nest
-            read = FixtureProblem(FIXTURE_INVALID, f"{fixtures_dir}/{trial} is a folder, not a trace file")
+            read = unusable("trace is a folder, not a file", f"{fixtures_dir}/{trial}")
         trials.append((trial, read))
     return TrialFiles(folder, tuple(trials))
+
+
+_ERROR_READ_LIMIT = 64 * 1024  # `record` writes a status, a reason and a prefix of the body: far less
+
+
+def _none_recorded(shown: str, folder: Path, errors: list[str]) -> FixtureProblem:
+    """A folder in which `sitegen record` saved only errors: no trial could be recorded, and the first error file
+    says why (its `error`, when it can be read)."""
+    why = ""
+    try:
+        with open(folder / errors[0], "rb") as handle:
+            data = handle.read(_ERROR_READ_LIMIT + 1)
+        error = json.loads(data) if len(data) <= _ERROR_READ_LIMIT else None
+        if isinstance(error, dict) and isinstance(error.get("error"), str):
+            why = f"; {errors[0]}: {error['error'][:200]}"
+    except (OSError, ValueError, RecursionError):
+        pass  # the count alone still says what happened
+    count = f"{len(errors)} trial{'s' if len(errors) != 1 else ''}"
+    return FixtureProblem(FIXTURE_MISSING, f"no trial could be recorded at {shown}: {count} saved as *{TRIAL_ERROR_SUFFIX}{why}")
 
 
 def parse_trials(fixtures_dir: Path, files: TrialFiles, otel: OtelSettings | None = None) -> TrialTraces:
@@ -412,7 +458,7 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes, otel: OtelS
     target, data = read.path, read.data
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
-        return FixtureProblem(FIXTURE_INVALID, text.render(shown))
+        return _text_problem(shown, text)
     if starts_as_json_lines(text):  # as exporters write it: read line by line straight away
         found = _otel_trace(None, shown, read, text, otel or OtelSettings())
         if found is not None:
@@ -424,7 +470,7 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes, otel: OtelS
         if found is not None:
             return found
     if isinstance(raw, TextProblem):
-        return FixtureProblem(FIXTURE_INVALID, raw.render(shown))
+        return _text_problem(shown, raw)
     return validate_trace(raw, shown, target, len(data), text, number_texts, from_hexdigest(read.sha256))
 
 
@@ -440,9 +486,9 @@ def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: Ot
     except ContentMissing as exc:
         return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown))
     except OtlpProblem as exc:
-        return FixtureProblem(FIXTURE_INVALID, exc.render(shown))
+        return unusable("trace is not a readable OpenTelemetry trace", shown, f"{exc.where}: {exc.problem}" if exc.where else exc.problem)
     except RecursionError:
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
+        return unusable("trace is not a readable OpenTelemetry trace", shown, "nested too deeply to read")
     loaded = validate_trace(run.trace, shown, read.path, len(read.data), text, None, from_hexdigest(read.sha256))
     if isinstance(loaded, FixtureProblem):
         return loaded
@@ -459,18 +505,19 @@ def validate_trace(
     digest: str | None = None,
 ) -> LoadedTrace | FixtureProblem:
     """Check a parsed trace has the trace shape; name the first field that does not."""
+    reason = "trace is not the trace shape"
     if not isinstance(raw, dict):
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: expected a JSON object with a 'session' object, got {_json_kind(raw)}")
+        return unusable(reason, shown, f"expected a JSON object with a 'session' object, got {_json_kind(raw)}")
     if not isinstance(raw.get("session"), dict):
         got = "nothing" if "session" not in raw else _json_kind(raw["session"])
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field 'session': expected an object, got {got}")
+        return unusable(reason, shown, f"field 'session': expected an object, got {got}")
     try:
         trace = Trace.model_validate(raw, context={"number_texts": number_texts})
     except ValidationError as exc:
         first = exc.errors()[0]
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: field {format_loc(first['loc'])!r}: {describe_error(first)}")
+        return unusable(reason, shown, f"field {format_loc(first['loc'])!r}: {describe_error(first)}")
     except RecursionError:
-        return FixtureProblem(FIXTURE_INVALID, f"{shown}: nested too deeply to read")
+        return unusable(reason, shown, "nested too deeply to read")
     return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text, digest=digest)
 
 

@@ -86,6 +86,8 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
             href = urls.case_href(slugs[segment.text])
         elif segment.kind == wording.MORE:
             href = f"{urls.DIFF}#{section_anchor(segment.group or ChangeKind.REGRESSED)}"
+        elif segment.kind == wording.MORE_NOT_EVALUATED:
+            href = f"{urls.DIFF}#{section_anchor(ChangeKind.NOT_EVALUATED)}"
         out.append(Segment(segment.text, href, segment.kind == wording.RECORDED))
     return tuple(out)
 
@@ -101,11 +103,14 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
     """The headline banner of the index (linking the diff page) or of the diff page."""
     headline = diff.headline()
     bad = diff.hasRegression
-    # No gate failure, but passing cases that behave differently: a person must look (amber, not green).
+    # Red whenever the gate fails; its icon says whether the agent got worse or was not judged at all. No gate
+    # failure, but passing cases that behave differently: a person must look (amber, not green).
+    agent_worse = diff.caseRegressionCount or diff.cost_regressions or diff.trial_regressions
     look = not bad and bool(headline.of(ChangeKind.CHANGED))
     return Banner(
         css="banner banner-bad" if bad else "banner banner-changed" if look else "banner banner-good",
-        icon="▼" if bad else ChangeKind.CHANGED.icon if look else "✓",
+        icon=("▼" if agent_worse or not headline.of(ChangeKind.NOT_EVALUATED) else ChangeKind.NOT_EVALUATED.icon) if bad
+        else ChangeKind.CHANGED.icon if look else "✓",
         cases=headline_segments(headline, slugs),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
@@ -184,7 +189,13 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
     new = change.newFailedChecks if kind in (ChangeKind.REGRESSED, ChangeKind.STILL_FAILING) else ()
     css, detail, phrase, detail_phrase = "case-change", "", (), ()
     behaviour = change.behaviour
-    if kind is ChangeKind.REGRESSED:
+    if kind is ChangeKind.NOT_EVALUATED:
+        statement = f"Could not be evaluated: {change.reason or Status.NOT_RUN.word}."
+        then = f"In the baseline: {before}" if change.baselineStatus else "Not in the baseline"
+        detail = (f"{then}; now: {Status.NOT_RUN.word}. The agent was not judged: this is neither a regression nor a "
+                  "known failure, and the gate fails on it until the trace can be read.")
+        css = "case-change case-change-unjudged"
+    elif kind is ChangeKind.REGRESSED:
         statement = _codes_sentence("Regressed since the baseline", change.newFailedChecks)
         detail = f"In the baseline: {before}; now: {now}. The failed checks marked new below broke it."
         css = "case-change case-change-bad"
@@ -266,6 +277,9 @@ def _cells(change: CaseChange, phrased: bool) -> tuple[str, ...]:
     """A row's cells after the case; `phrased`: with what the agent did differently (the baseline records it)."""
     if change.change is ChangeKind.REMOVED:
         return (change.change.word, fmt.UNKNOWN, *((fmt.UNKNOWN,) if phrased else ()), "missing from the current report")
+    if change.change is ChangeKind.NOT_EVALUATED:
+        moved = wording.status_change(change) if change.baselineStatus else "new, not run"
+        return (moved, clip(change.reason or Status.NOT_RUN.word, CELL_LIMIT).text)
     if change.change is ChangeKind.REGRESSED:
         what = (_what_changed(change),) if phrased else ()
         return (wording.status_change(change), _codes(change.newFailedChecks), *what, _checks(change.newFailedChecks))
@@ -283,6 +297,8 @@ _WHAT_CHANGED = "What changed"  # the column after a regressed case's broken rul
 
 def _headers(kind: ChangeKind, phrased: bool) -> tuple[str, ...]:
     """The columns of the table of `kind`'s cases, as _cells fills them."""
+    if kind is ChangeKind.NOT_EVALUATED:
+        return ("Case", "Change", "Why (where)")
     if kind.breaking:
         return ("Case", "Change", "Broken rules", *((_WHAT_CHANGED,) if phrased else ()), "New failed checks")
     if kind is ChangeKind.FIXED:
@@ -322,7 +338,7 @@ def change_sections(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangeS
             continue  # e.g. only trials can be within noise: a suite of single traces never shows the section
         if not rows and lead is ChangeKind.CHANGED and not phrased:
             continue  # without the agent's answers in the baseline nothing can be seen to behave differently
-        folded = not lead.breaking and len(rows) > FOLD_AFTER
+        folded = not lead.fails_gate and len(rows) > FOLD_AFTER
         empty = lead.empty or ""
         section = ChangeSection(section_anchor(lead), f"{title} ({len(changes):,})", change_badge(lead), empty,
                                 _headers(lead, phrased), rows, folded, note)

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
-from sitegen.history.runs import Run
+from sitegen.history.runs import LOCAL_SUFFIX, Run
 from sitegen.history.since import run_name_parts
 from sitegen.report.results import Report
 from sitegen.site.html.render import json_for_script
@@ -75,18 +75,41 @@ def _chart(dom_id: str, title: str, summary: str, figure: dict[str, Any], table:
 # At most this many runs are named on a chart's axis (every n-th, the latest always): more names would overlap.
 RUN_TICKS = 12
 _TICK_MAX = 12  # characters of a run's name under its tick (the hover and the data table have it whole)
+# A local run (built with uncommitted changes, eval/README.md "History") is drawn apart: a hollow point off the line.
+LOCAL_SYMBOL = "circle-open"
+LOCAL_LEGEND = "local build (uncommitted)"
+_LOCAL_OPACITY = 0.4  # a local run's bars
 
 
 def _run_axis(runs: Sequence[Run]) -> dict[str, Any]:
     """The runs' axis: a run per whole number, named by its label (`PR #12`), else its short commit (`a1b2c3d`)."""
     step = max(1, -(-len(runs) // RUN_TICKS))
     numbers = list(range(len(runs), 0, -step))[::-1]
-    names = [chart_text(run_name_parts(runs[number - 1])[0], _TICK_MAX) for number in numbers]
+    names = [chart_text(_tick_name(runs[number - 1]), _TICK_MAX) for number in numbers]
     return {"title": {"text": "Run"}, "tickmode": "array", "tickvals": numbers, "ticktext": names}
 
 
+def _tick_name(run: Run) -> str:
+    """A run's name under its tick: `local` for a local build named by its commit (`a1b2c3d+local` would not fit,
+    and its hollow point already says whose it is)."""
+    name = run_name_parts(run)[0]
+    return "local" if run.local and name.endswith(LOCAL_SUFFIX) else name
+
+
 def _run_hover(runs: Sequence[Run]) -> list[str]:
-    return [f"#{i} {chart_text(' · '.join(run_name_parts(run)), 48)}<br>{fmt.timestamp(run.createdAt)}" for i, run in enumerate(runs, 1)]
+    return [
+        f"#{i} {chart_text(' · '.join(run_name_parts(run)), 48)}<br>{fmt.timestamp(run.createdAt)}"
+        + ("<br>local build: uncommitted changes" if run.local else "")
+        for i, run in enumerate(runs, 1)
+    ]
+
+
+def _local_note(runs: Sequence[Run], drawn: str = "a hollow point off the line") -> str:
+    """What a chart's summary adds when a run is a local build: which run is drawn apart, how, and why."""
+    local = [index for index, run in enumerate(runs, 1) if run.local]
+    if not local:
+        return ""
+    return f" Run #{local[0]} is a local build with uncommitted changes, drawn apart ({drawn}): the next local build replaces it."
 
 
 def line_chart(
@@ -111,36 +134,48 @@ def _line_parts(
     scale: float = 1.0, unit: str = "",
 ) -> tuple[dict[str, Any], DataTable, str]:
     """A line chart's figure, data table and summary, before they become a Chart."""
-    xs, ys, rows = [], [], []
-    for index, run in enumerate(runs, 1):
+    points: dict[bool, tuple[list[int], list[float], list[str]]] = {False: ([], [], []), True: ([], [], [])}
+    rows = []
+    for index, (run, hover) in enumerate(zip(runs, _run_hover(runs)), 1):
         value = run.figure(metric)
         shown = fmt.UNKNOWN if value is None else (fmt.percent(value) if as_percent else show(value))
         rows.append((str(index), run.label or run.runId, fmt.timestamp(run.createdAt), shown))
         if value is not None:
+            xs, ys, texts = points[run.local]
             xs.append(index)
             ys.append(round(value * 100, 2) if as_percent else round(value * scale, 3))
-    hover = [text for text, run in zip(_run_hover(runs), runs) if run.figure(metric) is not None]
+            texts.append(hover)
+    template = "%{text}<br>%{y}" + ("%" if as_percent else unit) + "<extra></extra>"
+    xs, ys, hover = points[False]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "x": xs,
+            "y": ys,
+            "text": hover,
+            "hovertemplate": template,
+            "line": {"color": "#3b82c4", "width": 2},
+            "marker": {"size": 7},
+        }
+    ]
+    if points[True][0]:  # off the line, hollow, and named in a legend of its own
+        xs, ys, hover = points[True]
+        data[0]["showlegend"] = False
+        data.append({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "text": hover, "hovertemplate": template,
+                     "name": LOCAL_LEGEND, "marker": {"size": 9, "color": "#3b82c4", "symbol": LOCAL_SYMBOL,
+                                                      "line": {"width": 2}}})  # fmt: skip
     figure = {
-        "data": [
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "x": xs,
-                "y": ys,
-                "text": hover,
-                "hovertemplate": "%{text}<br>%{y}" + ("%" if as_percent else unit) + "<extra></extra>",
-                "line": {"color": "#3b82c4", "width": 2},
-                "marker": {"size": 7},
-            }
-        ],
+        "data": data,
         "layout": {
             "xaxis": _run_axis(runs),
             "yaxis": {"title": {"text": axis}, "rangemode": "tozero", **({"range": [0, 105]} if as_percent else {})},
-            "showlegend": False,
+            "showlegend": len(data) > 1,
+            **({"legend": _LEGEND} if len(data) > 1 else {}),
         },
     }
     latest = rows[-1][3] if rows else fmt.UNKNOWN
-    summary = f"{title}: {fmt.plural(len(runs), 'run')}, latest {latest}."
+    summary = f"{title}: {fmt.plural(len(runs), 'run')}, latest {latest}.{_local_note(runs)}"
     table = DataTable(title, ("Run", "Label", "Time", axis), ("num", "", "", "num"), tuple(rows))
     return figure, table, summary
 
@@ -152,14 +187,19 @@ def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate") -> Cha
     band = _trial_band(runs)
     if band is not None:
         traces, column, note = band
+        line = figure["data"][0]  # the runs' line (a local run's point comes after it)
+        line["name"] = "Cases passed"
+        line.pop("showlegend", None)
         figure["data"] = [*traces, *figure["data"]]
-        figure["data"][-1]["name"] = "Cases passed"
         figure["layout"]["showlegend"] = True
-        figure["layout"]["legend"] = {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"}
+        figure["layout"]["legend"] = _LEGEND
         rows = tuple((*row, cell) for row, cell in zip(table.rows, column))
         table = DataTable(table.caption, (*table.headers, "Trial pass rate (95% interval)"), (*table.header_css, "num"), rows)
         summary = f"{summary[:-1]}; {note}"
     return _chart(dom_id, title, summary, figure, table)
+
+
+_LEGEND = {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"}
 
 
 # The trial pass rate of each run with its Wilson 95 % interval, drawn as a band (eval/README.md, "Trials").
@@ -268,6 +308,8 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
     colours = verdict_colours(verdicts, config)
     xs = list(range(1, len(runs) + 1))
     hover = _run_hover(runs)
+    # A local run's bars are faded: drawn apart, as its point on the line charts is hollow.
+    faded = {"opacity": [_LOCAL_OPACITY if run.local else 1 for run in runs]} if any(run.local for run in runs) else {}
     data = [
         {
             "type": "bar",
@@ -277,7 +319,7 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
             "text": hover,
             "hovertemplate": "%{text}<br>%{fullData.name}: %{y}<extra></extra>",
             "textposition": "none",
-            "marker": {"color": colours[verdict]},
+            "marker": {"color": colours[verdict], **faded},
         }
         for verdict in verdicts
     ]
@@ -299,5 +341,5 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
     table = DataTable(
         "Verdicts per run", ("Run", "Label", *map(fmt.shorten, verdicts)), ("num", "", *["num"] * len(verdicts)), rows
     )
-    summary = f"Verdict distribution over {fmt.plural(len(runs), 'run')}, stacked per run."
+    summary = f"Verdict distribution over {fmt.plural(len(runs), 'run')}, stacked per run.{_local_note(runs, 'faded bars')}"
     return _chart("chart-verdict-history", "Agent's verdicts over time", summary, figure, table)

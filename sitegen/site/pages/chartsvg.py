@@ -3,8 +3,8 @@
 plotly.js is 1.1 MB of script that takes a phone's CPU most of a second to start; the picture, computed here
 from the same figure, shows the chart at once (and with script off), and the site's script replaces it with
 plotly's interactive chart once the reader moves, scrolls or types (docs/architecture.md, "Charts"). Only what
-sitegen's figures use is drawn: scatter traces (lines, markers, a band filled to the trace before it, error
-bars) and bars (grouped by x, or stacked), numeric or category x axes with optional tick labels, a y range.
+sitegen's figures use is drawn: scatter traces (lines, markers — open ones as outlines —, a band filled to the
+trace before it, error bars) and bars (grouped by x, or stacked; faded by their marker's opacity), numeric or category x axes with optional tick labels, a y range.
 Every label is text: the figure's labels are escaped for plotly (views/charts.chart_text), so they are turned
 back into text here and escaped again for the page.
 """
@@ -212,9 +212,26 @@ def _scatter(plot: _Plot, trace: dict[str, Any], points: list[tuple[float, float
                 f'd="M{px - 4:.1f} {plot.y(high):.1f}h8M{px:.1f} {plot.y(high):.1f}V{plot.y(low):.1f}M{px - 4:.1f} {plot.y(low):.1f}h8"/>'
             )
     if "markers" in mode:
-        radius = max(2.0, (_number((trace.get("marker") or {}).get("size")) or 7) / 2)
-        out += [f'<circle fill="{colour}" cx="{plot.x(x):.1f}" cy="{plot.y(y):.1f}" r="{radius:g}"/>' for x, y in points]
+        marker = trace.get("marker") or {}
+        radius = max(2.0, (_number(marker.get("size")) or 7) / 2)
+        paint = _marker_paint(marker, colour)
+        out += [f'<circle {paint} cx="{plot.x(x):.1f}" cy="{plot.y(y):.1f}" r="{radius:g}"/>' for x, y in points]
     return out
+
+
+def _marker_paint(marker: dict[str, Any], colour: str) -> str:
+    """A marker's fill, or for an open symbol (plotly's `circle-open`: a local run) its outline alone."""
+    if str(marker.get("symbol") or "").endswith("-open"):
+        width = _number((marker.get("line") or {}).get("width")) or 1.0
+        return f'fill="none" stroke="{colour}" stroke-width="{width:g}"'
+    return f'fill="{colour}"'
+
+
+def _opacity(marker: dict[str, Any], index: int) -> str:
+    """A bar's fill-opacity attribute when the figure fades it (a local run's bars), else nothing."""
+    opacity = marker.get("opacity")
+    value = _number(opacity[index]) if isinstance(opacity, list) and index < len(opacity) else _number(opacity)
+    return "" if value is None or value >= 1 else f' fill-opacity="{max(0.0, value):g}"'
 
 
 def _bars(plot: _Plot, trace: dict[str, Any], points: list[tuple[float, float]], place: int, count: int) -> list[str]:
@@ -237,23 +254,29 @@ def _stacked(plot: _Plot, traces: list[dict[str, Any]], xs_of: list[list[float |
     width = plot.band() * 0.7
     out = []
     for trace, xs, ys in zip(traces, xs_of, ys_of):
-        colour = _colour((trace.get("marker") or {}).get("color"))
-        for x, y in zip(xs, ys):
+        marker = trace.get("marker") or {}
+        colour = _colour(marker.get("color"))
+        for j, (x, y) in enumerate(zip(xs, ys)):
             if x is None or y is None or y <= 0:
                 continue
             low = base.get(x, 0.0)
             base[x] = low + y
             top = plot.y(low + y)
-            out.append(f'<rect fill="{colour}" x="{plot.x(x) - width / 2:.1f}" y="{top:.1f}" width="{width:.1f}" height="{plot.y(low) - top:.1f}"/>')
+            out.append(f'<rect fill="{colour}"{_opacity(marker, j)} x="{plot.x(x) - width / 2:.1f}" y="{top:.1f}" '
+                       f'width="{width:.1f}" height="{plot.y(low) - top:.1f}"/>')
     return out
 
 
 def _legend(traces: list[dict[str, Any]]) -> list[str]:
     out, x = [], _LEFT
     for trace in traces:
-        colour = _colour((trace.get("line") or {}).get("color") or (trace.get("marker") or {}).get("color") or trace.get("fillcolor"))
+        marker = trace.get("marker") or {}
+        colour = _colour((trace.get("line") or {}).get("color") or marker.get("color") or trace.get("fillcolor"))
         name = _text(trace.get("name"))[:28]
-        out.append(f'<rect fill="{colour}" x="{x:.1f}" y="{_TOP:.1f}" width="10" height="10"/>')
+        if str(trace.get("mode") or "") == "markers":  # a trace of points alone: its key is one of them
+            out.append(f'<circle {_marker_paint(marker, colour)} cx="{x + 5:.1f}" cy="{_TOP + 5:.1f}" r="4"/>')
+        else:
+            out.append(f'<rect fill="{colour}" x="{x:.1f}" y="{_TOP:.1f}" width="10" height="10"/>')
         out.append(f'<text class="tick" x="{x + 14:.1f}" y="{_TOP + 9:.1f}">{escape(name)}</text>')
         x += 26 + 7.4 * len(name)
     return out

@@ -12,6 +12,7 @@ from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import (
     DIFFERENCE_TITLES,
     DIFFERENCES_HEADING,
+    chance_clause,
     describe_delta,
     describe_value,
     item_message,
@@ -187,6 +188,8 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
     regressed, removed = ChangeKind.REGRESSED, ChangeKind.REMOVED
     regressed_css = "stat stat-bad" if diff.caseRegressionCount else "stat stat-good"
     points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
+    if diff.pairedTest is not None:
+        points += f" · {chance_clause(diff.pairedTest, diff.alpha)}"
     items = f"▼ {diff.regressionCount:,} worse · ▲ {diff.improvementCount:,} better · ● {diff.changedCount:,} other"
     gone = counts.get(removed, 0)
     cards = []
@@ -197,10 +200,12 @@ def _stats(diff: DiffReport) -> tuple[Stat, ...]:
             continue
         if kind is ChangeKind.CHANGED and not diff.baselineEvidence:
             continue  # without the agent's answers in the baseline nothing can be seen to behave differently
-        css = "stat stat-good" if kind is ChangeKind.FIXED and count else "stat"
-        if kind is ChangeKind.CHANGED and count:
-            css = "stat stat-warn"  # passing, but a person must look
-        cards.append(Stat(kind.said.several.capitalize(), f"{kind.icon} {count:,}", "cases", css, f"#{section_anchor(kind)}"))
+        css, detail = ("stat stat-good" if kind is ChangeKind.FIXED and count else "stat"), "cases"
+        if kind.gated and count:  # the gate fails on them, though the agent was not judged
+            css, detail = "stat stat-warn", "cases: the gate fails"
+        if kind is ChangeKind.CHANGED and count:  # passing, but a person must look
+            css, detail = "stat stat-warn", "passing cases"
+        cards.append(Stat(kind.said.several.capitalize(), f"{kind.icon} {count:,}", detail, css, f"#{section_anchor(kind)}"))
     return (
         Stat("Regressions", f"{regressed.icon} {diff.caseRegressionCount:,}",
              f"cases · {gone:,} {removed.word}" if gone else "cases", regressed_css, f"#{REGRESSED_ANCHOR}"),

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from sitegen import formatting as fmt
 from sitegen.history.runs import Run
-from sitegen.history.since import FailingSince, since_sentence
+from sitegen.history.since import LOCAL_NOTE, FailingSince, since_sentence
 from sitegen.report.results import Report
 from sitegen.site.pages.badges import flaky_title
 from sitegen.site.pages.charts import Chart, line_chart, pass_rate_chart
@@ -32,6 +32,7 @@ class RunRow(NamedTuple):
     duration: str
     css: str
     current: bool
+    local: str  # for a local run, what that means (its mark's title); else ""
 
 
 class HistoryPage(NamedTuple):
@@ -60,8 +61,9 @@ def _run_row(number: int, run: Run, current: bool) -> RunRow:
         total=fmt.count(run.figure("totalCases")),
         tool_calls=fmt.count(run.figure("averageToolCallCount"), 2),
         duration=fmt.duration(run.figure("averageDurationMs")),
-        css="run-current" if current else "",
+        css=" ".join(css for css, on in (("run-current", current), ("run-local", run.local)) if on),
         current=current,
+        local=LOCAL_NOTE if run.local else "",
     )
 
 
@@ -92,10 +94,18 @@ def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str,
             charts=True,
         ),
         heading="Run history",
-        subtitle=f"{fmt.plural(len(runs), 'recorded run')} (the last {limit:,} are kept), newest first.",
+        subtitle=f"{fmt.plural(len(runs), 'recorded run')} (the last {limit:,} are kept), newest first.{_local_subtitle(runs)}",
         charts=charts,
         runs=rows,
     )
+
+
+def _local_subtitle(runs: Sequence[Run]) -> str:
+    """What the subtitle adds when a run is a local build: how the charts and the table mark it."""
+    if not any(run.local for run in runs):
+        return ""
+    return (" A build from a work tree with uncommitted changes is a local run: a hollow point off the charts' line, "
+            "marked “local” below, replaced by the next local build and never counted towards flakiness.")
 
 
 def history_data(

@@ -18,10 +18,10 @@ from sitegen import formatting as fmt
 from sitegen.checks import FIXTURE_CONTENT_MISSING, check_codes
 from sitegen.compare.changes import FILTER_ORDER, ChangeKind
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.wording import pass_rate_points
+from sitegen.compare.wording import chance_clause, pass_rate_points
 from sitegen.defaults import TABLE_PAGE_SIZE
 from sitegen.history.runs import Run
-from sitegen.history.since import FailingSince, runs_ago_text, since_run_text
+from sitegen.history.since import LOCAL_NOTE, FailingSince, named_by_commit, runs_ago_text, since_run_text
 from sitegen.report.failures_by_rule import RuleCount
 from sitegen.report.results import MISSING_VERDICT, CaseResult, Report
 from sitegen.report.status import Status
@@ -320,11 +320,12 @@ def _index_table(
 
 
 def _not_run_detail(report: Report) -> str:
-    """Why cases were not run: their trace is missing, or (an OpenTelemetry trace) it holds no content to judge."""
+    """Why cases were not run: their trace could not be evaluated (missing, not JSON or not a trace), or (an
+    OpenTelemetry trace) it holds no content to judge."""
     uncaptured = any(
         result.status is Status.NOT_RUN and FIXTURE_CONTENT_MISSING in check_codes(result.failedChecks) for result in report.results
     )
-    return "trace missing or content not captured" if uncaptured else "trace missing"
+    return "could not be evaluated, or content not captured" if uncaptured else "could not be evaluated"
 
 
 def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
@@ -333,6 +334,8 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     if diff is not None:
         points = pass_rate_points(diff.baselinePassRate, diff.currentPassRate)
         rate_detail += f" · {points} vs baseline ({fmt.percent(diff.baselinePassRate)})"
+        if diff.pairedTest is not None:
+            rate_detail += f" · {chance_clause(diff.pairedTest, diff.alpha)}"
     failed_css = "stat stat-bad" if report.failedCases else "stat"
     not_run_css = "stat stat-warn" if report.notRunCases else "stat"
     stats = [
@@ -378,9 +381,9 @@ def build_index_page(
     changes = changes_by_case(diff)
     name = fmt.run_name(run.label, run.runId)
     # A CI run is often named by its commit: then the commit is not printed a second time.
-    named_by_commit = bool(run.commit) and (name == run.commit or (len(name) >= 7 and run.commit.startswith(name)))
-    commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit else ""
-    subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}"
+    commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit(run, name) else ""
+    local = f" · {LOCAL_NOTE}" if run.local else ""
+    subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}{local}"
     return IndexPage(
         layout=make_layout(
             site,
