@@ -22,7 +22,6 @@ from sitegen.report.results import MISSING_VERDICT, Report
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, diff_badge, ordered_verdicts
 from sitegen.site.pages.change_views import (
-    CHANGED_ANCHOR,
     REGRESSED_ANCHOR,
     Banner,
     CaseRef,
