@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import ROOT
-from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_evidence
+from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_pair
 from sitegen.compare.diff_json import diff_json, item_document
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.wording import item_message
@@ -150,9 +150,10 @@ def test_a_regressed_case_with_trials_shows_the_first_passing_and_the_first_fail
     base = _read(_result(trials=2, passedTrials=1, trialResults=[trial("t1", False, "b1"), trial("t2", True, "b2")]))
     cur = _read(_result(status="failed", passed=False, digest="sha256:cccc", trials=2, passedTrials=1,
                         trialResults=[trial("t1", True, "c1"), trial("t2", False, "c2")]))  # fmt: skip
-    before, after = shown_evidence(base, cur)
+    shown = shown_pair(base, cur)
+    before, after = shown.before_evidence, shown.after_evidence
     assert (before and before.answer, after and after.answer) == ("b2", "c2")
-    assert shown_evidence(cur, base)[0] == cur.evidence  # not a regression: each side's own (first trial's) evidence
+    assert shown_pair(cur, base).before_evidence == cur.evidence  # not a regression: each side's own (first trial's) evidence
 
 
 def test_the_diff_has_answer_and_tool_call_items_and_the_case_change_fields() -> None:

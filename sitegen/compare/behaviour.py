@@ -112,12 +112,6 @@ def shown_pair(base: CaseResult, cur: CaseResult) -> Shown:
     return Shown(before, after, b_evidence, c_evidence, b_trial, c_trial, regressed)
 
 
-def shown_evidence(base: CaseResult, cur: CaseResult) -> tuple[Evidence | None, Evidence | None]:
-    """The evidence of the two runs a comparison shows (shown_pair)."""
-    shown = shown_pair(base, cur)
-    return shown.before_evidence, shown.after_evidence
-
-
 def _sides(result: CaseResult) -> list[Evidence]:
     """The evidence of every trial of a result (its own for a single trace)."""
     if result.trialResults:
