@@ -177,19 +177,23 @@ def generate_suite(root: Path, count: int, seed: int = 7) -> tuple[Path, Path]:
     return cases_path, fixtures
 
 
-ANSWER_CHANGES = ("same", "edited", "rewritten")
+ANSWER_CHANGES = ("same", "edited", "rewritten", "edited-input")
 
 
 def change_every_answer(fixtures: Path, how: str) -> None:
     """Make every trace's answer differ from the baseline: `edited` drops its first evidence line and rewords a
     phrase, or drops the last sentence of a one-paragraph answer (what a change to the agent does to a case); `rewritten` replaces it with another answer of about its
-    length (what a re-run of a real agent does to every answer). `same` leaves the traces alone."""
+    length (what a re-run of a real agent does to every answer); `edited-input` edits the answer as `edited` does and
+    calls the first tool with another input (each case then behaves differently: its trajectory is aligned and the
+    input diffed). `same` leaves the traces alone."""
     if how == "same":
         return
     for path in sorted(fixtures.glob("*.json")):
         trace = json.loads(path.read_text(encoding="utf-8"))
         answer = trace["session"]["answer"]
-        if how == "edited":
+        if how == "edited-input":
+            trace["toolInvocations"][0]["input"]["window"] = "45m"
+        if how in ("edited", "edited-input"):
             lines = answer.split("\n")
             evidence = next((i for i, line in enumerate(lines) if line.startswith("- ")), None)
             if evidence is not None:

@@ -125,7 +125,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures as JSON here")
     parser.add_argument("--answers", choices=ANSWER_CHANGES, default="same",
                         help="after the baselines are written, leave every answer as it is (same, the default), edit each "
-                             "(edited: a line dropped, a phrase reworded) or replace each (rewritten)")  # fmt: skip
+                             "(edited: a line dropped, a phrase reworded), replace each (rewritten), or edit each and "
+                             "call each trace's first tool with another input (edited-input)")  # fmt: skip
     args = parser.parse_args()
     env = measured_env(bytecode=True)
     work = Path(tempfile.mkdtemp(prefix="sitegen-compare-"))

@@ -59,6 +59,13 @@ DEFAULT_COST_TOLERANCE = 0.10
 # ... and a trial pass rate that moved with a one-sided Fisher p-value below this significance level counts
 # ([diff] alpha, docs/trials.md).
 DEFAULT_ALPHA = 0.05
+# ... and a passing case whose two answers are less alike than this (compare/similarity.py) behaves differently
+# ([diff] answerSimilarity, eval/README.md "Behaviour that changed").
+DEFAULT_ANSWER_SIMILARITY = 0.9
+# A tool call's input as a report records it (`toolCalls[].input`): its first characters, the rest digested ...
+INPUT_CLIP = 500
+# ... and as the first divergence of two tool trajectories names each side: `toolName(input)`, the input this short.
+DIVERGENCE_INPUT_CLIP = 80
 
 # `[otel]` of the config file (eval/README.md, "OpenTelemetry traces"): the `gen_ai.evaluation.name` of the
 # evaluation event whose label is a trace's verdict.
@@ -66,7 +73,7 @@ DEFAULT_OTEL_VERIFIER_NAME = "verifier"
 
 class CasePages(StrEnum):
     """Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
-    failing ones and those whose pass/fail changed against the baseline; or only those that changed (and, without
+    failing ones and those whose pass/fail or behaviour changed against the baseline; or only those that changed (and, without
     a baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace."""
 
     # value          what to try next when a site built so nears GitHub Pages' limit (site/sitesize.py)
@@ -107,6 +114,8 @@ SITE_SIZE_WARNING = 0.8
 INDEX_PAGE_ROWS = 500
 # ... and per page of the index's table once its script pages it.
 TABLE_PAGE_SIZE = 100
+# Cases the one-line headline names per group (`… and 3 more`); the tables list them all.
+HEADLINE_LISTED = 5
 # A list of cases or diff items longer than this starts folded, in diff.md as on the diff page.
 FOLD_AFTER = 10
 # `--junit-known-failures`: a case that failed in the baseline too is reported skipped, or as a failure.

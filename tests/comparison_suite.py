@@ -11,6 +11,8 @@ The baseline is the report of an earlier build of the same cases, so it records 
     cjk             a Chinese answer rewritten in part, with Latin tool names      → changed answer
     huge            1 MB answers on both sides, one sentence apart                 → changed answer
     trials          five trials passing in the baseline, one of five now (trial 1) → regressed
+    trajectory      the same answer; its calls reordered, one with another input (markup in it), one left out,
+                    one added                                                  → changed (behaves differently)
 """
 
 from __future__ import annotations
@@ -38,11 +40,29 @@ CJK_BEFORE = "支付服务超时，原因是数据库连接池耗尽。调用 qu
 CJK_AFTER = "支付服务超时，原因是线程池耗尽。调用 query_logs 发现大量超时日志。建议扩大连接池。"
 HUGE_BEFORE = "The pool is exhausted and nothing else is wrong here. " * 20_000
 HUGE_AFTER = HUGE_BEFORE[:540] + "A whole new sentence appears here. " + HUGE_BEFORE[540:]
-IDS = ["pool-regressed", "pool-fixed", "rules-changed", "steady", "hostile", "cjk", "huge", "trials"]
+IDS = ["pool-regressed", "pool-fixed", "rules-changed", "steady", "hostile", "cjk", "huge", "trials", "trajectory"]
+TRAJECTORY_BEFORE = [
+    ("lookup_knowledge", {"query": "支付 超时 连接池", "top_k": 3}),
+    ("query_logs", {"service": "payment-service", "query": "level:ERROR AND timeout", "limit": 50}),
+    ("query_metrics", {"promql": "histogram_quantile(0.99, rate(http_server_duration_bucket[5m]))"}),
+    ("query_db_status", {"instance": "pay-db-01"}),
+]
+TRAJECTORY_AFTER = [
+    ("query_metrics", {"promql": "histogram_quantile(0.99, rate(http_server_duration_bucket[5m]))"}),
+    ("lookup_knowledge", {"query": "支付 超时 连接池", "top_k": 3}),
+    ("query_logs", {"service": "payment-service", "query": "level:WARN AND <b>retry</b>", "limit": 50}),
+    ("query_traces", {"service": "payment-service", "operation": "submit"}),
+]
 
 
-def trace(answer: str, tools: list[tuple[str, bool]], *, mode: str = "FULL", gate: str = "PASSED") -> dict[str, Any]:
-    """A trace with an answer, its calls (name, success), a PASS verdict and the given composer/gatekeeper."""
+def trace(
+    answer: str, tools: list[tuple[str, bool]], *, mode: str = "FULL", gate: str = "PASSED", inputs: list[Any] | None = None
+) -> dict[str, Any]:
+    """A trace with an answer, its calls (name, success; each with its input from `inputs`), a PASS verdict and
+    the given composer/gatekeeper."""
+    calls = [{"toolName": name, "success": ok, "durationMs": 10} for name, ok in tools]
+    for call, given in zip(calls, inputs or []):
+        call["input"] = given
     return {
         "session": {
             "answer": answer,
@@ -56,7 +76,7 @@ def trace(answer: str, tools: list[tuple[str, bool]], *, mode: str = "FULL", gat
                 }
             },
         },
-        "toolInvocations": [{"toolName": name, "success": ok, "durationMs": 10} for name, ok in tools],
+        "toolInvocations": calls,
     }
 
 
@@ -74,12 +94,13 @@ def _case(case_id: str, **extra: Any) -> dict[str, Any]:
 
 
 def _cases(now: bool) -> list[dict[str, Any]]:
-    cases = [_case(case_id) for case_id in IDS if case_id not in ("cjk", "huge", "trials")]
+    cases = [_case(case_id) for case_id in IDS if case_id not in ("cjk", "huge", "trials", "trajectory")]
     if now:  # the case changed, the trace did not
         cases[2] = _case("rules-changed", forbiddenAnswerKeywords=["reporting job"])
     cases.append(_case("cjk", expectedRootCauseKeywords=["连接池", "query_db_status"], requiredEvidenceTools=[]))
     cases.append(_case("huge", expectedRootCauseKeywords=["pool"], requiredEvidenceTools=[]))
     cases.append(_case("trials", traceFixture="trials"))
+    cases.append(_case("trajectory", requiredEvidenceTools=["query_logs"]))
     return cases
 
 
@@ -94,6 +115,8 @@ def _traces(now: bool) -> dict[str, Any]:
         "cjk.json": trace(CJK_AFTER if now else CJK_BEFORE, [("query_logs" if now else "query_db_status", True)]),
         "huge.json": trace(HUGE_AFTER if now else HUGE_BEFORE, [("query_db_status", True)]),
     }
+    calls = TRAJECTORY_AFTER if now else TRAJECTORY_BEFORE
+    traces["trajectory.json"] = trace(POOL_BEFORE, [(name, True) for name, _ in calls], inputs=[given for _, given in calls])
     for number in range(1, 6):
         fails = now and number > 1
         traces[f"trials/trial-{number:03d}.json"] = lost if fails else good

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_evidence
+from helpers import ROOT
+from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_pair
 from sitegen.compare.diff_json import diff_json, item_document
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.wording import item_message
@@ -148,9 +150,10 @@ def test_a_regressed_case_with_trials_shows_the_first_passing_and_the_first_fail
     base = _read(_result(trials=2, passedTrials=1, trialResults=[trial("t1", False, "b1"), trial("t2", True, "b2")]))
     cur = _read(_result(status="failed", passed=False, digest="sha256:cccc", trials=2, passedTrials=1,
                         trialResults=[trial("t1", True, "c1"), trial("t2", False, "c2")]))  # fmt: skip
-    before, after = shown_evidence(base, cur)
+    shown = shown_pair(base, cur)
+    before, after = shown.before_evidence, shown.after_evidence
     assert (before and before.answer, after and after.answer) == ("b2", "c2")
-    assert shown_evidence(cur, base)[0] == cur.evidence  # not a regression: each side's own (first trial's) evidence
+    assert shown_pair(cur, base).before_evidence == cur.evidence  # not a regression: each side's own (first trial's) evidence
 
 
 def test_the_diff_has_answer_and_tool_call_items_and_the_case_change_fields() -> None:
@@ -166,9 +169,16 @@ def test_the_diff_has_answer_and_tool_call_items_and_the_case_change_fields() ->
     assert item_message(answer) == f"Case c1 answer changed ({percent_changed(answer.similarity)} % changed): {len(before)} → {len(after)} characters."
     calls = items["toolCalls"]
     assert (calls.baselineValue, calls.currentValue, calls.delta) == (["query_logs", "query_db_status"], ["query_logs"], None)
-    assert item_message(calls) == "Case c1 tool calls changed: query_logs, query_db_status → query_logs."
+    assert item_message(calls) == (
+        "Case c1 tool calls changed: query_logs, query_db_status → query_logs; first diverged at step 2: query_db_status left out."
+    )
+    assert item_document(calls)["firstDivergence"] == {"step": 2, "baseline": "query_db_status", "current": None}
     entry = json.loads(diff_json(diff))["caseChanges"][0]
-    assert list(entry)[-5:] == ["traceChanged", "answerSimilarity", "toolsAdded", "toolsRemoved", "toolsNowFailing"]
+    assert list(entry)[-7:] == [
+        "traceChanged", "answerSimilarity", "toolsAdded", "toolsRemoved", "toolsNowFailing", "behaviourChanged", "behaviourChanges"
+    ]  # fmt: skip
+    assert entry["change"] == "changed" and entry["behaviourChanged"] is True
+    assert entry["behaviourChanges"] == ["answer", "tools"]  # the answer is less alike than the 0.9 default
     assert entry["traceChanged"] is True and entry["answerSimilarity"] == answer.similarity
     assert (entry["toolsAdded"], entry["toolsRemoved"], entry["toolsNowFailing"]) == ([], ["query_db_status"], [])
 
@@ -178,7 +188,10 @@ def test_a_rewrite_that_keeps_every_keyword_is_no_longer_invisible() -> None:
     cur = _report(_result(answer="支付 超时 连接池。重启即可。", digest="sha256:bbbb"))
     diff = compare_reports(base, cur)
     assert [item.metric for item in diff.items] == ["answer"]
-    assert diff.caseChanges[0].change == "still_passing" and diff.caseChanges[0].behaviour.answerSimilarity is not None
+    change = diff.caseChanges[0]
+    assert change.change == "changed" and change.behaviour.behaviourChanges == ("answer",)
+    assert diff.caseChangeCounts["changed"] == 1 and diff.caseChangeCounts["still_passing"] == 0
+    assert not diff.hasRegression and diff.caseRegressionCount == 0  # never a gate failure
 
 
 def test_unchanged_traces_give_no_items_and_say_so() -> None:
@@ -186,3 +199,52 @@ def test_unchanged_traces_give_no_items_and_say_so() -> None:
     assert diff.items == [] and diff.caseChanges[0].behaviour == UNCHANGED
     entry = diff.caseChanges[0].to_json()
     assert (entry["traceChanged"], entry["answerSimilarity"]) == (False, 1.0)
+
+
+# --- [diff] answerSimilarity ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[diff]\nanswerSimilarity = 1.5\n", "expected a number from 0 to 1 (such as 0.9), got 1.5"),
+        ("[diff]\nanswerSimilarity = -0.1\n", "expected a number from 0 to 1 (such as 0.9), got -0.1"),
+        ('[diff]\nanswerSimilarity = "0.9"\n', "expected a number from 0 to 1 (such as 0.9), got '0.9'"),
+        ("[diff]\nanswerSimilarity = nan\n", "expected a number from 0 to 1 (such as 0.9), got nan"),
+        ("[diff]\nanswer_similarity = 0.9\n", "unknown setting (expected one of: costTolerance, alpha, answerSimilarity)"),
+    ],
+)
+def test_a_bad_answer_similarity_is_bad_input_naming_file_and_key(tmp_path: Path, toml: str, message: str) -> None:
+    from sitegen.errors import BadInput
+    from sitegen.suite.config import load_config
+
+    path = tmp_path / "sitegen.toml"
+    path.write_text(toml, encoding="utf-8")
+    with pytest.raises(BadInput) as caught:
+        load_config(path, explicit=True)
+    key = toml.split("\n")[1].split(" ")[0]
+    assert f"diff.{key}" in str(caught.value) and message in str(caught.value)
+
+
+def test_the_answer_similarity_threshold_is_read_and_decides_the_change(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sitegen.cli import app
+    from sitegen.suite.config import SuiteConfig, load_config
+
+    assert SuiteConfig().answer_similarity == 0.9 and load_config(ROOT / "eval" / "sitegen.toml").answer_similarity == 0.9
+    before, after = "连接池耗尽，HikariCP 等待超时。建议扩容。", "连接池耗尽，HikariCP 等待超时。建议重启服务。"
+    score = similarity(before, after)
+    assert 0.8 < score < 0.9
+    baseline, current = tmp_path / "baseline.json", tmp_path / "current.json"
+    baseline.write_text(json.dumps({"results": [_result(answer=before)]}), encoding="utf-8")
+    current.write_text(json.dumps({"results": [_result(answer=after, digest="sha256:bbbb")]}), encoding="utf-8")
+    for threshold, change in (("0.9", "changed"), ("0.8", "still_passing"), ("1", "changed"), ("0", "still_passing")):
+        config = tmp_path / f"sitegen-{threshold}.toml"
+        config.write_text(f"[diff]\nanswerSimilarity = {threshold}\n", encoding="utf-8")
+        out = tmp_path / f"diff-{threshold}.json"
+        args = ["diff", str(baseline), str(current), "--config", str(config), "--json", str(out), "--fail-on-regression"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output  # a changed case never fails the gate
+        entry = json.loads(out.read_text(encoding="utf-8"))["caseChanges"][0]
+        assert entry["change"] == change and entry["answerSimilarity"] == score

@@ -51,6 +51,7 @@ def _axe(page: Any, selector: str) -> list[dict[str, Any]]:
 # Every view of the regressed and the hostile case; one view each of the others (the machine is shared and slow).
 CHECKED = [(case_id, *view) for case_id in ("pool-regressed", "hostile") for view in VIEWS] + [
     ("huge", 390, "light"), ("huge", 1280, "dark"), ("cjk", 390, "dark"), ("trials", 1280, "light"),
+    ("trajectory", 390, "dark"), ("trajectory", 1280, "light"),
 ]
 
 

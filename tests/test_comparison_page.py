@@ -54,7 +54,7 @@ def rows(doc: BeautifulSoup, table: str) -> dict[str, list[str]]:
     return {text(tr.th): [text(td) for td in tr.find_all("td")] for tr in doc.select(f"#comparison {table} tbody tr")}
 
 
-@pytest.mark.parametrize(("case_id", "golden"), [("pool-regressed", "regressed"), ("pool-fixed", "fixed"), ("steady", "unchanged")])
+@pytest.mark.parametrize(("case_id", "golden"), [("pool-regressed", "regressed"), ("pool-fixed", "fixed"), ("steady", "unchanged"), ("trajectory", "trajectory")])
 def test_golden_pages(site: Path, case_id: str, golden: str) -> None:
     check_golden(page_path(site, case_id).read_text(encoding="utf-8"), GOLDEN / f"{golden}.html")
 
@@ -78,11 +78,22 @@ def test_a_regression_shows_states_tools_and_the_lost_sentence(site: Path) -> No
         "Gatekeeper status": ["PASSED", "BLOCKED changed"],
         "Composer mode": ["FULL", "DEGRADED changed"],
     }
-    assert rows(doc, ".compare-tools") == {
-        "query_db_status required": ["✓ called", "– not called changed"],
-        "query_logs": ["✓ called", "✓ called"],
-        "query_metrics": ["✓ called", "✗ failed changed"],
-    }
+    assert doc.select("#comparison .compare-tools") == []  # one trace a side: the aligned trajectory says it all
+    steps = doc.select("#comparison table.trajectory tbody tr")
+    assert [(tr["data-step"], text(tr.th)) for tr in steps] == [
+        ("same", "1 same"),
+        ("removed", "2 left out now first divergence"),
+        ("same", "3 same Now fails."),
+    ]
+    assert [[text(td) for td in tr.find_all("td")] for tr in steps] == [
+        ["query_logs ✓ ok"],  # the same on both sides: named once
+        ["query_db_status required ✓ ok", "no call"],
+        ["query_metrics ✓ ok", "query_metrics ✗ failed"],
+    ]
+    assert "step-first" in steps[1]["class"] and steps[1]["id"] == "step-2"
+    assert text(doc.select_one("#comparison #trajectory + p.legend")) == (
+        "3 steps: 2 the same, 1 left out now; the runs first diverge at step 2."
+    )
     before, after = doc.select("#comparison .compare-side")
     assert [text(d) for d in before.select("del")] == [EVIDENCE.split(". ", 1)[1].strip()]
     assert before.select("ins") == [] and after.select("del") == [] and after.select("ins") == []
@@ -93,9 +104,29 @@ def test_a_regression_shows_states_tools_and_the_lost_sentence(site: Path) -> No
     assert [text(p) for p in doc.select("#comparison .compare-side .legend")] == [
         "2 of 2 expected keywords", "1 of 2 expected keywords — no longer found: 200",
     ]
-    title = doc.select_one("#comparison h3")
+    title = doc.select_one("#comparison h3:not(#trajectory)")
     assert re.fullmatch(r"Answers · \d+ % changed", text(title))
     assert text(title.find_next_sibling("p")).startswith("“% changed” measures how much of the two answers' text differs")
+
+
+def test_the_trajectory_aligns_the_calls_and_marks_the_first_divergence(site: Path) -> None:
+    doc = page(site, "trajectory")
+    assert doc.select_one("main")["data-change"] == "changed"
+    steps = doc.select("#comparison table.trajectory tbody tr")
+    assert [tr["data-step"] for tr in steps] == ["added", "same", "input", "removed", "removed", "added"]
+    assert [tr["id"] for tr in doc.select("#comparison tr.step-first")] == ["step-1"]
+    assert text(steps[0].th) == "1 added now first divergence Moved: the baseline made it at step 4."
+    before, after = steps[2].find_all("td")
+    # The input's diff: removed and added runs, the markup in the input as text.
+    assert [text(d) for d in before.select("del")] == ["ERROR AND timeout"] and before.select("ins") == []
+    assert [text(i) for i in after.select("ins")] == ["WARN AND <b>retry</b>"] and after.select("b") == []
+    assert "query_logs required" in text(before) and text(steps[5].find_all("td")[0]) == "no call"
+    statement = doc.select_one("#change .case-change-statement").get_text()  # type: ignore[union-attr]
+    assert statement == (
+        "Still passing, but it behaves differently: no longer called query_db_status; now also called query_traces; "
+        "first diverged at step 1: query_metrics called earlier than in the baseline"
+    )
+    assert [text(c) for c in doc.select("#change .case-change-statement code")] == ["query_db_status", "query_traces", "query_metrics"]
 
 
 def test_a_fix_shows_the_sentence_added(site: Path) -> None:
@@ -202,7 +233,9 @@ def test_the_view_decides_what_to_show() -> None:
     unknown = Evidence("the pool is full", (), None, None, None)
     view = comparison_view(CASE, base, result("failed", unknown), change(ChangeKind.REGRESSED, base, result("failed", unknown)), config)
     assert view.state == COMPARED and view.answers is not None
-    assert [row.tool for row in view.tools] == ["t"] and view.tools[0].required and view.tools[0].changed
+    assert view.tools == ()  # one trace a side: the aligned trajectory instead of a table of tools
+    assert view.trajectory is not None and [(row.kind, row.first) for row in view.trajectory.rows] == [("removed", True)]
+    assert view.trajectory.rows[0].before is not None and view.trajectory.rows[0].before.required
     # The same answer in a changed trace: no columns of text, one line saying so.
     moved = Evidence("the pool", (ToolCall("t", False),), "PASSED", "FULL", "sha256:2")
     view = comparison_view(CASE, base, result("failed", moved), change(ChangeKind.FIXED, base, result("failed", moved)), config)

@@ -524,7 +524,8 @@ def test_report_pair_case_changes(regressed: DiffReport) -> None:
     ]
     assert regressed.caseRegressionCount == 3
     assert regressed.caseChangeCounts == {
-        "fixed": 1, "new": 1, "not_evaluated": 0, "regressed": 2, "removed": 1, "still_failing": 0, "still_passing": 1,
+        "changed": 0, "fixed": 1, "new": 1, "not_evaluated": 0, "regressed": 2, "removed": 1, "still_failing": 0,
+        "still_passing": 1,
         "within_noise": 0,
     }
     fixed = regressed.caseChanges[2]
@@ -665,6 +666,8 @@ def test_json_shape_follows_the_contract(regressed: DiffReport) -> None:
         "toolsAdded": [],
         "toolsRemoved": [],
         "toolsNowFailing": [],
+        "behaviourChanged": None,
+        "behaviourChanges": [],
     }
     assert (data["caseRegressionCount"], data["costTolerance"]) == (3, 0.1)
     assert data["items"][4] == {

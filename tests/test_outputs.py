@@ -40,7 +40,9 @@ def test_without_a_baseline_the_change_counts_are_zero(suite: tuple[Path, Path],
     assert done.exit_code == 0, done.output
     assert done.stdout == (
         "pass-rate=0.75\ncases=4\npassed=3\nfailed=1\nnot-run=0\nhas-baseline=false\nhas-regression=false\n"
-        "regressed=0\nremoved=0\nfixed=0\nnew=0\nchanged=0\nnot-evaluated=0\n"
+        # Every change kind, in ChangeKind's reading order.
+        "not-evaluated=0\nregressed=0\nremoved=0\nchanged=0\nwithin-noise=0\nstill-failing=0\nfixed=0\nnew=0\n"
+        "still-passing=0\n"
     )
 
 

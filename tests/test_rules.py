@@ -428,7 +428,10 @@ def test_result_fields() -> None:
         "caseDigest": Case.model_validate(case).digest(),
         # What the agent did (sitegen/report/evidence.py); no traceDigest for a trace that was not read from a file.
         "answer": "ok",
-        "toolCalls": [{"toolName": "query_logs", "success": True}, {"toolName": "query_metrics", "success": True}],
+        "toolCalls": [
+            {"toolName": "query_logs", "success": True, "input": None, "inputDigest": None},
+            {"toolName": "query_metrics", "success": True, "input": None, "inputDigest": None},
+        ],
         "gatekeeperStatus": None,
         "composerMode": None,
         "traceDigest": None,

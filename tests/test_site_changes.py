@@ -5,6 +5,7 @@ and a case's notes and annotations (eval/README.md, "The site")."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def _rows(doc: BeautifulSoup) -> dict[str, Tag]:
 
 
 BADGES = {
-    "steady": "= unchanged", "breaks": "▼ regressed", "mends": "▲ fixed", "known": "≡ known failure",
+    "steady": "= still passing", "breaks": "▼ regressed", "mends": "▲ fixed", "known": "≡ known failure",
     "fresh": "✚ new",
 }
 
@@ -66,7 +67,7 @@ def test_every_index_row_carries_its_change_in_its_status_cell(built: tuple[Path
     options = [(o["value"], text(o)) for o in doc.select("#filter-change option")]
     assert options == [
         ("", "All changes"), ("regressed", "regressed"), ("fixed", "fixed"), ("still_failing", "known failure"),
-        ("new", "new"), ("still_passing", "unchanged"),
+        ("new", "new"), ("still_passing", "still passing"),
     ]
 
 
@@ -151,7 +152,7 @@ def test_a_case_page_states_its_change_at_the_top(built: tuple[Path, BuildResult
     marked = {text(li.code): "check-new" in li.get("class", []) for li in known.select("ul.checks li")}
     assert marked == {"keyword_coverage": False, "forbidden_answer_keyword": True}
     steady = case_page(site, "steady").select_one("#change .case-change-statement")
-    assert text(steady) == "Unchanged: it passed in the baseline too."
+    assert text(steady) == "Unchanged: it passed in the baseline too, with the very same trace."
 
 
 def test_notes_and_annotations_are_shown_as_text(built: tuple[Path, BuildResult]) -> None:
@@ -175,7 +176,7 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
     assert doc.select(".stat") == []  # the banner says the counts
     sections = [s["id"] for s in doc.select("main > section.card")]
     assert sections == ["regressed-cases", "removed-cases", "known-failures", "fixed-cases", "new-cases", "suite-figures", "transitions"]
-    assert doc.select_one("#nothing") is None  # every kind has a case
+    assert text(doc.select_one("#nothing")) == "No passing case behaves differently."  # every other kind has a case
 
     def rows(anchor: str) -> dict[str, list[str]]:
         return {text(body.td): [text(td) for td in body.tr.find_all("td")[1:]]
@@ -196,24 +197,40 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
     assert "present → absent" in diff_md and "passed → failed" in diff_md
 
 
-def test_the_diff_page_lists_the_first_other_differences_and_says_where_the_rest_are(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("now_answer", "anchor", "title"),
+    [
+        # Less alike than [diff] answerSimilarity's 0.9: every case behaves differently.
+        ("The pool is exhausted again.", "changed-cases", "Passing, behaves differently"),
+        # As alike as that: every case still passes and behaves alike, but its answer is a figure that moved.
+        ("The pool is exhausted, as the pool's metrics show over the last hour of traffic!", "other-figures",
+         "Passing, figures moved"),
+    ],
+)
+def test_the_diff_page_lists_the_first_passing_cases_and_says_where_the_rest_are(
+    tmp_path: Path, now_answer: str, anchor: str, title: str
+) -> None:
     count = OTHER_DIFFERENCES_SHOWN + 2
+    before_answer = "The pool is exhausted, as the pool's metrics show over the last hour of traffic."
+    before_answer = "The pool is exhausted." if anchor == "changed-cases" else before_answer
     cases = [make_case(id=f"c{i:04d}", traceFixture=f"c{i:04d}.json", expectedRootCauseKeywords=["pool"]) for i in range(count)]
-    before = write_suite(tmp_path / "before", cases, {f"c{i:04d}.json": make_trace("The pool is exhausted.") for i in range(count)})
+    before = write_suite(tmp_path / "before", cases, {f"c{i:04d}.json": make_trace(before_answer) for i in range(count)})
     build_site(BuildOptions(cases=before[0], fixtures=before[1], out=tmp_path / "before-site", cwd=tmp_path,
                             run_id="before", case_pages="failing"))
-    now = write_suite(tmp_path / "now", cases, {f"c{i:04d}.json": make_trace("The pool is exhausted again.") for i in range(count)})
+    now = write_suite(tmp_path / "now", cases, {f"c{i:04d}.json": make_trace(now_answer) for i in range(count)})
     site = tmp_path / "site"
     build_site(BuildOptions(cases=now[0], fixtures=now[1], out=site, cwd=tmp_path, run_id="now",
                             baseline=tmp_path / "before-site" / "report.json", case_pages="failing"))
     doc = soup(site / "diff.html")
-    others = doc.select_one("#other-figures")
-    assert others is not None
+    section = doc.select_one(f"#{anchor}")
+    assert section is not None
+    assert [s["id"] for s in doc.select("main > section.card") if s["id"] in ("changed-cases", "other-figures")] == [anchor]
     answer_items = json.loads((site / "diff.json").read_text(encoding="utf-8"))["items"]
     assert len([item for item in answer_items if item["metric"] == "answer"]) == count  # one a case
-    assert text(others.h2).endswith(f"Passing, figures moved ({count:,})")
-    assert len(others.select("table.change-table > tbody")) == OTHER_DIFFERENCES_SHOWN
-    assert text(others.select_one("p.muted")) == (
+    assert text(section.h2).endswith(f"{title} ({count:,})")
+    assert len(section.select("table.change-table > tbody")) == OTHER_DIFFERENCES_SHOWN
+    assert text(section.select_one("p.muted")) == (
         f"The first {OTHER_DIFFERENCES_SHOWN:,} of {count:,} are listed here; diff.json and diff.md list them all."
     )
-    assert (site / "diff.md").read_text(encoding="utf-8").count("| answer |") == count  # diff.md lists every one
+    markdown = (site / "diff.md").read_text(encoding="utf-8")
+    assert len(re.findall(r"\| answer \| \d+ characters", markdown)) == count  # diff.md lists every figure

@@ -90,7 +90,7 @@ def _result(case_id: str, passed: bool, answer: str | None, tools: list[tuple[st
         "evidenceCoverage": {}, "toolCallCount": len(tools), "durationMs": 1000, "tags": [],
     }  # fmt: skip
     if evidence:
-        data |= {"answer": answer, "toolCalls": [{"toolName": n, "success": ok} for n, ok in tools],
+        data |= {"answer": answer, "toolCalls": [{"toolName": n, "success": ok, "input": None, "inputDigest": None} for n, ok in tools],
                  "gatekeeperStatus": "pass", "composerMode": "parsed", "traceDigest": digest}  # fmt: skip
     return data
 

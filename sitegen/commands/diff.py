@@ -37,8 +37,9 @@ def run(
     before, after = read_report(baseline), read_report(current)
     check_comparable(before, {r.caseId for r in after.results}, baseline)
     result = compare_reports(
-        before, after, cost_tolerance=resolve_cost_tolerance(cost_tolerance, settings), alpha=settings.alpha
-    )
+        before, after, cost_tolerance=resolve_cost_tolerance(cost_tolerance, settings), alpha=settings.alpha,
+        answer_similarity=settings.answer_similarity,
+    )  # fmt: skip
     # Both texts exist before anything is written, and the files are replaced together or not at all.
     outputs: list[tuple[Path | None, str]] = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:

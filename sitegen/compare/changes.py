@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
-from sitegen.defaults import DEFAULT_ALPHA, CasePages
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, CasePages
 from sitegen.formatting import plural
 from sitegen.report.results import CaseResult
 from sitegen.report.status import Status
@@ -32,15 +32,13 @@ class Said(NamedTuple):
     several: str  # the word for several cases: "2 known failures"
     icon: str
     title: str | None  # the title of its section in diff.md, the terminal and the diff page; None: not listed
-    empty: str | None  # what the diff page says when no case has it; None: the section is left out then
     breaking: bool = False  # the agent got worse: the gate fails on it (--fail-on-regression), a regression
     pages: frozenset[CasePages] = frozenset()  # the --case-pages modes in which it gives a case a page of its own
     gated: bool = False  # the gate fails on it, though the agent was not judged: never called a regression
 
 
 _FLIPPED = frozenset((CasePages.FAILING, CasePages.CHANGED))  # a case whose pass/fail is not the baseline's
-# The section the breaking kinds share: its title and what it says when empty.
-_BREAKING = ("Regressed and removed cases", "No case regressed or was removed.")
+_BREAKING = "Regressed and removed cases"  # the title of the section the breaking kinds share
 
 
 class ChangeKind(StrEnum):
@@ -52,16 +50,20 @@ class ChangeKind(StrEnum):
     # A case not run now (its trace missing or unusable), whatever the baseline said: the agent was not judged, and
     # what cannot be checked cannot be vouched for (eval/README.md, "Cases that could not be evaluated").
     NOT_EVALUATED = "not_evaluated", Said("not evaluated", "not evaluated", "⊘", "Cases that could not be evaluated",
-                                          None, pages=_FLIPPED, gated=True)
-    REGRESSED = "regressed", Said("regressed", "regressed", "▼", *_BREAKING, breaking=True, pages=_FLIPPED)
-    REMOVED = "removed", Said("removed", "removed", "⊖", *_BREAKING, breaking=True)
+                                          pages=_FLIPPED, gated=True)
+    REGRESSED = "regressed", Said("regressed", "regressed", "▼", _BREAKING, breaking=True, pages=_FLIPPED)
+    REMOVED = "removed", Said("removed", "removed", "⊖", _BREAKING, breaking=True)
+    # Passed on both sides and behaves differently (compare/behaviour.py): no rule caught it, so a person must look;
+    # never breaking.
+    CHANGED = "changed", Said("behaves differently", "behave differently", "Δ", "Passing cases that behave differently",
+                              pages=_FLIPPED)
     # A trial policy flip within chance of the baseline: reported, never breaking.
-    WITHIN_NOISE = "within_noise", Said("within noise", "within noise", "≈", "Within noise", None, pages=_FLIPPED)
-    STILL_FAILING = "still_failing", Said("known failure", "known failures", "≡", "Known failures",
-                                          "No known failures: no case failed in the baseline and still fails.")
-    FIXED = "fixed", Said("fixed", "fixed", "▲", "Fixed cases", "No case was fixed.", pages=_FLIPPED)
-    NEW = "new", Said("new", "new", "✚", "New cases", "No new cases.", pages=frozenset((CasePages.CHANGED,)))
-    STILL_PASSING = "still_passing", Said("unchanged", "unchanged", "=", None, None)
+    WITHIN_NOISE = "within_noise", Said("within noise", "within noise", "≈", "Within noise", pages=_FLIPPED)
+    STILL_FAILING = "still_failing", Said("known failure", "known failures", "≡", "Known failures")
+    FIXED = "fixed", Said("fixed", "fixed", "▲", "Fixed cases", pages=_FLIPPED)
+    NEW = "new", Said("new", "new", "✚", "New cases", pages=frozenset((CasePages.CHANGED,)))
+    # Passed on both sides and behaves alike ("unchanged" would not be true of a trace that changed a little).
+    STILL_PASSING = "still_passing", Said("still passing", "still passing", "=", None)
 
     said: Said
 
@@ -85,11 +87,6 @@ class ChangeKind(StrEnum):
     def title(self) -> str | None:
         """The title of its section (None: its cases are not listed)."""
         return self.said.title
-
-    @property
-    def empty(self) -> str | None:
-        """What the diff page says when no case has it (None: its section is left out then)."""
-        return self.said.empty
 
     @property
     def breaking(self) -> bool:
@@ -117,11 +114,11 @@ class ChangeKind(StrEnum):
 
 
 # The order of the index's Change filter: what needs attention first, then a fix before a known failure.
-FILTER_ORDER = (ChangeKind.NOT_EVALUATED, ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.WITHIN_NOISE,
-                ChangeKind.FIXED, ChangeKind.STILL_FAILING, ChangeKind.NEW, ChangeKind.STILL_PASSING)
+FILTER_ORDER = (ChangeKind.NOT_EVALUATED, ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.CHANGED,
+                ChangeKind.WITHIN_NOISE, ChangeKind.FIXED, ChangeKind.STILL_FAILING, ChangeKind.NEW, ChangeKind.STILL_PASSING)
 # The order diff.md and the terminal list the sections after the breaking one in: known failures last (the cases
 # that could not be evaluated come before the breaking one, never folded).
-TEXT_ORDER = (ChangeKind.WITHIN_NOISE, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING)
+TEXT_ORDER = (ChangeKind.CHANGED, ChangeKind.WITHIN_NOISE, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING)
 assert set(FILTER_ORDER) == set(ChangeKind), "every change kind has its place in the Change filter"
 assert set(TEXT_ORDER) == {kind for kind in ChangeKind if kind.title and not kind.fails_gate}, "and in diff.md"
 
@@ -207,10 +204,14 @@ def not_run_reason(result: CaseResult) -> str:
 
 
 def classify_case(
-    base: CaseResult | None, cur: CaseResult | None, alpha: float = DEFAULT_ALPHA, behaviour: Behaviour | None = None
+    base: CaseResult | None,
+    cur: CaseResult | None,
+    alpha: float = DEFAULT_ALPHA,
+    behaviour: Behaviour | None = None,
+    answer_similarity: float = DEFAULT_ANSWER_SIMILARITY,
 ) -> CaseChange:
     """The change of one case; `base` or `cur` is None when the case is missing from that report. `behaviour`:
-    compare_behaviour(base, cur) when already at hand.
+    compare_behaviour(base, cur, answer_similarity) when already at hand.
 
     A case not run now is NOT_EVALUATED, whatever the baseline said (new, or not run there too, included): the
     agent was not judged, so neither a regression nor a known failure can be told."""
@@ -220,7 +221,7 @@ def classify_case(
     if cur.status is Status.NOT_RUN:
         # Nothing is resolved: the baseline's failed checks were not checked at all.
         new = tuple(cur.failedChecks) if base is None else _minus(cur.failedChecks, base.failedChecks)
-        behaviour = UNKNOWN if base is None else compare_behaviour(base, cur) if behaviour is None else behaviour
+        behaviour = UNKNOWN if base is None else compare_behaviour(base, cur, answer_similarity) if behaviour is None else behaviour
         status = None if base is None else base.status
         return CaseChange(cur.caseId, ChangeKind.NOT_EVALUATED, status, cur.status, new, (), behaviour, not_run_reason(cur))
     if base is None:
@@ -233,7 +234,9 @@ def classify_case(
         change = ChangeKind.FIXED if cur.passed else ChangeKind.REGRESSED
     new = _minus(cur.failedChecks, base.failedChecks)
     resolved = _minus(base.failedChecks, cur.failedChecks)
-    behaviour = compare_behaviour(base, cur) if behaviour is None else behaviour
+    behaviour = compare_behaviour(base, cur, answer_similarity) if behaviour is None else behaviour
+    if change is ChangeKind.STILL_PASSING and behaviour.behaviourChanged:
+        change = ChangeKind.CHANGED
     return CaseChange(cur.caseId, change, base.status, cur.status, new, resolved, behaviour)
 
 

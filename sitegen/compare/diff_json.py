@@ -36,6 +36,8 @@ def item_document(item: DiffItem) -> dict[str, Any]:
         data["alpha"] = item.alpha
     if item.similarity is not None:
         data["similarity"] = item.similarity
+    if item.firstDivergence is not None:
+        data["firstDivergence"] = item.firstDivergence.to_json()
     return data
 
 

@@ -10,7 +10,7 @@ from sitegen.checks import check_codes
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem, metric_label
-from sitegen.compare.whatchanged import NO_EVIDENCE, phrase_text, what_changed
+from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
     DIFFERENCES_HEADING,
@@ -21,6 +21,7 @@ from sitegen.compare.wording import (
     gate_text,
     item_message,
     pass_rate_change,
+    reasons_text,
     status_change,
 )
 from sitegen.defaults import FOLD_AFTER
@@ -29,6 +30,8 @@ from sitegen.report.mdtext import escape_cell, escape_inline, table
 from sitegen.report.status import Status
 
 NOT_COMPARABLE = "case changed — not comparable"
+# The passing cases that behave differently a job summary lists (GitHub drops a summary over 1 MiB); diff.md has all.
+SUMMARY_CHANGED_ROWS = 50
 _SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "Changes"}
 
 
@@ -55,6 +58,8 @@ def _headline(diff: DiffReport) -> list[str]:
         lines += ["", f"⚠️ {DEFINITIONS_CHANGED}: {names}"]
     if not diff.baselineEvidence:
         lines += ["", f"ℹ️ **What the agent did**: {NO_EVIDENCE}."]
+    elif not diff.baselineInputs:
+        lines += ["", f"ℹ️ **Tool inputs**: {NO_INPUTS}."]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return lines
@@ -108,7 +113,17 @@ def breaking_table(diff: DiffReport) -> str:
     return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
 
 
+def changed_table(diff: DiffReport, most: int | None = None) -> str:
+    """The passing cases that behave differently (the first `most` of them), each with what the agent did
+    differently and why it counts."""
+    changes = [c for c in diff.caseChanges if c.change is ChangeKind.CHANGED]
+    rows = [[_case_name(c, diff), _what_changed_cell(c), escape_cell(reasons_text(c))] for c in changes[:most]]
+    return table(["Case", "What changed", "Why"], rows)
+
+
 def _changes_table(diff: DiffReport, kind: ChangeKind) -> str:
+    if kind is ChangeKind.CHANGED:
+        return changed_table(diff)
     changes = [change for change in diff.caseChanges if change.change is kind]
     if kind is ChangeKind.FIXED:
         if diff.baselineEvidence:
@@ -198,10 +213,17 @@ def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
 
 
 def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:
-    """For a GitHub job summary: the headline, every regressed and removed case (never folded), other regression signals."""
+    """For a GitHub job summary: the headline, every regressed and removed case (never folded), the passing cases that
+    behave differently (the first SUMMARY_CHANGED_ROWS), other regression signals."""
     lines = [f"## {escape_inline(title)}", "", *_headline(diff), *_not_evaluated_section(diff, "###")]
     if diff.caseRegressionCount:
         lines += ["", f"### {ChangeKind.REGRESSED.title} ({diff.caseRegressionCount})", "", breaking_table(diff)]
+    changed = diff.caseChangeCounts.get(ChangeKind.CHANGED, 0)
+    if changed:
+        shown = min(changed, SUMMARY_CHANGED_ROWS)
+        lines += _folded(f"{ChangeKind.CHANGED.title} ({changed:,})", changed_table(diff, shown), "###", True, shown)
+        if changed > shown:
+            lines += ["", f"…and {changed - shown:,} more in diff.md."]
     others = _other_regression_items(diff)
     if others:
         lines += ["", f"### Other regression signals ({len(others)})", "", _items_table(others, diff)]

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sitegen.compare.behaviour import Behaviour, records_evidence
+from sitegen.compare.behaviour import Behaviour, records_evidence, records_inputs
 from sitegen.compare.changes import (
     CaseChange,
     ChangeKind,
@@ -68,7 +68,7 @@ from sitegen.compare.items import (
     direction,
     same,
 )
-from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_COST_TOLERANCE
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.report.results import CaseResult, Report
 from sitegen.report.status import Status
@@ -95,8 +95,12 @@ class DiffReport:
     caseChangeCounts: dict[str, int] = field(default_factory=dict)
     costTolerance: float = DEFAULT_COST_TOLERANCE
     alpha: float = DEFAULT_ALPHA
-    # Whether the baseline records what the agent did (an older sitegen's or the Java harness's does not).
+    # Whether the baseline records what the agent did (an older sitegen's or the Java harness's does not) ...
     baselineEvidence: bool = True
+    # ... and the inputs of its tool calls (an older sitegen's does not: input changes are then unknown).
+    baselineInputs: bool = True
+    # `[diff] answerSimilarity`: a passing case whose answers are less alike than this behaves differently.
+    answerSimilarity: float = DEFAULT_ANSWER_SIMILARITY
     # McNemar's exact test of the cases with one trial on both sides (None: no such case).
     pairedTest: PairedTest | None = None
 
@@ -202,7 +206,7 @@ def _behaviour_items(out: _Collector, case_id: str, behaviour: Behaviour) -> Non
         out.add(CHANGED, case_id, "answer", before, after, similarity=behaviour.answerSimilarity)
     if behaviour.callsChanged is not None:
         then, now = behaviour.callsChanged
-        out.add(CHANGED, case_id, "toolCalls", list(then), list(now))
+        out.add(CHANGED, case_id, "toolCalls", list(then), list(now), firstDivergence=behaviour.firstDivergence)
 
 
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange, alpha: float) -> None:
@@ -238,9 +242,15 @@ class CaseComparison(NamedTuple):
     items: tuple[DiffItem, ...]
 
 
-def compare_case(base: CaseResult | None, cur: CaseResult | None, *, alpha: float = DEFAULT_ALPHA) -> CaseComparison:
+def compare_case(
+    base: CaseResult | None,
+    cur: CaseResult | None,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    answer_similarity: float = DEFAULT_ANSWER_SIMILARITY,
+) -> CaseComparison:
     """The change and the items of one case; `base` or `cur` is None when the case is missing from that report."""
-    change = classify_case(base, cur, alpha)
+    change = classify_case(base, cur, alpha, answer_similarity=answer_similarity)
     out = _Collector()
     if cur is None:
         assert base is not None, "a case is in at least one report"
@@ -280,23 +290,28 @@ def compare_reports(
     *,
     cost_tolerance: float = DEFAULT_COST_TOLERANCE,
     alpha: float = DEFAULT_ALPHA,
+    answer_similarity: float = DEFAULT_ANSWER_SIMILARITY,
     compared: Mapping[str, CaseComparison] | None = None,
 ) -> DiffReport:
     """Compare two reports by case id: aggregate items first, then per case, and every case's change.
 
-    `compared`: the comparisons (compare_case, same baseline and alpha) of cases already compared, by case id,
+    `compared`: the comparisons (compare_case, same baseline, alpha and answer similarity) of cases already compared, by case id,
     such as those a build's case pages made; every other case is compared here.
     """
     if not (math.isfinite(cost_tolerance) and cost_tolerance >= 0):
         raise UsageError(f"cost tolerance must be a finite number ≥ 0 (a ratio such as 0.1), got {cost_tolerance}")
     if not 0 < alpha < 1:
         raise UsageError(f"alpha must be a number between 0 and 1 (such as 0.05), got {alpha}")
+    if not 0 <= answer_similarity <= 1:
+        raise UsageError(f"answer similarity must be a number from 0 to 1 (such as 0.9), got {answer_similarity}")
     before, after = baseline.by_id, current.by_id
     known = compared or {}
     cases: dict[str, CaseComparison] = {}
     for case_id in sorted(before.keys() | after.keys()):
         found = known.get(case_id)
-        cases[case_id] = found if found is not None else compare_case(before.get(case_id), after.get(case_id), alpha=alpha)
+        cases[case_id] = found if found is not None else compare_case(
+            before.get(case_id), after.get(case_id), alpha=alpha, answer_similarity=answer_similarity
+        )
     paired = paired_test((base, after[case_id]) for case_id, base in before.items() if case_id in after)
     out = _Collector()
     _aggregate_items(out, baseline, current, cost_tolerance, paired, alpha)
@@ -333,6 +348,8 @@ def compare_reports(
         costTolerance=cost_tolerance,
         alpha=alpha,
         baselineEvidence=not baseline.results or records_evidence(baseline.results),
+        baselineInputs=not baseline.results or records_inputs(baseline.results) or not records_evidence(baseline.results),
+        answerSimilarity=answer_similarity,
         pairedTest=paired,
     )
 

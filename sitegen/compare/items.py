@@ -12,6 +12,7 @@ from sitegen.report.status import Status
 
 if TYPE_CHECKING:
     from sitegen.compare.changes import PairedTest
+    from sitegen.compare.trajectory import Divergence
 
 REGRESSION = "REGRESSION"
 IMPROVEMENT = "IMPROVEMENT"
@@ -92,6 +93,8 @@ class DiffItem:
     alpha: float | None = None
     # `answer` items: how alike the two answers are (compare/similarity.py).
     similarity: float | None = None
+    # `toolCalls` items: the first step where the two aligned trajectories differ (diff.json writes its `to_json`).
+    firstDivergence: Divergence | None = None
     # What the message says beyond the fields above (not in diff.json): the case's status now (`passed` items);
     # the passed and run trials in the baseline and now (`trialPassRate` items, and a `passed` item within noise);
     # whether some case has the value in one report only, and the tolerance the paired averages were judged by

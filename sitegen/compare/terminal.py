@@ -3,10 +3,10 @@ headline, gate and cases as diff.md, without Markdown's escapes and tables."""
 
 from __future__ import annotations
 
-
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
     DIFFERENCE_TITLES,
@@ -16,6 +16,7 @@ from sitegen.compare.wording import (
     format_pass_rate,
     gate_text,
     item_message,
+    reasons_text,
     status_change,
 )
 from sitegen.formatting import terminal_line
@@ -36,6 +37,8 @@ def _case_lines(change: CaseChange, diff: DiffReport) -> list[str]:
     moved = STATUS_WORDS[change.currentStatus] if kind is ChangeKind.NEW else status_change(change)
     flagged = " [definition changed: not comparable]" if change.caseId in diff.changedDefinitions else ""
     lines = [f"{INDENT}{kind.icon} {change.caseId}: {moved}{flagged}"]
+    if kind is ChangeKind.CHANGED:
+        lines.append(f"{INDENT * 3}what changed: {phrase_text(what_changed(change.behaviour))} ({reasons_text(change)})")
     # A new case's failed checks are all it has; another case's are those that did not fail in the baseline.
     new_word = Status.FAILED.word if kind is ChangeKind.NEW else ChangeKind.NEW.word
     lines += [f"{INDENT * 3}{new_word}: {check}" for check in change.newFailedChecks]
@@ -59,6 +62,8 @@ def diff_text(diff: DiffReport) -> str:
     ]
     if diff.changedDefinitions:
         lines.append(f"{INDENT}⚠ {DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}")
+    if not diff.baselineEvidence or not diff.baselineInputs:
+        lines.append(f"{INDENT}ℹ {NO_EVIDENCE if not diff.baselineEvidence else NO_INPUTS}")
     unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED]
     if unjudged:
         lines += ["", f"{ChangeKind.NOT_EVALUATED.title} ({len(unjudged)})"]

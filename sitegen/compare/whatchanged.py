@@ -14,12 +14,17 @@ from typing import TYPE_CHECKING, NamedTuple
 from sitegen.checks import check_codes
 from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
 from sitegen.compare.changes import CaseChange, ChangeKind
-from sitegen.compare.wording import HEADLINE_LISTED
+from sitegen.compare.trajectory import Divergence
+from sitegen.defaults import HEADLINE_LISTED
 
 if TYPE_CHECKING:
     from sitegen.compare.diff_report import DiffReport
 
 NO_EVIDENCE = "the baseline does not record the agent's answers: regenerate it with `sitegen baseline`"
+NO_INPUTS = (
+    "the baseline does not record the tool calls' inputs, so a call made with another input is not seen: "
+    "regenerate it with `sitegen baseline`"
+)
 TRACE_UNCHANGED = "trace unchanged: the case or the rules changed"
 PHRASED = (ChangeKind.REGRESSED, ChangeKind.FIXED)  # the changes that get a phrase
 
@@ -31,9 +36,9 @@ class Part(NamedTuple):
     code: bool = False
 
 
-def no_evidence_parts() -> tuple[Part, ...]:
-    """NO_EVIDENCE as parts, capitalised as a sentence, its command as code (for the pages)."""
-    pieces = (NO_EVIDENCE[0].upper() + NO_EVIDENCE[1:] + ".").split("`")
+def no_evidence_parts(sentence: str = NO_EVIDENCE) -> tuple[Part, ...]:
+    """NO_EVIDENCE (or NO_INPUTS) as parts, capitalised as a sentence, its command as code (for the pages)."""
+    pieces = (sentence[0].upper() + sentence[1:] + ".").split("`")
     return tuple(Part(piece, code=bool(i % 2)) for i, piece in enumerate(pieces) if piece)
 
 
@@ -46,7 +51,40 @@ def _tools(names: Iterable[str], lead: str, tail: str) -> list[Part]:
     return parts + ([Part(tail)] if tail else [])
 
 
+def divergence_parts(divergence: Divergence) -> list[Part]:
+    """Where the two trajectories first differ: `first diverged at step 2: query_logs instead of query_metrics`."""
+    before, after = divergence.before, divergence.after
+    lead = Part(f"first diverged at step {divergence.step}: ")
+    if before is not None and after is not None and before.toolName != after.toolName:
+        return [lead, Part(after.toolName, code=True), Part(" instead of "), Part(before.toolName, code=True)]
+    if before is not None and after is not None:
+        words = []
+        if before.inputDigest != after.inputDigest:
+            words.append("called with another input")
+        if before.success != after.success:
+            outcome = "now fails" if after.success is False else "no longer fails" if before.success is False else None
+            words.append(outcome or "with another outcome recorded")
+        return [lead, Part(before.toolName, code=True), Part(" " + " and ".join(words or ["called differently"]))]
+    call = after if after is not None else before
+    assert call is not None, "a divergence has a call on at least one side"
+    if divergence.moved:
+        return [lead, Part(call.toolName, code=True), Part(f" called {divergence.moved} than in the baseline")]
+    return [lead, Part(call.toolName, code=True), Part(" left out" if after is None else " added")]
+
+
 _STATE_WORDS = {VERDICT: "verdict", GATEKEEPER: "gatekeeper status", COMPOSER: "composer mode"}
+
+
+def _restates(divergence: Divergence, behaviour: Behaviour) -> bool:
+    """Whether the first divergence only says again that a tool is no longer called, newly called or now fails."""
+    before, after = divergence.before, divergence.after
+    if after is None and before is not None:
+        return before.toolName in behaviour.toolsRemoved
+    if before is None and after is not None:
+        return after.toolName in behaviour.toolsAdded
+    assert before is not None and after is not None, "a divergence has a call on at least one side"
+    only_failing = before.inputDigest == after.inputDigest and after.success is False
+    return only_failing and before.toolName in behaviour.toolsNowFailing
 
 
 def _state_clauses(behaviour: Behaviour) -> list[list[Part]]:
@@ -69,7 +107,10 @@ def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
         clauses.append(_tools(behaviour.toolsNowFailing, "", verb))
     if behaviour.toolsAdded:
         clauses.append(_tools(behaviour.toolsAdded, "now also called ", ""))
-    if not clauses and behaviour.callsChanged is not None:
+    divergence = behaviour.firstDivergence
+    if divergence is not None and not _restates(divergence, behaviour):
+        clauses.append(divergence_parts(divergence))
+    elif not clauses and behaviour.callsChanged is not None:
         clauses.append([Part("tool calls changed")])
     if behaviour.answerSimilarity < 1:
         changed = percent_changed(behaviour.answerSimilarity)
@@ -126,4 +167,11 @@ def terminal_lines(diff: DiffReport) -> list[str]:
     lines += [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
     if len(phrased) > TERMINAL_LISTED:
         lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
+    # The passing cases that behave differently past those the headline names with their phrase.
+    rest = [change for change in diff.caseChanges if change.change is ChangeKind.CHANGED][HEADLINE_LISTED:]
+    lines += [f"  {case_line(change, printable)}" for change in rest[:TERMINAL_LISTED]]
+    if len(rest) > TERMINAL_LISTED:
+        lines.append(f"  … and {len(rest) - TERMINAL_LISTED} more passing cases that behave differently (see diff.md)")
+    if not diff.baselineInputs:
+        lines.append(f"  {NO_INPUTS}")
     return lines

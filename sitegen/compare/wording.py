@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import percent_changed
@@ -33,11 +33,15 @@ from sitegen.compare.items import (
     metric_label,
     same,
 )
+from sitegen.compare.whatchanged import divergence_parts, phrase_text, what_changed
+from sitegen.defaults import HEADLINE_LISTED
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
 from sitegen.report.status import Status
 
-HEADLINE_LISTED = 5  # cases named per group in the one-line headline; tables list them all
+if TYPE_CHECKING:
+    from sitegen.compare.trajectory import Divergence
+
 # What diff.md, the terminal and the site's banner say, alike, when cases were edited since the baseline.
 DEFINITIONS_CHANGED = "Case definitions changed since the baseline (results not comparable)"
 # A case status in words; None: the case is not in that report.
@@ -162,7 +166,7 @@ def item_message(item: DiffItem) -> str:
         assert item.similarity is not None, "an answer item carries the answers' similarity"
         return answer_message(item.caseId or "", percent_changed(item.similarity), item.baselineValue, item.currentValue)
     if metric == "toolCalls":
-        return tool_calls_message(item.caseId or "", item.baselineValue, item.currentValue)
+        return tool_calls_message(item.caseId or "", item.baselineValue, item.currentValue, item.firstDivergence)
     if metric == PASS_RATE:
         message = _values_message(f"Pass rate {_fell_or_rose(item)}", item)
         if item.pairedTest is None or item.alpha is None:
@@ -297,20 +301,22 @@ def cost_note(diff: DiffReport) -> str:
     return f"Cost regression on the cases in both reports: {names}." if names else ""
 
 
-# What a headline segment is: words, a case id, the rule codes that broke a case, why a case could not be
-# evaluated (with the file and place), or the rest of a list.
-TEXT, CASE_ID, CODES, REASON, MORE = "text", "case", "codes", "reason", "more"
+# What a headline segment is: words, a case id, the rule codes that broke a case, recorded text in a "what changed"
+# phrase (a tool's name, a verdict), why a case could not be evaluated (with the file and place), or the rest of a
+# list.
+TEXT, CASE_ID, CODES, RECORDED, REASON, MORE = "text", "case", "codes", "recorded", "reason", "more"
 MORE_NOT_EVALUATED = "more-not-evaluated"  # the rest of the cases that could not be evaluated
-ESCAPED = (CASE_ID, CODES, REASON)  # the kinds that are data from the reports: Markdown escapes them
+ESCAPED = (CASE_ID, CODES, RECORDED, REASON)  # the kinds that are data from the reports: Markdown escapes them
 
 
 class Segment(NamedTuple):
     """A piece of the headline: `kind` says whether it is words (TEXT) or data from the reports (CASE_ID, CODES,
-    REASON; MORE and MORE_NOT_EVALUATED: "and 3 more", the rest of the group) that Markdown escapes and the site
-    links."""
+    RECORDED, REASON; MORE and MORE_NOT_EVALUATED: "and 3 more", the rest of the group) that Markdown escapes and
+    the site links; `group` is the change kind of the cases a MORE stands for."""
 
     text: str
     kind: str = TEXT
+    group: ChangeKind | None = None
 
 
 def _not_evaluated_segments(changes: Sequence[CaseChange]) -> list[Segment]:
@@ -324,7 +330,7 @@ def _not_evaluated_segments(changes: Sequence[CaseChange]) -> list[Segment]:
     return out
 
 
-def _named(changes: tuple[CaseChange, ...]) -> list[Segment]:
+def _named(changes: tuple[CaseChange, ...], with_phrase: bool = False) -> list[Segment]:
     out: list[Segment] = []
     for i, change in enumerate(changes[:HEADLINE_LISTED]):
         if i:
@@ -333,14 +339,36 @@ def _named(changes: tuple[CaseChange, ...]) -> list[Segment]:
         codes = change.new_codes  # none for a removed case
         if codes:
             out += (Segment(" ("), Segment(", ".join(codes), CODES), Segment(")"))
+        phrase = what_changed(change.behaviour) if with_phrase else ()
+        if phrase:
+            out += (Segment(" ("), *(Segment(part.text, RECORDED if part.code else TEXT) for part in phrase), Segment(")"))
     if len(changes) > HEADLINE_LISTED:
-        out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE))
+        out += (Segment(", "), Segment(f"and {len(changes) - HEADLINE_LISTED} more", MORE, changes[0].change))
     return out
+
+
+# `behaviourChanges` in words, for the diff's tables of the cases that behave differently.
+REASON_WORDS = {
+    "answer": "answer", "tools": "tools called", "toolOrder": "tool order", "toolInputs": "tool inputs",
+    "verdict": "verdict", "gatekeeperStatus": "gatekeeper status", "composerMode": "composer mode",
+}  # fmt: skip
+
+
+def reasons_text(change: CaseChange) -> str:
+    """Why a case behaves differently, in words: `answer, tool inputs`."""
+    return ", ".join(REASON_WORDS[reason] for reason in change.behaviour.behaviourChanges)
+
+
+def changed_lead(count: int) -> str:
+    """`1 passing case behaves differently` (the headline's words for the `changed` cases)."""
+    kind = ChangeKind.CHANGED
+    return f"{plural(count, 'passing case')} {kind.word if count == 1 else kind.said.several}"
 
 
 def headline_segments(headline: Headline) -> tuple[Segment, ...]:
     """The cases part of the headline: "1 case could not be evaluated: c — reason · 1 case regressed: a (code) ·
-    1 case removed: b · 2 within noise · 2 known failures · 1 fixed · 1 new"."""
+    1 case removed: b · 1 passing case behaves differently: d (answer 87 % changed) · 2 within noise · 2 known
+    failures · 1 fixed · 1 new"."""
     parts: list[list[Segment]] = []
     unjudged = headline.of(ChangeKind.NOT_EVALUATED)
     if unjudged:  # first, with why and where: the agent was not judged, and the gate fails on them
@@ -354,7 +382,10 @@ def headline_segments(headline: Headline) -> tuple[Segment, ...]:
     if not any(headline.of(kind) for kind in breaking):
         parts.append([Segment(f"no case {ChangeKind.REGRESSED.word}")])
     for kind in (kind for kind in listed if not kind.breaking):
-        if headline.of(kind):
+        if kind is ChangeKind.CHANGED and headline.of(kind):  # named, each with what it does differently
+            changed = headline.of(kind)
+            parts.append([Segment(f"{changed_lead(len(changed))}: "), *_named(changed, with_phrase=True)])
+        elif headline.of(kind):
             failing = headline.new_failing if kind is ChangeKind.NEW else 0
             parts.append([Segment(kind.count(len(headline.of(kind))) + (f" ({failing:,} failing)" if failing else ""))])
     out: list[Segment] = []
@@ -409,6 +440,8 @@ def answer_message(case_id: str, changed: int, before: int, after: int) -> str:
     return f"Case {case_id} answer changed ({changed} % changed): {number(before)} → {number(after)} characters."
 
 
-def tool_calls_message(case_id: str, then: Sequence[str], now: Sequence[str]) -> str:
-    """A `toolCalls` item's message: the tools called then → now."""
-    return f"Case {case_id} tool calls changed: {', '.join(then) or 'none'} → {', '.join(now) or 'none'}."
+def tool_calls_message(case_id: str, then: Sequence[str], now: Sequence[str], divergence: Divergence | None) -> str:
+    """A `toolCalls` item's message: the tools called then → now, and where the two trajectories first diverged
+    (the item's `firstDivergence`)."""
+    message = f"Case {case_id} tool calls changed: {', '.join(then) or 'none'} → {', '.join(now) or 'none'}"
+    return message + (f"; {phrase_text(divergence_parts(divergence))}." if divergence is not None else ".")

@@ -69,6 +69,52 @@ def pretty(value: Any) -> str:
         return json.dumps(value, indent=2, ensure_ascii=False)
 
 
+def compact(data: Any) -> str:
+    """Compact JSON with the keys in their order, as json.dumps(ensure_ascii=False, separators=(",", ":")) writes
+    it (orjson's bytes where it writes them; a float below 1e-4 in size may lack its exponent). A lone surrogate
+    is kept: the text is for digests and for `as_utf8` before it is written."""
+    try:
+        return orjson.dumps(data).decode("utf-8")
+    except TypeError:  # a lone surrogate, an integer beyond 64 bits, nesting deeper than orjson's 255 levels
+        pass
+    try:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    except RecursionError:  # nesting deeper than the interpreter's stack: written without recursing
+        return _compact_deep(data)
+
+
+def _compact_deep(data: Any) -> str:
+    """compact's text for a value nested as deep as a parser let through, written with a stack of its own."""
+    out: list[str] = []
+    pending: list[Any] = [data]  # values to write, and the literal text between them (as _Text)
+    while pending:
+        value = pending.pop()
+        if type(value) is _Text:
+            out.append(value)
+        elif isinstance(value, dict):
+            pending.append(_Text("}"))
+            for i, (key, item) in enumerate(reversed(list(value.items()))):
+                pending.append(item)
+                pending.append(_Text(json.dumps(str(key), ensure_ascii=False) + ":"))
+                if i < len(value) - 1:
+                    pending.append(_Text(","))
+            pending.append(_Text("{"))
+        elif isinstance(value, (list, tuple)):
+            pending.append(_Text("]"))
+            for i, item in enumerate(reversed(value)):
+                pending.append(item)
+                if i < len(value) - 1:
+                    pending.append(_Text(","))
+            pending.append(_Text("["))
+        else:
+            out.append(json.dumps(value, ensure_ascii=False))
+    return "".join(out)
+
+
+class _Text(str):
+    """Literal JSON text on _compact_deep's stack (punctuation and keys), told apart from a string value."""
+
+
 def compact_sorted(data: Any) -> str:
     """Compact JSON with sorted keys, as json.dumps(sort_keys=True, separators=(",", ":")) writes it.
 

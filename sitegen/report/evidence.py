@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sitegen.defaults import INPUT_CLIP
 from sitegen.plumbing.digests import short_digest
+from sitegen.plumbing.jsontext import compact
 from sitegen.suite.models import TokenUsage
 
 if TYPE_CHECKING:
@@ -20,24 +22,39 @@ if TYPE_CHECKING:
 # Not frozen: a frozen dataclass is built more than twice as slowly, and a build makes one per call recorded.
 @dataclass(slots=True)
 class ToolCall:
-    """One tool call as a report records it (eval/README.md, "The report"): the tool and whether it succeeded."""
+    """One tool call as a report records it (eval/README.md, "The report"): the tool, whether it succeeded, and
+    its input as compact JSON text clipped to INPUT_CLIP characters, with the digest of the whole text."""
 
     toolName: str
     success: bool | None  # None: the trace does not say
+    input: str | None = None  # None: the trace records no input for the call (or the report no inputs at all)
+    inputDigest: str | None = None  # of the whole input text; None when there is no input
 
-    def __reduce__(self) -> tuple[type[ToolCall], tuple[str, bool | None]]:
+    def __reduce__(self) -> tuple[type[ToolCall], tuple[str, bool | None, str | None, str | None]]:
         # Pickled by its fields: a slotted dataclass's default state is built and applied in Python, four times
         # slower, and every result a worker process sends back carries its calls (site/workers.py).
-        return ToolCall, (self.toolName, self.success)
+        return ToolCall, (self.toolName, self.success, self.input, self.inputDigest)
 
     def to_json(self) -> dict[str, Any]:
         """The call as an entry of `toolCalls`."""
-        return {"toolName": self.toolName, "success": self.success}
+        return {"toolName": self.toolName, "success": self.success, "input": self.input, "inputDigest": self.inputDigest}
 
     @property
     def label(self) -> str:
         """The tool's name, suffixed ` (failed)` for a call that failed (how a diff item lists a call)."""
         return self.toolName + " (failed)" if self.success is False else self.toolName
+
+
+def call_input(value: Any) -> tuple[str | None, str | None]:
+    """A call's recorded input (suite/models.py's ToolInvocation.call_input) as a report records it: the compact
+    JSON text clipped to INPUT_CLIP characters with `…`, and `sha256:` + 16 hex digits of the whole text."""
+    if value is None:
+        return None, None
+    text = compact(value)
+    digest = short_digest(text.encode("utf-8", "surrogatepass"))
+    if len(text) > INPUT_CLIP:
+        text = text[:INPUT_CLIP] + "…"
+    return _as_utf8(text), digest
 
 
 @dataclass(slots=True)
@@ -52,18 +69,28 @@ class Evidence:
     composerMode: str | None = None
     traceDigest: str | None = None
     tokens: TokenUsage | None = None  # an OpenTelemetry trace's `gen_ai.usage.*`; None: not recorded (a native trace)
+    # False: read from a report that does not record the calls' inputs (an older sitegen's): they are unknown,
+    # and written back as they were read (without `input` and `inputDigest`).
+    inputsRecorded: bool = True
 
     def __reduce__(self) -> tuple[type[Evidence], tuple[Any, ...]]:
         # As ToolCall's: pickled by its fields, the quick way.
-        fields = (self.answer, self.toolCalls, self.gatekeeperStatus, self.composerMode, self.traceDigest, self.tokens)
+        fields = (
+            self.answer, self.toolCalls, self.gatekeeperStatus, self.composerMode, self.traceDigest, self.tokens,
+            self.inputsRecorded,
+        )  # fmt: skip
         return Evidence, fields
 
     def to_json(self) -> dict[str, Any]:
         """The evidence fields of a result or trial, in their fixed order; `tokens` only when recorded, so a report
         of native traces is what it always was."""
+        if self.inputsRecorded:
+            calls = [call.to_json() for call in self.toolCalls]
+        else:
+            calls = [{"toolName": call.toolName, "success": call.success} for call in self.toolCalls]
         data = {
             "answer": self.answer,
-            "toolCalls": [call.to_json() for call in self.toolCalls],
+            "toolCalls": calls,
             "gatekeeperStatus": self.gatekeeperStatus,
             "composerMode": self.composerMode,
             "traceDigest": self.traceDigest,
@@ -76,7 +103,33 @@ class Evidence:
 EVIDENCE_KEYS = ("answer", "toolCalls", "gatekeeperStatus", "composerMode", "traceDigest")
 TOKENS_KEY = "tokens"  # beside them when the trace records its tokens (an OpenTelemetry trace)
 
-_CALL_KEYS = frozenset(("toolName", "success"))
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _written_calls(calls: list[Any]) -> tuple[tuple[ToolCall, ...], bool] | None:
+    """The calls when every one is as ToolCall.to_json writes it (four fields) or as an older sitegen wrote it (its
+    name and success only), all alike; with whether they record inputs. None otherwise."""
+    try:
+        if all(len(call) == 4 for call in calls):
+            tools = tuple([ToolCall(c["toolName"], c["success"], c["input"], c["inputDigest"]) for c in calls])
+            recorded = True
+        elif all(len(call) == 2 for call in calls):
+            tools = tuple([ToolCall(call["toolName"], call["success"]) for call in calls])
+            recorded = False
+        else:
+            return None
+    except (TypeError, KeyError):
+        return None
+    if not all(
+        type(call.toolName) is str
+        and (call.success is None or type(call.success) is bool)
+        and (call.input is None or type(call.input) is str)
+        and (call.inputDigest is None or type(call.inputDigest) is str)
+        for call in tools
+    ):
+        return None
+    return tools, recorded or not tools
 
 
 def written_evidence(data: dict[str, Any]) -> Evidence | None | bool:
@@ -93,31 +146,28 @@ def written_evidence(data: dict[str, Any]) -> Evidence | None | bool:
         and type(calls) is list
     ):
         return False
-    try:  # every call as to_json writes it: exactly its two fields, a name and a bool or null
-        tools = tuple([ToolCall(call["toolName"], call["success"]) for call in calls if len(call) == 2])
-    except (TypeError, KeyError):
+    written = _written_calls(calls)
+    if written is None:
         return False
-    if len(tools) != len(calls) or not all(
-        type(call.toolName) is str and (call.success is None or type(call.success) is bool) for call in tools
-    ):
-        return False
-    return Evidence(answer, tools, status, mode, trace)
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+    return Evidence(answer, written[0], status, mode, trace, inputsRecorded=written[1])
 
 
 def evidence_from_json(data: dict[str, Any]) -> Evidence | None:
     """A result's or trial's evidence fields as read, tolerating odd values; None when it records none (a report
-    of the Java harness or of an older sitegen: no `toolCalls` array)."""
+    of the Java harness or of an older sitegen: no `toolCalls` array). The inputs are known when every call
+    records an `inputDigest` (null or text)."""
     calls = data.get("toolCalls")
     if not isinstance(calls, list):
         return None
+    entries = [call for call in calls if isinstance(call, dict) and isinstance(call.get("toolName"), str)]
     tools = tuple(
-        ToolCall(call["toolName"], call.get("success") if isinstance(call.get("success"), bool) else None)
-        for call in calls
-        if isinstance(call, dict) and isinstance(call.get("toolName"), str)
+        ToolCall(
+            call["toolName"],
+            call.get("success") if isinstance(call.get("success"), bool) else None,
+            _text_or_none(call.get("input")),
+            _text_or_none(call.get("inputDigest")),
+        )
+        for call in entries
     )
     return Evidence(
         _text_or_none(data.get("answer")),
@@ -126,6 +176,7 @@ def evidence_from_json(data: dict[str, Any]) -> Evidence | None:
         _text_or_none(data.get("composerMode")),
         _text_or_none(data.get("traceDigest")),
         _tokens_from_json(data.get(TOKENS_KEY)),
+        all("inputDigest" in call for call in entries),
     )
 
 
@@ -170,7 +221,7 @@ def trace_evidence(trace: Trace, digest: str | None, tokens: TokenUsage | None =
     composer = verifier.composer_output if verifier else None
     return Evidence(
         _as_utf8(trace.session.answer),
-        tuple([ToolCall(_as_utf8(call.toolName), call.success) for call in trace.toolInvocations]),
+        tuple([ToolCall(_as_utf8(call.toolName), call.success, *call_input(call.call_input())) for call in trace.toolInvocations]),
         _optional_text(gatekeeper.status if gatekeeper else None),
         _optional_text(composer.mode if composer else None),
         digest,

@@ -252,7 +252,9 @@ def render_cases(jobs: Sequence[tuple[CaseJob, TraceInput, str]], context: PageC
     results = [evaluate_case(case, outcome, context.config) for case, outcome in zip(cases, outcomes)]
     # Compared here once, for the page and for the diff (compare_reports takes it as it is).
     comparisons = [
-        compare_case(job.baseline, result, alpha=context.config.alpha) if context.baseline is not None else None
+        compare_case(job.baseline, result, alpha=context.config.alpha, answer_similarity=context.config.answer_similarity)
+        if context.baseline is not None
+        else None
         for (job, _, _), result in zip(jobs, results)
     ]
     raws = [raw_files(job.slug, read) for (job, _, _), read in zip(jobs, reads)]  # type: ignore[arg-type]

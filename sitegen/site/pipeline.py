@@ -432,8 +432,9 @@ def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
     if inputs.baseline is not None:
         # The cases whose page was rendered were compared with their baseline entry then; the others are here.
         diff = compare_reports(
-            inputs.baseline, report, cost_tolerance=tolerance, alpha=inputs.config.alpha, compared=pages.compared
-        )
+            inputs.baseline, report, cost_tolerance=tolerance, alpha=inputs.config.alpha,
+            answer_similarity=inputs.config.answer_similarity, compared=pages.compared,
+        )  # fmt: skip
     # The id hashes report.json's text as it is; only a lone surrogate makes that other than the bytes written.
     exact_text = report_data if exact else report_json(report, texts).encode("utf-8", "surrogatepass")
     tree = inputs.tree

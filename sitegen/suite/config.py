@@ -14,6 +14,7 @@ from pydantic_core import ErrorDetails
 
 from sitegen.defaults import (
     DEFAULT_ALPHA,
+    DEFAULT_ANSWER_SIMILARITY,
     DEFAULT_CONFIG_PATH,
     DEFAULT_COST_TOLERANCE,
     DEFAULT_OTEL_VERIFIER_NAME,
@@ -76,6 +77,9 @@ class SuiteConfig(BaseModel):
     cost_tolerance: float = DEFAULT_COST_TOLERANCE
     # `[diff] alpha` (see DiffSettings): the significance level of a trial pass rate's change (compare/diff_report.py).
     alpha: float = DEFAULT_ALPHA
+    # `[diff] answerSimilarity` (see DiffSettings): a passing case whose answers are less alike behaves differently
+    # (compare/behaviour.py).
+    answer_similarity: float = DEFAULT_ANSWER_SIMILARITY
     # `[otel]` (its own table): how an OpenTelemetry trace is read (suite/genai_mapping.py).
     otel: OtelSettings = OtelSettings()
 
@@ -85,7 +89,8 @@ class SuiteConfig(BaseModel):
 
 
 class DiffSettings(BaseModel):
-    """`[diff]` of the config file: how the baseline diff decides a cost regression and a trial pass rate's change."""
+    """`[diff]` of the config file: how the baseline diff decides a cost regression, a trial pass rate's change and
+    a passing case whose answer changed too much to read as unchanged."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -95,9 +100,14 @@ class DiffSettings(BaseModel):
     alpha: Annotated[
         float, Field(gt=0, lt=1, allow_inf_nan=False, strict=True, description="a number between 0 and 1 (such as 0.05)")
     ] = DEFAULT_ALPHA
+    answerSimilarity: Annotated[
+        float, Field(ge=0, le=1, allow_inf_nan=False, strict=True, description="a number from 0 to 1 (such as 0.9)")
+    ] = DEFAULT_ANSWER_SIMILARITY
 
 
-_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in ("cost_tolerance", "alpha", "otel"))
+# The settings of `[diff]`, kept in SuiteConfig under their own names; `[otel]` is a table of its own.
+_DIFF_FIELDS = {"costTolerance": "cost_tolerance", "alpha": "alpha", "answerSimilarity": "answer_similarity"}
+_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in (*_DIFF_FIELDS.values(), "otel"))
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -135,9 +145,8 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
         raise BadInput(path, _diff_problem(first), where=format_loc(("diff", *first["loc"]))) from None
     otel = _otel_settings(path, data.get("otel", {}))
     try:
-        return SuiteConfig.model_validate(
-            {**suite, "cost_tolerance": settings.costTolerance, "alpha": settings.alpha, "otel": otel}
-        )
+        diff_values = {field: getattr(settings, key) for key, field in _DIFF_FIELDS.items()}
+        return SuiteConfig.model_validate({**suite, **diff_values, "otel": otel})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None

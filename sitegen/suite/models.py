@@ -210,6 +210,9 @@ class _TraceObject(BaseModel):
 
 _INVOCATION_FIELDS = ("toolName", "success", "durationMs")
 _START_FIELDS = ("startedAt", "startTime", "start", "timestamp")  # what traces name a call's start time
+# The recorded fields that say what went into a call (eval/README.md, "The report": `toolCalls[].input`), in the
+# order a case page shows them; the one definition of a call's input, for the report and the page alike.
+INPUT_KEYS = ("input", "inputs", "arguments", "args", "params", "parameters", "request", "query")
 
 
 class ToolInvocation(_TraceObject):
@@ -231,6 +234,14 @@ class ToolInvocation(_TraceObject):
         start = next((data[key] for key in _START_FIELDS if isinstance(data.get(key), str)), None)
         recorded = tuple((key, value) for key, value in data.items() if key not in _INVOCATION_FIELDS)
         return known | {"start_time": start, "recorded": recorded}
+
+    def call_input(self) -> Any:
+        """What went into the call: the value of its one recorded input field (INPUT_KEYS), an object of them in
+        recorded order when it records several, None when it records none (or only nulls)."""
+        fields = [(key, value) for key, value in self.recorded if key in INPUT_KEYS and value is not None]
+        if not fields:
+            return None
+        return fields[0][1] if len(fields) == 1 else dict(fields)
 
 
 class ToolTraceEntry(_TraceObject):

@@ -16,17 +16,19 @@ from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
 from sitegen.compare.changes import CaseChange, ChangeKind, Headline
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.whatchanged import PHRASED, Part, no_evidence_parts, rule_codes, what_changed
+from sitegen.compare.whatchanged import NO_INPUTS, PHRASED, Part, no_evidence_parts, rule_codes, what_changed
 from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
-REGRESSED_ANCHOR = "regressed-cases"  # the diff page's section of the regressed cases
+CHANGED_ANCHOR = "changed-cases"  # the diff page's section of the passing cases that behave differently
 
 
 def section_anchor(kind: ChangeKind) -> str:
     """The id of the diff page's section of the cases of `kind` ("regressed-cases", "removed-cases", "known-failures")."""
+    if kind is ChangeKind.CHANGED:
+        return CHANGED_ANCHOR
     return f"{kind.value}-cases" if kind.breaking else (kind.title or kind.value).lower().replace(" ", "-")
 
 
@@ -41,6 +43,8 @@ def count_segments(headline: Headline) -> tuple[Segment, ...]:
         if not cases or kind.title is None:
             continue
         text = f"{fmt.plural(len(cases), 'case')} {kind.word}" if kind.breaking else kind.count(len(cases))
+        if kind is ChangeKind.CHANGED:
+            text = wording.changed_lead(len(cases))
         if kind is ChangeKind.NEW and headline.new_failing:
             text += f" ({headline.new_failing:,} failing)"
         out += [Segment(" · ")] if out else []
@@ -49,10 +53,12 @@ def count_segments(headline: Headline) -> tuple[Segment, ...]:
 
 
 class Segment(NamedTuple):
-    """A piece of a headline: text, a link to a case page when `href` is set."""
+    """A piece of a headline: text, a link to a case page when `href` is set, recorded text (a tool's name in a
+    "what changed" phrase) shown as code when `code`."""
 
     text: str
     href: str | None = None
+    code: bool = False
 
 
 class ChangedCase(NamedTuple):
@@ -88,10 +94,10 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
         if segment.kind == wording.CASE_ID and segment.text in slugs:
             href = urls.case_href(slugs[segment.text])
         elif segment.kind == wording.MORE:
-            href = f"{urls.DIFF}#{REGRESSED_ANCHOR}"
+            href = f"{urls.DIFF}#{section_anchor(segment.group or ChangeKind.REGRESSED)}"
         elif segment.kind == wording.MORE_NOT_EVALUATED:
             href = f"{urls.DIFF}#{section_anchor(ChangeKind.NOT_EVALUATED)}"
-        out.append(Segment(segment.text, href))
+        out.append(Segment(segment.text, href, segment.kind == wording.RECORDED))
     return tuple(out)
 
 
@@ -107,11 +113,14 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
     linked to its sections, which name each case once)."""
     headline = diff.headline()
     bad = diff.hasRegression
-    # Red whenever the gate fails; its icon says whether the agent got worse or was not judged at all.
+    # Red whenever the gate fails; its icon says whether the agent got worse or was not judged at all. No gate
+    # failure, but passing cases that behave differently: a person must look (amber, not green).
     agent_worse = diff.caseRegressionCount or diff.cost_regressions or diff.trial_regressions
+    look = not bad and bool(headline.of(ChangeKind.CHANGED))
     return Banner(
-        css="banner banner-bad" if bad else "banner banner-good",
-        icon=("▼" if agent_worse or not headline.of(ChangeKind.NOT_EVALUATED) else ChangeKind.NOT_EVALUATED.icon) if bad else "✓",
+        css="banner banner-bad" if bad else "banner banner-changed" if look else "banner banner-good",
+        icon=("▼" if agent_worse or not headline.of(ChangeKind.NOT_EVALUATED) else ChangeKind.NOT_EVALUATED.icon) if bad
+        else ChangeKind.CHANGED.icon if look else "✓",
         cases=headline_segments(headline, slugs) if on_index else count_segments(headline),
         pass_rate=wording.format_pass_rate(headline),
         note=wording.cost_note(diff),
@@ -119,8 +128,15 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         regressions=diff.caseRegressionCount,
         more=Segment("See the diff against the baseline", urls.DIFF) if on_index else None,
         changed=_changed_cases(diff, slugs) if on_index else (),
-        evidence_note=() if diff.baselineEvidence or on_index else no_evidence_parts(),
+        evidence_note=() if on_index else _evidence_notes(diff),
     )
+
+
+def _evidence_notes(diff: DiffReport) -> tuple[Part, ...]:
+    """What the diff page says once about a baseline that does not record the agent's answers or its calls' inputs."""
+    if not diff.baselineEvidence:
+        return no_evidence_parts()
+    return () if diff.baselineInputs else no_evidence_parts(NO_INPUTS)
 
 
 def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedCase, ...]:
@@ -162,6 +178,8 @@ class CaseChangeView(NamedTuple):
     statement: str
     detail: str
     resolved: tuple[CheckLine, ...]  # the checks that failed in the baseline and no longer do
+    phrase: tuple[Part, ...] = ()  # what the agent did differently, after the statement
+    detail_phrase: tuple[Part, ...] = ()  # ... or after the detail
 
 
 def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
@@ -169,12 +187,18 @@ def _codes_sentence(lead: str, checks: tuple[str, ...]) -> str:
     return f"{lead}: {', '.join(codes)}" if codes else f"{lead}."
 
 
+_LOOK_BELOW = "No rule caught this: read both answers and the two tool trajectories under “Then and now” below."
+
+
 def case_change_view(change: CaseChange) -> CaseChangeView:
-    """The statement of a case's change: what broke (for a regression) or what was resolved (for a fix)."""
+    """The statement of a case's change: what broke (for a regression), what was resolved (for a fix), what the
+    agent does differently (for a passing case that behaves differently); never "unchanged" when the trace
+    changed."""
     kind, before, now = change.change, wording.STATUS_WORDS[change.baselineStatus], wording.STATUS_WORDS[change.currentStatus]
     resolved = tuple(check_line(check) for check in change.resolvedChecks[:MAX_TOOL_CALLS])
     new = change.newFailedChecks if kind in (ChangeKind.REGRESSED, ChangeKind.STILL_FAILING) else ()
-    css, detail = "case-change", ""
+    css, detail, phrase, detail_phrase = "case-change", "", (), ()
+    behaviour = change.behaviour
     if kind is ChangeKind.NOT_EVALUATED:
         statement = f"Could not be evaluated: {change.reason or Status.NOT_RUN.word}."
         then = f"In the baseline: {before}" if change.baselineStatus else "Not in the baseline"
@@ -189,11 +213,17 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
         statement = _codes_sentence("Fixed since the baseline; resolved", change.resolvedChecks)
         detail = f"In the baseline: {before}; now: {now}."
         css = "case-change case-change-good"
+    elif kind is ChangeKind.CHANGED:
+        statement, phrase = "Still passing, but it behaves differently:", what_changed(behaviour)
+        detail = _LOOK_BELOW
+        css = "case-change case-change-changed"
     elif kind is ChangeKind.STILL_FAILING:
         statement = "Known failure: it failed in the baseline too."
         if new:
             statement = _codes_sentence("Known failure, with new failed checks since the baseline", new)
             detail = "The failed checks marked new below did not fail in the baseline."
+        if behaviour.behaviourChanged:
+            detail, detail_phrase = f"{detail} It also behaves differently:".lstrip(), what_changed(behaviour)
         css = "case-change case-change-known"
     elif kind is ChangeKind.WITHIN_NOISE:
         moved = "now passes by the trial policy" if change.currentStatus is Status.PASSED else "now fails by the trial policy"
@@ -202,9 +232,14 @@ def case_change_view(change: CaseChange) -> CaseChangeView:
         css = "case-change case-change-noise"
     elif kind is ChangeKind.NEW:
         statement = f"New since the baseline (not in the baseline report); {now} in this run."
-    else:
-        statement = "Unchanged: it passed in the baseline too."
-    return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved)
+    elif behaviour.traceChanged is False:
+        statement = "Unchanged: it passed in the baseline too, with the very same trace."
+    elif behaviour.traceChanged is None or behaviour.behaviourChanged is None:
+        statement = "Still passing: it passed in the baseline too."
+    else:  # still passing, with a trace that changed within every threshold
+        statement = "Still passing, and it behaves alike: its trace changed, within the thresholds."
+        detail, detail_phrase = "What changed:", what_changed(behaviour)
+    return CaseChangeView(kind, change_badge(kind), css, statement, detail, resolved, phrase, detail_phrase)
 
 
 def changes_by_case(diff: DiffReport | None) -> dict[str, ChangeKind] | None:

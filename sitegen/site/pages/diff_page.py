@@ -53,6 +53,7 @@ KINDS = (
              ChangeKind.NOT_EVALUATED.word),
     KindSpec(ChangeKind.REGRESSED, section_anchor(ChangeKind.REGRESSED), "Regressed", "Broken rules", ChangeKind.REGRESSED.word),
     KindSpec(ChangeKind.REMOVED, section_anchor(ChangeKind.REMOVED), "Removed", "Rules", ChangeKind.REMOVED.word),
+    KindSpec(ChangeKind.CHANGED, section_anchor(ChangeKind.CHANGED), "Passing, behaves differently", "Rules", ChangeKind.CHANGED.word),
     KindSpec(ChangeKind.WITHIN_NOISE, section_anchor(ChangeKind.WITHIN_NOISE), "Within noise", "Rules", ChangeKind.WITHIN_NOISE.word),
     KindSpec(ChangeKind.STILL_FAILING, section_anchor(ChangeKind.STILL_FAILING), "Known failures", "Failing rules", "known to fail"),
     KindSpec(ChangeKind.FIXED, section_anchor(ChangeKind.FIXED), "Fixed", "Resolved rules", ChangeKind.FIXED.word),
@@ -62,6 +63,8 @@ KINDS = (
 assert {spec.kind for spec in KINDS} == set(ChangeKind), "every change kind has its section on the diff page"
 # Kinds named in the "nothing …" line when empty: only trials can be within noise, so a suite of single traces never
 # mentions it; a still-passing case is never news.
+_NONE_CHANGED = "No passing case behaves differently"
+_LONG_KINDS = frozenset((ChangeKind.STILL_PASSING, ChangeKind.CHANGED))  # listed up to OTHER_DIFFERENCES_SHOWN
 _ALWAYS_NAMED = frozenset((ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING))
 
 
@@ -211,7 +214,8 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
             if spec.kind in _ALWAYS_NAMED:
                 empty.append(spec.none_word)
             continue
-        shown = changes[:OTHER_DIFFERENCES_SHOWN] if spec.kind == ChangeKind.STILL_PASSING else changes
+        # Every answer edited gives every case a figure that moved, and may make every case behave differently.
+        shown = changes[:OTHER_DIFFERENCES_SHOWN] if spec.kind in _LONG_KINDS else changes
         note = ""
         if len(shown) < len(changes):
             note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
@@ -219,7 +223,10 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
         folded = spec.kind != ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
         sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind),
                                     spec.rules_header, entries, folded, note))
-    nothing = f"Nothing {_or_list(empty)}." if empty else ""
+    said = [f"Nothing {_or_list(empty)}"] if empty else []
+    if diff.baselineEvidence and not groups.get(ChangeKind.CHANGED):  # only answers on both sides can tell
+        said.append(_NONE_CHANGED)
+    nothing = "; ".join(said[:1] + [s[0].lower() + s[1:] for s in said[1:]]) + "." if said else ""
     return tuple(sections), nothing
 
 

@@ -1,8 +1,8 @@
 """The case page's comparison with the baseline: what the agent did differently (docs/comparison.md).
 
 Shown right under the result box of a case whose trace changed: the status, verdict, gatekeeper status and
-composer mode then → now, a table of the tools called on either side, and the two answers with removed and
-added text marked. Everything comes from the two reports' evidence fields (eval/README.md, "The report"), so
+composer mode then → now, the two tool trajectories aligned step by step (site/pages/trajectory_view.py; with
+trials also a table of the tools counted over them), and the two answers with removed and added text marked. Everything comes from the two reports' evidence fields (eval/README.md, "The report"), so
 the comparison needs no trace of the baseline's. Only these pages pay for the text diff.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from sitegen import formatting as fmt
-from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed
+from sitegen.compare.behaviour import Behaviour, compare_behaviour, percent_changed, shown_pair
 from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult, TrialResult
@@ -21,6 +21,7 @@ from sitegen.site.html.phrase_diff import ADDED, LINES, REMOVED, REWRITTEN, SENT
 from sitegen.site.pages.answer_diff import Chunk, cut_spans, side_chunks, side_spans, side_text
 from sitegen.site.pages.badges import Badge, mark_na, mark_no, mark_yes
 from sitegen.site.pages.text import TEXT_LIMIT, clip
+from sitegen.site.pages.trajectory_view import TrajectoryView, trajectory_view
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.models import Case
 from sitegen.textmatch import found_in
@@ -104,13 +105,14 @@ class ComparisonView(NamedTuple):
     message: str
     shown: str | None  # which trials the answers are from
     states: tuple[StateRow, ...]
-    tools: tuple[ToolRow, ...]
+    tools: tuple[ToolRow, ...]  # with trials only: each tool counted over them
     tools_note: str
     answers: tuple[AnswerSide, AnswerSide] | None  # None: the answers are the same
     diff_note: str | None
     command: str | None = None  # the command that would make the comparison possible
     answers_title: str = "Answers"
     changed_note: str = ""  # what the title's "N % changed" measures, in one sentence
+    trajectory: TrajectoryView | None = None  # the shown runs' tool calls aligned step by step
 
 
 def trace_changed(behaviour: Behaviour, before: Evidence, after: Evidence) -> bool:
@@ -136,48 +138,38 @@ def comparison_view(
     assert result.evidence is not None, "a report made now records the evidence"
     if result.evidence.answer is None and result.evidence.traceDigest is None:
         return _line(UNREADABLE, "The trace could not be read now, so there is no answer to compare.")
-    behaviour = change.behaviour if change is not None else compare_behaviour(baseline, result)
+    behaviour = change.behaviour if change is not None else compare_behaviour(baseline, result, config.answer_similarity)
     if not trace_changed(behaviour, baseline.evidence, result.evidence):
         if baseline.status != result.status or (change is not None and change.change in (ChangeKind.REGRESSED, ChangeKind.FIXED)):
             return _line(UNCHANGED, "The trace is unchanged since the baseline: the case or the rules changed.")
         return _line(UNCHANGED, "The trace is unchanged since the baseline.")
-    # The trials compare/behaviour.shown_evidence compares (so the answer's "% changed" is of these two): for a
+    # The runs compare/behaviour.py judges (so the answer's "% changed" and the trajectory are of these two): for a
     # case with trials that passed and fails now, the baseline's first passing trial and the first failing one now.
-    regressed = bool(baseline.trialResults and result.trialResults and baseline.passed and not result.passed)
-    b_number, b_trial = _shown(baseline, passed=True if regressed else None)
-    c_number, c_trial = _shown(result, passed=False if regressed else None)
-    b_evidence = b_trial.evidence if b_trial is not None and b_trial.evidence is not None else baseline.evidence
-    c_evidence = c_trial.evidence if c_trial is not None and c_trial.evidence is not None else result.evidence
+    shown = shown_pair(baseline, result)
+    b_evidence = shown.before_evidence or baseline.evidence
+    c_evidence = shown.after_evidence or result.evidence
+    b_number, c_number = shown.before_trial, shown.after_trial
     answers, diff_note = _answers(case, config, b_evidence, c_evidence, b_number, c_number, found or {})
     similarity = behaviour.answerSimilarity
-    tools, tools_note = _tools(case, baseline, result)
+    trials = bool(baseline.trialResults and len(baseline.trialResults) > 1) or bool(result.trialResults and len(result.trialResults) > 1)
+    tools, tools_note = _tools(case, baseline, result) if trials else ((), "")
     return ComparisonView(
         state=COMPARED,
         message="The trace changed since the baseline. What the agent did then and now:",
-        shown=_shown_text(baseline, result, b_number, c_number, regressed),
-        states=_states(b_trial or baseline, c_trial or result, b_evidence, c_evidence, config),
+        shown=_shown_text(baseline, result, b_number, c_number, shown.regressed_trials),
+        states=_states(shown.before, shown.after, b_evidence, c_evidence, config),
         tools=tools,
         tools_note=tools_note,
         answers=answers,
         diff_note=diff_note,
         answers_title="Answers" if similarity is None or answers is None else f"Answers · {percent_changed(similarity)} % changed",
         changed_note="" if similarity is None or answers is None else CHANGED_NOTE,
+        trajectory=trajectory_view(b_evidence, c_evidence, case.requiredEvidenceTools, behaviour.steps),
     )
 
 
 def _line(state: str, message: str) -> ComparisonView:
     return ComparisonView(state, message, None, (), (), "", None, None)
-
-
-def _shown(result: CaseResult, *, passed: bool | None) -> tuple[int | None, TrialResult | None]:
-    """The trial a side shows (number from 1, and its result): the first that passed or failed as `passed` says
-    (None: the first trial); (None, None) without trials."""
-    trials = result.trialResults
-    if not trials:
-        return None, None
-    wanted = [number for number, trial in enumerate(trials, 1) if passed is None or trial.passed == passed]
-    number = wanted[0] if wanted else 1
-    return number, trials[number - 1]
 
 
 def _shown_text(baseline: CaseResult, result: CaseResult, before: int | None, after: int | None, regressed: bool) -> str | None:
@@ -186,7 +178,7 @@ def _shown_text(baseline: CaseResult, result: CaseResult, before: int | None, af
     then = f"the baseline's trial {before} of {baseline.trials}" if before else "the baseline's one trace"
     now = f"trial {after} of {result.trials} now" if after else "the one trace now"
     why = " (the baseline's first passing trial, the first failing trial now)" if regressed else ""
-    return f"The answers and states shown are from {then} and {now}{why}."
+    return f"The states, tool trajectories and answers shown are from {then} and {now}{why}."
 
 
 def _states(

@@ -25,10 +25,11 @@ from sitegen.site.pages.text import (
     pretty,
 )
 from sitegen.suite.loading import FixtureProblem, LoadedTrace
-from sitegen.suite.models import ToolInvocation
+from sitegen.suite.models import INPUT_KEYS, ToolInvocation
 
-# A call's recorded fields shown first, in this order: what went in, then what came out; then the rest.
-_INPUT_KEYS = ("input", "inputs", "arguments", "args", "params", "parameters", "request", "query")
+# A call's recorded fields shown first, in this order: what went in (suite/models.py's INPUT_KEYS, the report's
+# definition of a call's input), then what came out; then the rest.
+_INPUT_KEYS = INPUT_KEYS
 _OUTPUT_KEYS = ("output", "outputs", "result", "results", "response", "content", "observation", "error", "errorMessage")
 _PAYLOAD_KEYS = frozenset(_INPUT_KEYS + _OUTPUT_KEYS)  # always shown as payloads, however short
 META_MAX = 80  # a scalar field this short is shown inline, not in a collapsible block
