@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -649,3 +649,14 @@ MEASURE = """() => {
   }
   return {pageWidth: document.documentElement.scrollWidth, width, wide, clipped};
 }"""
+
+
+def lcs_length(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """The textbook dynamic programme: the length of a longest common subsequence (an oracle for the alignments)."""
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        row = [0]
+        for j, y in enumerate(b):
+            row.append(previous[j] + 1 if x == y else max(previous[j + 1], row[j]))
+        previous = row
+    return previous[-1]

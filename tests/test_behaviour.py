@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import ROOT
+from helpers import ROOT, lcs_length
 from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, percent_changed, shown_pair
 from sitegen.compare.diff_json import diff_json, item_document
 from sitegen.compare.diff_report import compare_reports
@@ -21,20 +21,11 @@ from sitegen.report.report_json import result_from_json
 from sitegen.report.results import CaseResult, Report, build_report
 
 
-def _lcs(a: str, b: str) -> int:
-    """The textbook dynamic programme: the length of a longest common subsequence."""
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        row = [0]
-        for j, y in enumerate(b):
-            row.append(previous[j] + 1 if x == y else max(previous[j + 1], row[j]))
-        previous = row
-    return previous[-1]
 
 
 def _reference(a: str, b: str) -> float:
     a, b = unicodedata.normalize("NFKC", a), unicodedata.normalize("NFKC", b)
-    return 1.0 if a == b else round(2 * _lcs(a, b) / (len(a) + len(b)), 3)
+    return 1.0 if a == b else round(2 * lcs_length(a, b) / (len(a) + len(b)), 3)
 
 
 texts = st.text(alphabet=st.sampled_from("ab c连接池超时。\nＡé😀‮"), max_size=40)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import lcs_length
 from sitegen.compare.behaviour import BEHAVIOUR_REASONS, compare_behaviour
 from sitegen.compare.changes import classify_case
 from sitegen.compare.diff_report import compare_reports
@@ -92,17 +93,9 @@ def test_the_alignment_keeps_both_sequences_in_order_and_pairs_only_one_tool(a: 
     assert [s.before.toolName for s in steps if s.before] == a and [s.after.toolName for s in steps if s.after] == b
     assert all(s.before.toolName == s.after.toolName for s in steps if s.before and s.after)
     paired = sum(1 for s in steps if s.before and s.after)
-    assert paired == _lcs(a, b)  # as many pairs as a longest common subsequence has: the alignment is a best one
+    assert paired == lcs_length(a, b)  # as many pairs as a longest common subsequence has: the alignment is a best one
 
 
-def _lcs(a: list[str], b: list[str]) -> int:
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        row = [0]
-        for j, y in enumerate(b):
-            row.append(previous[j] + 1 if x == y else max(previous[j + 1], row[j]))
-        previous = row
-    return previous[-1]
 
 
 # --- why a case behaves differently --------------------------------------------------------------------------------
