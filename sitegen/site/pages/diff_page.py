@@ -53,7 +53,7 @@ KINDS = (
              ChangeKind.NOT_EVALUATED.word),
     KindSpec(ChangeKind.REGRESSED, section_anchor(ChangeKind.REGRESSED), "Regressed", "Broken rules", ChangeKind.REGRESSED.word),
     KindSpec(ChangeKind.REMOVED, section_anchor(ChangeKind.REMOVED), "Removed", "Rules", ChangeKind.REMOVED.word),
-    KindSpec(ChangeKind.CHANGED, section_anchor(ChangeKind.CHANGED), "Passing, behaves differently", "Rules", ChangeKind.CHANGED.word),
+    KindSpec(ChangeKind.CHANGED, section_anchor(ChangeKind.CHANGED), "Passing, behaves differently", "Failing rules", ChangeKind.CHANGED.word),
     KindSpec(ChangeKind.WITHIN_NOISE, section_anchor(ChangeKind.WITHIN_NOISE), "Within noise", "Rules", ChangeKind.WITHIN_NOISE.word),
     KindSpec(ChangeKind.STILL_FAILING, section_anchor(ChangeKind.STILL_FAILING), "Known failures", "Failing rules", "known to fail"),
     KindSpec(ChangeKind.FIXED, section_anchor(ChangeKind.FIXED), "Fixed", "Resolved rules", ChangeKind.FIXED.word),
