@@ -64,13 +64,13 @@ def test_the_build_says_could_not_be_evaluated_and_the_gate_fails_on_it(broken: 
     assert f"## Cases that could not be evaluated (1)\n\n| Case | Change | Why (where) |\n| --- | --- | --- |\n| {CASE} | passed → not run | {REASON} |" in markdown
     summary = (broken / "summary.md").read_text(encoding="utf-8")
     assert f"**{SENTENCE} · no case regressed · 8 known failures**" in summary
-    assert f"### Cases that could not be evaluated (1)" in summary and "### Regressed" not in summary
+    assert "### Cases that could not be evaluated (1)" in summary and "### Regressed" not in summary
 
     index = soup(broken / "site" / "index.html")
     banner = index.select_one("#headline")
     assert banner.select_one(".headline-text").get_text().startswith(f"{SENTENCE} · no case regressed")
     assert banner.select_one(".icon").get_text() == "⊘" and "banner-bad" in banner["class"]
-    row = index.select_one(f'#case-table tr[data-change="not_evaluated"]')
+    row = index.select_one('#case-table tr[data-change="not_evaluated"]')
     assert row.select_one(".case-link").get_text() == CASE and "not evaluated" in row.get_text()
     assert [option["value"] for option in index.select("#filter-change option")][:2] == ["", "not_evaluated"]
     page = soup(next((broken / "site" / "cases").glob("oom-restart-*.html")))

@@ -25,7 +25,7 @@ from sitegen.compare.wording import (
     status_change,
 )
 from sitegen.defaults import FOLD_AFTER
-from sitegen.formatting import percent, plural
+from sitegen.formatting import plural
 from sitegen.report.mdtext import escape_cell, escape_inline, table
 from sitegen.report.status import Status
 

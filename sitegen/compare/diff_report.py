@@ -71,7 +71,6 @@ from sitegen.compare.items import (
 from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
 from sitegen.report.results import CaseResult, Report
-from sitegen.report.status import Status
 
 
 @dataclass
