@@ -2,7 +2,8 @@
 
 A copy of eval/ in a temporary git repository is built seven times, a commit a run, so the history is labelled by
 commit as CI labels it; the last run is the shipped suite with one case regressed against its committed baseline
-(mysql-slow-query no longer calls query_db_status and no longer names t_order). Debian's Chromium (through
+(mysql-slow-query no longer calls query_db_status and no longer names t_order) and one that still passes but behaves
+differently (payment-timeout's answer rewritten into another diagnosis that keeps its keywords). Debian's Chromium (through
 Playwright, as the browser tests run it) then takes, at 1280 px in the light scheme: the index's first screen, the
 whole diff page, the regressed case's page and its comparison with the baseline. With --look DIR it also writes
 every page at 390, 768 and 1280 px, light and dark, to DIR, to look at.
@@ -25,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 REGRESSED = "mysql-slow-query"
+REWRITTEN_TRACE = "payment-timeout-pass.json"  # payment-timeout's
+REWRITTEN_ANSWER = "## 诊断结论\n\n**根因：节点网络抖动导致支付请求超时，连接池并无异常。**\n\n## 建议\n\n- 重启节点，观察支付超时是否缓解。\n"
 RUNS = 7
 DAY = 86_400
 START = 1_792_800_000  # 2026-10-24, the first run's SOURCE_DATE_EPOCH
@@ -42,14 +45,19 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
-def _regress(fixtures: Path) -> None:
-    """The case's trace without its query_db_status call and without the keyword t_order."""
+def _change(fixtures: Path) -> None:
+    """REGRESSED's trace without its query_db_status call and without the keyword t_order; payment-timeout's answer
+    rewritten into another diagnosis that keeps its expected keywords (it still passes, and behaves differently)."""
     path = fixtures / f"{REGRESSED}.json"
     trace = json.loads(path.read_text(encoding="utf-8"))
     trace["toolInvocations"] = [call for call in trace["toolInvocations"] if call["toolName"] != "query_db_status"]
     verifier = trace["session"]["selfEvaluation"]["verifier_evaluation"]
     verifier["tool_trace_summary"] = [t for t in verifier["tool_trace_summary"] if t["tool_name"] != "query_db_status"]
     trace["session"]["answer"] = trace["session"]["answer"].replace("t_order", "订单表")
+    path.write_text(json.dumps(trace, ensure_ascii=False, indent=2), encoding="utf-8")
+    path = fixtures / REWRITTEN_TRACE
+    trace = json.loads(path.read_text(encoding="utf-8"))
+    trace["session"]["answer"] = REWRITTEN_ANSWER
     path.write_text(json.dumps(trace, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
@@ -61,7 +69,7 @@ def build(work: Path) -> Path:
     site = work / "site"
     for run in range(1, RUNS + 1):
         if run == RUNS:
-            _regress(repo / "eval" / "fixtures")
+            _change(repo / "eval" / "fixtures")
         _git(repo, "add", "-A")
         _git(repo, "commit", "-q", "--allow-empty", "-m", f"run {run}")
         history = work / "history.json"
