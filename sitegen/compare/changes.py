@@ -31,7 +31,7 @@ class Said(NamedTuple):
     word: str  # the badge's and the headline's word: "1 fixed", "regressed"
     several: str  # the word for several cases: "2 known failures"
     icon: str
-    title: str | None  # the title of its section in diff.md, the terminal and the diff page; None: not listed
+    title: str | None  # the title of its section in diff.md, the terminal and the job summary; None: not listed
     breaking: bool = False  # the agent got worse: the gate fails on it (--fail-on-regression), a regression
     pages: frozenset[CasePages] = frozenset()  # the --case-pages modes in which it gives a case a page of its own
     gated: bool = False  # the gate fails on it, though the agent was not judged: never called a regression
