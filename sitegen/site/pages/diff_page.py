@@ -61,10 +61,10 @@ KINDS = (
     KindSpec(ChangeKind.STILL_PASSING, "other-figures", "Passing, figures moved", "Rules", ""),
 )
 assert {spec.kind for spec in KINDS} == set(ChangeKind), "every change kind has its section on the diff page"
+_NONE_CHANGED = "no passing case behaves differently"  # in the "nothing …" line, when answers on both sides tell
+_LONG_KINDS = frozenset((ChangeKind.STILL_PASSING, ChangeKind.CHANGED))  # listed up to OTHER_DIFFERENCES_SHOWN
 # Kinds named in the "nothing …" line when empty: only trials can be within noise, so a suite of single traces never
 # mentions it; a still-passing case is never news.
-_NONE_CHANGED = "No passing case behaves differently"
-_LONG_KINDS = frozenset((ChangeKind.STILL_PASSING, ChangeKind.CHANGED))  # listed up to OTHER_DIFFERENCES_SHOWN
 _ALWAYS_NAMED = frozenset((ChangeKind.REGRESSED, ChangeKind.REMOVED, ChangeKind.FIXED, ChangeKind.NEW, ChangeKind.STILL_FAILING))
 
 
@@ -223,10 +223,9 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
         folded = spec.kind != ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
         sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind),
                                     spec.rules_header, entries, folded, note))
-    said = [f"Nothing {_or_list(empty)}"] if empty else []
+    nothing = f"Nothing {_or_list(empty)}." if empty else ""
     if diff.baselineEvidence and not groups.get(ChangeKind.CHANGED):  # only answers on both sides can tell
-        said.append(_NONE_CHANGED)
-    nothing = "; ".join(said[:1] + [s[0].lower() + s[1:] for s in said[1:]]) + "." if said else ""
+        nothing = f"{nothing[:-1]}; {_NONE_CHANGED}." if nothing else f"{_NONE_CHANGED.capitalize()}."
     return tuple(sections), nothing
 
 
