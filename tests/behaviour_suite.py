@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from typer.testing import CliRunner
 
-from helpers import ROOT
+from helpers import ROOT, drop_tool
 from sitegen.cli import app
 
 REWRITTEN = (
@@ -92,7 +92,7 @@ def _change(fixtures: Path) -> None:
         trace["session"]["answer"] = REWRITTEN
 
     def drop_traces(trace: dict[str, Any]) -> None:  # the verifier's tool_trace_summary still lists it
-        trace["toolInvocations"] = [call for call in trace["toolInvocations"] if call["toolName"] != "query_traces"]
+        drop_tool(trace, "query_traces", from_summary=False)
 
     def tail(trace: dict[str, Any]) -> None:
         _calls(trace, "query_metrics")[0]["input"]["note"] = "窗口" * 300 + "current-tail"

@@ -660,3 +660,12 @@ def lcs_length(a: Sequence[Any], b: Sequence[Any]) -> int:
             row.append(previous[j] + 1 if x == y else max(previous[j + 1], row[j]))
         previous = row
     return previous[-1]
+
+
+def drop_tool(trace: dict[str, Any], tool: str, *, from_summary: bool) -> None:
+    """`trace` no longer calls `tool`; `from_summary`: its verifier's tool_trace_summary no longer lists it either
+    (else the summary still covers the required tool, as an agent that stopped calling it may claim)."""
+    trace["toolInvocations"] = [call for call in trace["toolInvocations"] if call["toolName"] != tool]
+    if from_summary:
+        verifier = trace["session"]["selfEvaluation"]["verifier_evaluation"]
+        verifier["tool_trace_summary"] = [t for t in verifier["tool_trace_summary"] if t["tool_name"] != tool]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from changes_suite import build_changes_site
-from helpers import EPOCH, ROOT, check_golden, open_settled, soup
+from helpers import EPOCH, ROOT, check_golden, drop_tool, open_settled, soup
 from sitegen.site.pipeline import BuildOptions, build_site
 
 GOLDEN = ROOT / "tests" / "golden" / "diff-page"
@@ -29,9 +29,7 @@ def one_regression(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT / "eval", root / "eval")
     path = root / "eval" / "fixtures" / f"{CASE}.json"
     trace = json.loads(path.read_text(encoding="utf-8"))
-    trace["toolInvocations"] = [call for call in trace["toolInvocations"] if call["toolName"] != "query_db_status"]
-    verifier = trace["session"]["selfEvaluation"]["verifier_evaluation"]
-    verifier["tool_trace_summary"] = [t for t in verifier["tool_trace_summary"] if t["tool_name"] != "query_db_status"]
+    drop_tool(trace, "query_db_status", from_summary=True)
     trace["session"]["answer"] = trace["session"]["answer"].replace("t_order", "订单表")
     path.write_text(json.dumps(trace, ensure_ascii=False, indent=2), encoding="utf-8")
     with pytest.MonkeyPatch.context() as patch:

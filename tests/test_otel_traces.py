@@ -13,7 +13,7 @@ import pytest
 from opentelemetry.proto_json.trace.v1.trace import TracesData
 from typer.testing import CliRunner
 
-from helpers import ROOT, soup
+from helpers import ROOT, drop_tool, soup
 from otel_agent import OTEL_TOML, STYLES, TOKENS, export_run, write_run
 from sitegen.cli import app
 from sitegen.suite.config import OtelSettings
@@ -353,7 +353,7 @@ def test_the_comparison_of_two_otlp_runs_names_what_the_agent_did_differently(tm
     common = ["--cases", str(cases), "--fixtures", str(fixtures), "--config", str(config)]
     assert runner.invoke(app, ["evaluate", *common, "--json", str(tmp_path / "baseline.json")]).exit_code == 0
     trace = _native_traces()["db-connection-pool-exhaustion.json"]
-    trace["toolInvocations"] = [call for call in trace["toolInvocations"] if call["toolName"] != "query_db_status"]
+    drop_tool(trace, "query_db_status", from_summary=False)
     write_run(fixtures / "db-connection-pool-exhaustion.jsonl", trace, "previous")
     result = runner.invoke(app, ["build", *common, "--baseline", str(tmp_path / "baseline.json"), "--out", str(tmp_path / "site")])
     assert result.exit_code == 0, result.output

@@ -12,7 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
-from helpers import ROOT, check_golden
+from helpers import ROOT, check_golden, drop_tool
 from sitegen.cli import app
 from sitegen.compare.behaviour import Behaviour, percent_changed
 from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
@@ -37,9 +37,7 @@ def lost_a_call(tmp_path: Path) -> tuple[Path, str, str]:
     shutil.copytree(ROOT / "eval", tmp_path / "eval")
     path = tmp_path / "eval" / "fixtures" / f"{CASE}.json"
     trace = json.loads(path.read_text(encoding="utf-8"))
-    trace["toolInvocations"] = [call for call in trace["toolInvocations"] if call["toolName"] != "query_db_status"]
-    verifier = trace["session"]["selfEvaluation"]["verifier_evaluation"]
-    verifier["tool_trace_summary"] = [t for t in verifier["tool_trace_summary"] if t["tool_name"] != "query_db_status"]
+    drop_tool(trace, "query_db_status", from_summary=True)
     before = trace["session"]["answer"]
     (sentence,) = [line for line in before.splitlines(keepends=True) if line.startswith("- 数据库：")]
     trace["session"]["answer"] = after = before.replace(sentence, "")
