@@ -56,12 +56,12 @@ class Kind:
 
     def puts(self, name: str, value: str) -> list[str]:
         """Source lines that write field `name`'s value `value` into `data` (a kind with keys of its own)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} has keys of its own: it says how it writes them")
 
     def takes(self, value: str) -> list[str]:
         """Source lines that set `value` to the field's value, or `return None` when `data` does not hold it as
         `puts` writes it (a kind with keys of its own)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} has keys of its own: it says how the quick reader takes them")
 
     def read(self, data: dict[str, Any], name: str) -> Any:
         """The value as the tolerant reader makes it of whatever is there."""
