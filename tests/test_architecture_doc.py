@@ -214,3 +214,17 @@ def test_the_build_is_told_as_build_site_runs_it() -> None:
         f"{WHERE}, The build: name the stages as build_site reports them (`progress.step`), in its order, each in "
         f"its step's `(stage …)` / `(stages …)`: {', '.join(f'`{stage}`' for stage in stages)}"
     )
+
+
+def test_the_tests_readme_names_every_test_module_once() -> None:
+    readme = ROOT / "tests" / "README.md"
+    rows = [line for line in readme.read_text(encoding="utf-8").splitlines() if line.startswith("| `")]
+    named = [name for row in rows for name in re.findall(r"`([\w.]+\.py)`", row.split(" | ")[0])]
+    modules = sorted(path.name for path in (ROOT / "tests").glob("*.py") if path.name != "conftest.py")
+    missing = [name for name in modules if name not in named]
+    twice = sorted({name for name in named if named.count(name) > 1})
+    gone = sorted({name for name in named if name not in modules})
+    assert (missing, twice, gone) == ([], [], []), (
+        f"tests/README.md's table must name each module of tests/ once: missing {missing} (add a row saying what it "
+        f"proves), named twice {twice} (merge the rows), naming modules that do not exist {gone} (take them out)"
+    )
