@@ -43,8 +43,8 @@ from sitegen.defaults import (
     DEFAULT_OUT,
     INDEX_PAGE_ROWS,
     LIST_POOL_MIN_PAGES,
+    CasePages,
 )
-from sitegen.defaults import CasePages as CasePageMode  # beside step 2's CasePages below
 from sitegen.errors import UsageError
 from sitegen.history.runs import (
     Run,
@@ -132,7 +132,7 @@ class BuildOptions:
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
     default_baseline: Path = DEFAULT_BASELINE  # compared with when present and no baseline is given (the suite's)
-    case_pages: CasePageMode | str = DEFAULT_CASE_PAGES  # which cases get a page of their own (its value as a str too)
+    case_pages: CasePages | str = DEFAULT_CASE_PAGES  # which cases get a page of their own (its value as a str too)
 
 
 @dataclass
@@ -170,7 +170,7 @@ class Inputs:
     """Step 1: every input, read and checked, and what the previous build recorded."""
 
     options: BuildOptions
-    case_pages: CasePageMode  # options.case_pages, checked
+    case_pages: CasePages  # options.case_pages, checked
     cases: CaseList
     config: SuiteConfig
     baseline: Report | None
@@ -184,7 +184,7 @@ class Inputs:
     status: BuildStatus  # what this build records: its settings and the seals of what it validated
 
 
-class CasePages(NamedTuple):
+class BuiltCases(NamedTuple):
     """Step 2: every case's page written, and its record (result, report texts, page key) by case id."""
 
     records: dict[str, CaseRecord]
@@ -267,16 +267,16 @@ def read_inputs(options: BuildOptions) -> Inputs:
     )
 
 
-def case_pages_mode(value: CasePageMode | str) -> CasePageMode:
+def case_pages_mode(value: CasePages | str) -> CasePages:
     """The --case-pages mode `value` names (the command's option gives a member, a caller may give its value)."""
     try:
-        return CasePageMode(value)
+        return CasePages(value)
     except ValueError:
-        raise UsageError(f"--case-pages must be one of {', '.join(CasePageMode)}, got {value!r}") from None
+        raise UsageError(f"--case-pages must be one of {', '.join(CasePages)}, got {value!r}") from None
 
 
 def _site_settings(
-    options: BuildOptions, case_pages: CasePageMode, config: SuiteConfig, code: str, has_baseline: bool
+    options: BuildOptions, case_pages: CasePages, config: SuiteConfig, code: str, has_baseline: bool
 ) -> tuple[Assets, str, BuildStatus]:
     """The site's own files, the settings every page depends on besides its own inputs (another value means
     every page is rendered), and what the previous build with these settings recorded."""
@@ -289,7 +289,7 @@ def _site_settings(
 
 
 def read_assets(
-    config: SuiteConfig, has_baseline: bool, index_page_rows: int, case_pages: CasePageMode = DEFAULT_CASE_PAGES
+    config: SuiteConfig, has_baseline: bool, index_page_rows: int, case_pages: CasePages = DEFAULT_CASE_PAGES
 ) -> Assets:
     """The site's own files, named by their content, and the facts every page builder needs."""
     css, js, icon = asset_bytes("site.css"), asset_bytes("site.js"), asset_bytes("favicon.svg")
@@ -321,7 +321,7 @@ def read_assets(
 
 def write_case_pages(
     writer: SiteWriter, inputs: Inputs, slugs: dict[str, str], progress: Progress
-) -> CasePages:
+) -> BuiltCases:
     """Take every unchanged case page from the previous site and render the others, in worker processes for big
     suites; remember the digests of the traces read (site/tracecache.py)."""
     cases, previous, options = inputs.cases, inputs.previous, inputs.options
@@ -363,7 +363,7 @@ def write_case_pages(
     if any(context.remembered.get(name) != entry for name, entry in remember.items()):
         # Not merely to forget a trace just changed: it is hashed anyway.
         save_remembered(context.fixtures_root, remember)
-    return CasePages(records, [records[case_id].result for case_id in ids], reused, compared, files)
+    return BuiltCases(records, [records[case_id].result for case_id in ids], reused, compared, files)
 
 
 def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> PageContext:
@@ -400,7 +400,7 @@ def _unchanged_first(indices: Sequence[int], context: PageContext, progress: Pro
     return pending, taken
 
 
-def case_links(slugs: dict[str, str], pages: CasePages) -> dict[str, str]:
+def case_links(slugs: dict[str, str], pages: BuiltCases) -> dict[str, str]:
     """What each case's link on the other pages points at (urls.case_href): its page (its slug), or, for a case the
     build wrote no page for (--case-pages), its raw trace (urls.raw_trace, by file name); not there when it has
     neither (its trace could not be read)."""
@@ -421,7 +421,7 @@ def case_links(slugs: dict[str, str], pages: CasePages) -> dict[str, str]:
 # Step 3: the run's data
 
 
-def gather(inputs: Inputs, pages: CasePages, slugs: dict[str, str]) -> Gathered:
+def gather(inputs: Inputs, pages: BuiltCases, slugs: dict[str, str]) -> Gathered:
     """The report of the evaluated cases, its diff against the baseline, and the run recorded in the history."""
     options = inputs.options
     report = build_report(pages.results)
@@ -466,14 +466,14 @@ def write_history_data(writer: SiteWriter, data: Gathered) -> None:
     writer.write(urls.HISTORY_DATA, script_file("SITEGEN_HISTORY", shared))
 
 
-def write_search_text(writer: SiteWriter, inputs: Inputs, pages: CasePages) -> None:
+def write_search_text(writer: SiteWriter, inputs: Inputs, pages: BuiltCases) -> None:
     """assets/search-text.js: every case's question and answer, which the index's search loads when first used."""
     texts = ((case_id, pages.records[case_id].search) for case_id in inputs.cases.ids)
     writer.write(urls.SEARCH_TEXT, script_file("SITEGEN_SEARCH_TEXT", search_text_data(texts)))
 
 
 def start_list_pages(
-    writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered
+    writer: SiteWriter, inputs: Inputs, pages: BuiltCases, data: Gathered
 ) -> Tasks[tuple[str, PageRecord | None]]:
     """Start on the index and the static pages 2, 3, … of a long case list: in worker processes when there are
     several, which write them while this process writes the diff, the history and the reports."""
@@ -517,7 +517,7 @@ def write_history(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
     write_text(writer, HISTORY_FILE, history_json(data.runs))
 
 
-def write_reports(writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Gathered) -> tuple[str, bool]:
+def write_reports(writer: SiteWriter, inputs: Inputs, pages: BuiltCases, data: Gathered) -> tuple[str, bool]:
     """report.json, report.md and .nojekyll (GitHub Pages serves the files as they are). Returns report.json's
     seal and whether it holds every result's text as it is (no lone surrogate replaced), for the status file."""
     writer.write(urls.REPORT_JSON, data.report_bytes)
@@ -528,7 +528,7 @@ def write_reports(writer: SiteWriter, inputs: Inputs, pages: CasePages, data: Ga
 
 
 def write_status(
-    writer: SiteWriter, inputs: Inputs, pages: CasePages, list_pages: dict[str, PageRecord], report: tuple[str, bool]
+    writer: SiteWriter, inputs: Inputs, pages: BuiltCases, list_pages: dict[str, PageRecord], report: tuple[str, bool]
 ) -> None:
     """The build status file, for the next build to reuse what did not change (`report`: write_reports')."""
     status = BuildStatus(
