@@ -156,6 +156,20 @@ def test_the_cli_imports_only_the_commands_and_those_only_inside_each_command() 
     assert eager == []
 
 
+
+def test_no_command_imports_another_command() -> None:
+    # A command's module is what it prints and writes; work two commands share (evaluating a suite, the diff's
+    # lines, JUnit, the baseline's files) lives in the stage it belongs to, so following one command never passes
+    # through another. commands/console.py is the commands' own printer, not a command.
+    commands = [module for module in MODULES if folder(module) == "sitegen.commands"]
+    shared = {"sitegen.commands.console", "sitegen.commands"}
+    crossings = sorted(
+        f"{module} imports {name} (line {line})"
+        for module in commands for name, line in imports(MODULES[module])
+        if name in MODULES and folder(name) == "sitegen.commands" and name not in shared and name != module
+    )
+    assert crossings == [], "; ".join(crossings)
+
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module, or a module importing itself (Tarjan)."""
     index: dict[str, int] = {}

@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sitegen.commands.diff import diff_lines
-from sitegen.commands.evaluate import junit_text
 from sitegen.commands.console import Console, write_outputs
+from sitegen.compare.changes import known_failures, within_noise_cases
 from sitegen.compare.job_summary import append_step_summary, build_summary_markdown
+from sitegen.compare.terminal import diff_lines
 from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_CASE_PAGES, DEFAULT_HISTORY_LIMIT, DEFAULT_JUNIT_KNOWN_FAILURES, DEFAULT_OUT
 from sitegen.formatting import byte_size, percent, plural
 from sitegen.plumbing.progress import progress_for
@@ -56,7 +56,14 @@ def run(
         console.warn(warning)
     if junit_out is not None:
         # After the site is swapped in, so a JUnit file inside --out is part of the new site.
-        write_outputs([(junit_out, junit_text(report, options.cases, diff, junit_known_failures))], console)
+        from sitegen.report.junit import junit_for_case_file
+
+        changes = diff.caseChanges if diff is not None else []
+        junit = junit_for_case_file(
+            report, options.cases, known_failures=known_failures(changes), within_noise=within_noise_cases(changes),
+            known_failure_mode=junit_known_failures,
+        )
+        write_outputs([(junit_out, junit)], console)
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
     size = byte_size(result.site_bytes)
     console.say(

@@ -4,12 +4,8 @@ comparison itself is compare/diff_report.py's."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sitegen.commands.console import Console, to_stdout, write_outputs
-
-if TYPE_CHECKING:
-    from sitegen.compare.diff_report import DiffReport
 
 
 def run(
@@ -29,6 +25,7 @@ def run(
     from sitegen.compare.diff_json import diff_json
     from sitegen.compare.diff_report import check_comparable, compare_reports
     from sitegen.compare.job_summary import append_step_summary
+    from sitegen.compare.terminal import diff_lines, diff_text
     from sitegen.report.report_json import read_report
     from sitegen.suite.config import config_for, resolve_cost_tolerance
     from sitegen.suite.discovery import suite_folder
@@ -43,8 +40,6 @@ def run(
     # Both texts exist before anything is written, and the files are replaced together or not at all.
     outputs: list[tuple[Path | None, str]] = [(json_out, diff_json(result)), (markdown_out, diff_markdown(result))]
     if json_out is None and markdown_out is None:
-        from sitegen.compare.terminal import diff_text
-
         console.stdout(diff_text(result))  # for people; `--markdown -` prints the Markdown (docs/cli.md)
     write_outputs(outputs, console)
     if (json_out or markdown_out) is not None and not to_stdout(json_out, markdown_out):
@@ -56,12 +51,3 @@ def run(
         return 1
     return 0
 
-
-def diff_lines(diff: DiffReport, baseline: Path | None) -> tuple[str, str]:
-    """The terminal's diff lines (the cases first, then the pass rate; then what the agent did differently in each
-    regressed and fixed case) and the gate's reason."""
-    from sitegen.compare.whatchanged import terminal_lines
-    from sitegen.compare.wording import differences_summary, format_headline, gate_line
-
-    lines = "".join(f"\n{line}" for line in terminal_lines(diff))
-    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", gate_line(diff, baseline)

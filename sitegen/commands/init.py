@@ -12,11 +12,12 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-from sitegen.commands.baseline import baseline_texts
 from sitegen.commands.console import Console
 from sitegen.defaults import DEFAULT_BASELINE_DIR, DEFAULT_CASES, DEFAULT_CONFIG_PATH, DEFAULT_FIXTURES, DISTRIBUTION
 from sitegen.errors import UsageError
+from sitegen.evaluation.engine import evaluate_files
 from sitegen.plumbing.files import write_files_atomic
+from sitegen.report.report_text import baseline_texts
 
 STARTER = "starter"  # the folder of templates/ the files come from
 WORKFLOW = Path(".github/workflows/eval-site.yml")
@@ -141,5 +142,6 @@ def _baseline(cases: bytes, trace: bytes, config: bytes) -> tuple[bytes, bytes]:
         for path, data in ((DEFAULT_CASES, cases), (DEFAULT_FIXTURES / EXAMPLE_TRACE, trace), (DEFAULT_CONFIG_PATH, config)):
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_bytes(data)
-        report_json, report_md, _ = baseline_texts(root / DEFAULT_CASES, root / DEFAULT_FIXTURES, root / DEFAULT_CONFIG_PATH)
+        report = evaluate_files(root / DEFAULT_CASES, root / DEFAULT_FIXTURES, root / DEFAULT_CONFIG_PATH)
+        report_json, report_md, _ = baseline_texts(report)
     return report_json.encode("utf-8"), report_md.encode("utf-8")

@@ -1,19 +1,25 @@
-"""The baseline diff as plain text for a terminal (`sitegen diff` without --json or --markdown): the same
-headline, gate and cases as diff.md, without Markdown's escapes and tables."""
+"""The baseline diff as plain text for a terminal: `sitegen diff` without --json or --markdown (the same
+headline, gate and cases as diff.md, without Markdown's escapes and tables), and the result lines `diff` and
+`build` print."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
-from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
+from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, terminal_lines, what_changed
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
     DIFFERENCE_TITLES,
     DIFFERENCES_HEADING,
     STATUS_WORDS,
+    differences_summary,
     format_cases,
+    format_headline,
     format_pass_rate,
+    gate_line,
     gate_text,
     item_message,
     reasons_text,
@@ -90,3 +96,10 @@ def diff_text(diff: DiffReport) -> str:
         lines += ["", "No differences: the current report matches the baseline."]
     # Each line made safe on its own, so a line break inside an id or a message is written as `\n` too.
     return "\n".join(terminal_line(line) for line in lines) + "\n"
+
+
+def diff_lines(diff: DiffReport, baseline: Path | None) -> tuple[str, str]:
+    """The terminal's diff lines (the cases first, then the pass rate; then what the agent did differently in each
+    regressed and fixed case) and the gate's reason."""
+    lines = "".join(f"\n{line}" for line in terminal_lines(diff))
+    return f"{format_headline(diff.headline())}; {differences_summary(diff)}{lines}", gate_line(diff, baseline)

@@ -69,6 +69,20 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
     )
 
 
+def evaluate_files(cases: Path, fixtures: Path, config: Path | None) -> Report:
+    """The report of every case of the case file, evaluated with the cycle collector paused (plumbing/gcpause.py);
+    the config, the case file and the fixtures folder checked in that order, as every command checks them."""
+    from sitegen.plumbing.gcpause import cycle_collection_paused
+    from sitegen.suite.config import config_for
+    from sitegen.suite.loading import check_fixtures_folder, load_cases
+
+    settings = config_for(config)
+    with cycle_collection_paused():
+        suite = load_cases(cases)
+        check_fixtures_folder(fixtures)
+        return evaluate_suite(suite, fixtures, settings)
+
+
 def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:
     """Evaluate every case (one parsed trace, or one case's trials, held at a time) and aggregate the report."""
     return build_report([evaluate_case(case, load_trace(fixtures_dir, case.traceFixture, config.otel), config) for case in cases])

@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from sitegen.checks import parse_check
 from sitegen.defaults import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
@@ -133,6 +134,24 @@ def _testcases(result: CaseResult, case: _Case) -> list[ET.Element]:
             ET.SubElement(element, "skipped", {"message": message}).text = xml_text("\n".join(trial.failedChecks))
         elements.append(element)
     return elements
+
+
+def junit_for_case_file(
+    report: Report,
+    cases_path: Path,
+    *,
+    known_failures: Collection[str] = (),
+    within_noise: Collection[str] = (),
+    known_failure_mode: str = DEFAULT_JUNIT_KNOWN_FAILURES,
+) -> str:
+    """The JUnit XML of a report of this case file, each case pointing at its line there; the suite named for the
+    file."""
+    from sitegen.suite.loading import case_lines
+
+    return junit_xml(
+        report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
+        known_failures=known_failures, within_noise=within_noise, known_failure_mode=known_failure_mode,
+    )
 
 
 def junit_xml(
