@@ -118,9 +118,21 @@ TABLE_PAGE_SIZE = 100
 HEADLINE_LISTED = 5
 # A list of cases or diff items longer than this starts folded, in diff.md as on the diff page.
 FOLD_AFTER = 10
-# `--junit-known-failures`: a case that failed in the baseline too is reported skipped, or as a failure.
-JUNIT_KNOWN_FAILURE_MODES = ("skip", "fail")
-DEFAULT_JUNIT_KNOWN_FAILURES = "skip"
+
+
+class JunitKnownFailures(StrEnum):
+    """`--junit-known-failures`: how JUnit reports a case that failed in the baseline too (docs/cli.md): skipped,
+    so that only what the change broke is red, or as a failure."""
+
+    SKIP = "skip"
+    FAIL = "fail"
+
+    def skips(self) -> bool:
+        """Whether a known failure is a skipped test case."""
+        return self is JunitKnownFailures.SKIP
+
+
+DEFAULT_JUNIT_KNOWN_FAILURES = JunitKnownFailures.SKIP
 
 # Worker processes (`--jobs`, default one per core) start for this many case pages or more (below it, starting
 # them costs more than they save) ...

@@ -18,18 +18,16 @@ from sitegen.cli.options import (
     QUIET_HELP,
     VERBOSE_HELP,
     BaselineOpt,
-    CasePages,
     CasesOpt,
     ConfigOpt,
     CostToleranceOpt,
     FixturesOpt,
     JunitOpt,
-    KnownFailures,
     QuietOpt,
     VerboseOpt,
     Verbosity,
 )
-from sitegen.defaults import DEFAULT_BASELINE_DIR, DEFAULT_HISTORY_LIMIT, DEFAULT_OUT
+from sitegen.defaults import DEFAULT_BASELINE_DIR, DEFAULT_HISTORY_LIMIT, DEFAULT_OUT, CasePages, JunitKnownFailures
 from sitegen.errors import INTERNAL_ERROR_EXIT_CODE, SitegenError, SystemRefused
 
 if TYPE_CHECKING:
@@ -275,13 +273,13 @@ def build(
     ] = False,
     junit_out: JunitOpt = None,
     junit_known_failures: Annotated[
-        KnownFailures,
+        JunitKnownFailures,
         typer.Option(
             "--junit-known-failures",
             help="In --junit, cases that also failed in the baseline: 'skip' (reported as skipped, so only what "
             "the change broke is red) or 'fail'.",
         ),
-    ] = defaults.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
+    ] = defaults.DEFAULT_JUNIT_KNOWN_FAILURES,
     cost_tolerance: CostToleranceOpt = None,
     case_pages: Annotated[
         CasePages,
@@ -291,7 +289,7 @@ def build(
             "'changed' (regressed, fixed, within noise or new; without a baseline, failing). The index lists every "
             "case; one without a page links its raw trace. For very big suites (docs/big-suites.md).",
         ),
-    ] = defaults.DEFAULT_CASE_PAGES,  # type: ignore[assignment]
+    ] = defaults.DEFAULT_CASE_PAGES,
     jobs: Annotated[
         Optional[int],
         typer.Option("--jobs", min=1, help="Processes that build case pages and the case list's pages. Default: one per core for big suites."),
@@ -309,8 +307,7 @@ def build(
         _console(), cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
         history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
         fail_on_regression=fail_on_regression, jobs=jobs, cost_tolerance=cost_tolerance,
-        case_pages=CasePages(case_pages).value, junit_out=junit_out,
-        junit_known_failures=KnownFailures(junit_known_failures).value,
+        case_pages=case_pages, junit_out=junit_out, junit_known_failures=junit_known_failures,
     )
 
 

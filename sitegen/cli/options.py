@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -35,11 +34,6 @@ BaselineOpt = Annotated[
 ]
 
 
-# --junit-known-failures: how JUnit reports a case that failed in the baseline too (defaults.JUNIT_KNOWN_FAILURE_MODES).
-KnownFailures = Enum("KnownFailures", {mode: mode for mode in defaults.JUNIT_KNOWN_FAILURE_MODES}, type=str)  # type: ignore[misc]
-
-# --case-pages: which cases get a page of their own.
-CasePages = defaults.CasePages
 
 
 CostToleranceOpt = Annotated[

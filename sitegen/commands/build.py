@@ -10,7 +10,15 @@ from sitegen.commands.console import Console, write_outputs
 from sitegen.compare.changes import known_failures, within_noise_cases
 from sitegen.compare.job_summary import append_step_summary, build_summary_markdown
 from sitegen.compare.terminal import diff_lines
-from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_CASE_PAGES, DEFAULT_HISTORY_LIMIT, DEFAULT_JUNIT_KNOWN_FAILURES, DEFAULT_OUT
+from sitegen.defaults import (
+    DEFAULT_BASELINE,
+    DEFAULT_CASE_PAGES,
+    DEFAULT_HISTORY_LIMIT,
+    DEFAULT_JUNIT_KNOWN_FAILURES,
+    DEFAULT_OUT,
+    CasePages,
+    JunitKnownFailures,
+)
 from sitegen.formatting import byte_size, percent, plural
 from sitegen.plumbing.progress import progress_for
 from sitegen.site import pipeline
@@ -34,9 +42,9 @@ def run(
     fail_on_regression: bool = False,
     jobs: int | None = None,
     cost_tolerance: float | None = None,
-    case_pages: str = DEFAULT_CASE_PAGES,
+    case_pages: CasePages = DEFAULT_CASE_PAGES,
     junit_out: Path | None = None,
-    junit_known_failures: str = DEFAULT_JUNIT_KNOWN_FAILURES,
+    junit_known_failures: JunitKnownFailures = DEFAULT_JUNIT_KNOWN_FAILURES,
 ) -> int:
     """Build the site (from the suite found when no option names it), then the JUnit file inside or beside it, the
     result lines and the job summary; 1 when `fail_on_regression` and anything regressed, else 0."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sitegen.checks import parse_check
-from sitegen.defaults import DEFAULT_JUNIT_KNOWN_FAILURES, JUNIT_KNOWN_FAILURE_MODES
+from sitegen.defaults import DEFAULT_JUNIT_KNOWN_FAILURES, JunitKnownFailures
 from sitegen.errors import UsageError
 from sitegen.report.results import CaseResult, Report, TrialResult
 from sitegen.report.status import Status
@@ -45,8 +45,6 @@ def _seconds(duration_ms: int | float | None) -> str:
     return f"{(duration_ms or 0) / 1000:.3f}"
 
 
-KNOWN_FAILURES_SKIP = JUNIT_KNOWN_FAILURE_MODES[0]  # "skip": a known failure is a skipped test case
-KNOWN_FAILURE_MODES = JUNIT_KNOWN_FAILURE_MODES
 KNOWN_FAILURE = "known failure since the baseline"
 NOT_EVALUATED = "could not be evaluated"
 WITHIN_NOISE = "within noise of the baseline (the trial pass rate did not fall by more than chance)"
@@ -142,7 +140,7 @@ def junit_for_case_file(
     *,
     known_failures: Collection[str] = (),
     within_noise: Collection[str] = (),
-    known_failure_mode: str = DEFAULT_JUNIT_KNOWN_FAILURES,
+    known_failure_mode: JunitKnownFailures | str = DEFAULT_JUNIT_KNOWN_FAILURES,
 ) -> str:
     """The JUnit XML of a report of this case file, each case pointing at its line there; the suite named for the
     file."""
@@ -162,7 +160,7 @@ def junit_xml(
     case_lines: Mapping[str, int] | None = None,
     known_failures: Collection[str] = (),
     within_noise: Collection[str] = (),
-    known_failure_mode: str = DEFAULT_JUNIT_KNOWN_FAILURES,
+    known_failure_mode: JunitKnownFailures | str = DEFAULT_JUNIT_KNOWN_FAILURES,
 ) -> str:
     """One <testsuite> inside <testsuites>, a <testcase> per case (per trial when it has several): failures carry
     every failed check.
@@ -173,11 +171,15 @@ def junit_xml(
     within chance, whose failed trials are reported as <skipped> like known failures. A case that could not be
     evaluated is an <error>, with a baseline or without.
     """
-    if known_failure_mode not in KNOWN_FAILURE_MODES:
-        raise UsageError(f"--junit-known-failures must be one of {', '.join(KNOWN_FAILURE_MODES)}, got {known_failure_mode!r}")
+    try:
+        mode = JunitKnownFailures(known_failure_mode)
+    except ValueError:
+        raise UsageError(
+            f"--junit-known-failures must be one of {', '.join(JunitKnownFailures)}, got {known_failure_mode!r}"
+        ) from None
     known, noisy = set(known_failures), set(within_noise)
     lines = case_lines or {}
-    skip_known = known_failure_mode == KNOWN_FAILURES_SKIP
+    skip_known = mode.skips()
     cases = [
         element
         for result in report.results
