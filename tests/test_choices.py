@@ -13,7 +13,7 @@ import pytest
 
 from sitegen.compare.changes import FILTER_ORDER, TEXT_ORDER, CaseChange, ChangeKind, case_headline
 from sitegen.compare.wording import format_cases, gate_text
-from sitegen.defaults import CasePages, TrialPolicy
+from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
 from sitegen.history.runs import Run, new_run
 from sitegen.report import fields
 from sitegen.report.evidence import UNREAD
@@ -163,8 +163,15 @@ OTHER_MEANINGS = {
     ("site/pages/badges.py", "changed"): "a diff item's type in words (compare/items.CHANGED)",
     ("commands/outputs.py", "passed"): "the name of an output counting the cases that passed",
     ("commands/outputs.py", "failed"): "the name of an output counting the cases that failed",
+    ("evaluation/rules.py", "fail"): "a gatekeeper_result.status the trace records",
+    ("site/pages/verifier.py", "fail"): "a gatekeeper_result.status the trace records",
+    ("recording/stubagent.py", "fail"): "the stand-in agent's salt for whether a trial fails",
+    ("site/pages/charts.py", "skip"): "plotly's hoverinfo that shows nothing on hover",
 }
-_HOMES = {Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py"}
+_HOMES = {
+    Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py",
+    JunitKnownFailures: "defaults.py",
+}
 
 
 def _string_constants(tree: ast.AST) -> Iterator[ast.Constant]:
@@ -180,7 +187,7 @@ def _string_constants(tree: ast.AST) -> Iterator[ast.Constant]:
             yield node
 
 
-def test_a_status_change_kind_mode_or_policy_is_spelled_only_in_its_enum_s_module() -> None:
+def test_a_status_change_kind_mode_policy_or_junit_mode_is_spelled_only_in_its_enum_s_module() -> None:
     # A value may be two enums' (`changed`: a change kind and a --case-pages mode): each home may spell it.
     homes: dict[str, set[str]] = {}
     for enum, home in _HOMES.items():
