@@ -24,6 +24,7 @@ from sitegen.cli.options import (
     CostToleranceOpt,
     FixturesOpt,
     JunitOpt,
+    OtlpOpt,
     KnownFailures,
     QuietOpt,
     VerboseOpt,
@@ -175,17 +176,21 @@ def evaluate(
         Optional[Path], typer.Option("--markdown", help="Write the Markdown report here ('-' for stdout).")
     ] = None,
     junit_out: JunitOpt = None,
+    otlp_out: OtlpOpt = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> int:
-    """Evaluate every case's trace and write the JSON and/or Markdown report.
+    """Evaluate every case's trace and write the JSON, Markdown, JUnit or OpenTelemetry results asked for.
 
     Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
     """
     from sitegen.commands.evaluate import run
 
-    return run(cases, fixtures, config, _console(), json_out=json_out, markdown_out=markdown_out, junit_out=junit_out)
+    return run(
+        cases, fixtures, config, _console(), json_out=json_out, markdown_out=markdown_out, junit_out=junit_out,
+        otlp_out=otlp_out,
+    )
 
 
 @command
@@ -282,6 +287,7 @@ def build(
             "the change broke is red) or 'fail'.",
         ),
     ] = defaults.DEFAULT_JUNIT_KNOWN_FAILURES,  # type: ignore[assignment]
+    otlp_out: OtlpOpt = None,
     cost_tolerance: CostToleranceOpt = None,
     case_pages: Annotated[
         CasePages,
@@ -310,7 +316,7 @@ def build(
         history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
         fail_on_regression=fail_on_regression, jobs=jobs, cost_tolerance=cost_tolerance,
         case_pages=CasePages(case_pages).value, junit_out=junit_out,
-        junit_known_failures=KnownFailures(junit_known_failures).value,
+        junit_known_failures=KnownFailures(junit_known_failures).value, otlp_out=otlp_out,
     )
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from sitegen.commands.diff import diff_lines
-from sitegen.commands.evaluate import junit_text
+from sitegen.commands.evaluate import junit_text, otlp_text
 from sitegen.commands.console import Console, write_outputs
 from sitegen.compare.job_summary import append_step_summary, build_summary_markdown
 from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_CASE_PAGES, DEFAULT_HISTORY_LIMIT, DEFAULT_JUNIT_KNOWN_FAILURES, DEFAULT_OUT
@@ -37,9 +37,10 @@ def run(
     case_pages: str = DEFAULT_CASE_PAGES,
     junit_out: Path | None = None,
     junit_known_failures: str = DEFAULT_JUNIT_KNOWN_FAILURES,
+    otlp_out: Path | None = None,
 ) -> int:
-    """Build the site (from the suite found when no option names it), then the JUnit file inside or beside it, the
-    result lines and the job summary; 1 when `fail_on_regression` and anything regressed, else 0."""
+    """Build the site (from the suite found when no option names it), then the JUnit and OTLP files inside or beside
+    it, the result lines and the job summary; 1 when `fail_on_regression` and anything regressed, else 0."""
     suite = suite_folder()
     cases, fixtures, config = suite_inputs(cases, fixtures, config, suite.cwd)
     options = BuildOptions(
@@ -54,9 +55,12 @@ def run(
     report, diff = result.report, result.diff
     for warning in result.warnings:
         console.warn(warning)
-    if junit_out is not None:
-        # After the site is swapped in, so a JUnit file inside --out is part of the new site.
-        write_outputs([(junit_out, junit_text(report, options.cases, diff, junit_known_failures))], console)
+    if junit_out is not None or otlp_out is not None:
+        # After the site is swapped in, so a JUnit or OTLP file inside --out is part of the new site.
+        write_outputs([
+            (junit_out, junit_text(report, options.cases, diff, junit_known_failures) if junit_out is not None else ""),
+            (otlp_out, otlp_text(report, options.cases, options.fixtures) if otlp_out is not None else ""),
+        ], console)
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
     size = byte_size(result.site_bytes)
     console.say(

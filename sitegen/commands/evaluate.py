@@ -24,6 +24,7 @@ def run(
     json_out: Path | None = None,
     markdown_out: Path | None = None,
     junit_out: Path | None = None,
+    otlp_out: Path | None = None,
 ) -> int:
     """Write the reports asked for (all or none), then the one-line summary unless a report went to stdout."""
     from sitegen.report.report_json import report_json
@@ -36,8 +37,9 @@ def run(
         (json_out, report_json(report) if json_out is not None else ""),
         (markdown_out, report_markdown(report) if markdown_out is not None else ""),
         (junit_out, junit_text(report, cases) if junit_out is not None else ""),
+        (otlp_out, otlp_text(report, cases, fixtures) if otlp_out is not None else ""),
     ], console)
-    if not to_stdout(json_out, markdown_out, junit_out):
+    if not to_stdout(json_out, markdown_out, junit_out, otlp_out):
         console.say(one_line_summary(report))
     return 0
 
@@ -74,6 +76,20 @@ def junit_text(
         known_failures=known(changes), within_noise=within_noise_cases(changes),
         known_failure_mode=known_failures,
     )
+
+
+def otlp_text(report: Report, cases_path: Path, fixtures: Path) -> str:
+    """The results as OTLP JSON Lines (report/otlp_results.py): each case's checks on its agent run span when its
+    trace is OpenTelemetry, else on a span of its own at this run's time (SOURCE_DATE_EPOCH when set)."""
+    from sitegen.evaluation.rules import RULES
+    from sitegen.history.runs import build_time
+    from sitegen.report.otlp_results import otlp_results
+    from sitegen.suite.loading import load_cases
+    from sitegen.suite.run_spans import case_run_spans
+
+    runs = case_run_spans(load_cases(cases_path), fixtures)
+    when = int(build_time().timestamp()) * 1_000_000_000
+    return otlp_results(report, runs, [code for code, _ in RULES], when)
 
 
 def one_line_summary(report: Report) -> str:
