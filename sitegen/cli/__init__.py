@@ -129,8 +129,8 @@ def init(
         typer.Option(
             "--action",
             metavar="OWNER/REPO@REF",
-            help="sitegen's action, as the workflow's `uses:` names it. Default: the GitHub repository and revision "
-            "this sitegen was installed from (pip install git+https://github.com/…), else OWNER/REPO@v1 for you to fill in.",
+            help="sitegen's action, as the workflow's `uses:` names it. Default: the commit this sitegen was installed "
+            "from (a release's, or a pip install git+https://github.com/…'s), else a placeholder for you to fill in.",
         ),
     ] = None,
     quiet: QuietOpt = False,
@@ -143,7 +143,7 @@ def init(
     .github/workflows/eval-site.yml (sitegen's action on pull requests and pushes to main), so that sitegen build
     works right after. Writes nothing when any of these files exists (exit 2, naming each).
 
-    Example: sitegen init --action someone/sitegen@v1 && sitegen build
+    Example: sitegen init --action someone/sitegen@0123456789abcdef0123456789abcdef01234567 && sitegen build
     """
     from sitegen.commands.init import run
 
