@@ -200,3 +200,13 @@ def test_results_to_stdout_print_no_summary_line() -> None:
     result = runner.invoke(app, ["evaluate", *NATIVE, "--otlp", "-"])
     assert result.exit_code == 0, result.output
     assert all(line.startswith('{"resourceSpans":') for line in result.stdout.splitlines())
+
+
+def test_a_run_longer_than_time_can_hold_still_ends_within_it(tmp_path: Path) -> None:
+    """A trace's duration is the agent's word: one too long for a 64-bit time in nanoseconds is cut, not a crash."""
+    trace = make_trace(answer="x")
+    trace["session"]["totalDurationMs"] = 1e300
+    cases, fixtures = write_suite(tmp_path, [make_case()], {"c1.json": trace})
+    _, out = _evaluate(tmp_path, ["--cases", str(cases), "--fixtures", str(fixtures)])
+    (span,) = _decoded(out)
+    assert span.start_time_unix_nano == int(EPOCH) * 10**9 and span.end_time_unix_nano == 2**64 - 1

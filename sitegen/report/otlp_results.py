@@ -17,6 +17,7 @@ the runs' spans and the time given (SOURCE_DATE_EPOCH in CI).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ _KIND_INTERNAL = 1
 # What a run span's copy keeps of the agent's attributes: what says which operation and agent it is, so that a
 # tool shows it as the agent's run; never its content (the agent's own export has that).
 _IDENTITY_ATTRIBUTES = ("gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.agent.id", "openinference.span.kind")
+_UINT64_MAX = 2**64 - 1
 _MESSAGE_LIMIT = 1024  # the span status message: the first failed check, cut
 
 
@@ -106,7 +108,7 @@ def _case_span(result: CaseResult, runs: Sequence[Span], evaluations: list[_Eval
     """A span of the case's own (a native trace, or trials: linked to each trial's run span), at `time_ns`, as long
     as the case's run took, with the case's status as the span's."""
     digest = hashlib.sha256(f"sitegen case\0{result.caseId}\0{time_ns}".encode("utf-8", "surrogatepass")).hexdigest()
-    duration = int((result.durationMs or 0) * 1_000_000)
+    duration = _nanoseconds(result.durationMs, _UINT64_MAX - time_ns)
     failed = [parse_check(check) for check in result.failedChecks]
     if result.status is Status.PASSED:
         status: dict[str, Any] = {"code": _STATUS_OK}
@@ -125,6 +127,14 @@ def _case_span(result: CaseResult, runs: Sequence[Span], evaluations: list[_Eval
     if runs:
         span["links"] = [{"traceId": run.trace_id, "spanId": run.span_id} for run in runs]
     return span | {"status": status}
+
+
+def _nanoseconds(milliseconds: int | float | None, most: int) -> int:
+    """A duration in milliseconds as whole nanoseconds from 0 to `most` (a time must stay an unsigned 64-bit
+    integer, however long a trace says its run took)."""
+    if milliseconds is None or not math.isfinite(milliseconds) or milliseconds <= 0 or most <= 0:
+        return 0
+    return min(int(min(milliseconds, most / 1e6) * 1_000_000), most)
 
 
 def _case_attributes(result: CaseResult) -> list[dict[str, Any]]:
