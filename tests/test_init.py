@@ -256,3 +256,12 @@ def test_without_a_known_origin_the_workflow_names_a_placeholder_github_cannot_r
             for step in job["steps"] if "FILL-IN" in str(step.get("uses", ""))]  # fmt: skip
     assert uses == [ACTION_PLACEHOLDER] * 2
     assert not re.search(r"@v\d", (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").replace("@v4.", ""))
+
+
+def test_an_action_named_by_a_tag_is_written_as_asked_with_a_warning(tmp_path: Path) -> None:
+    done = run("init", str(tmp_path), "--action", "someone/sitegen@v1")
+    assert done.exit_code == 0, done.output
+    assert "warning: --action someone/sitegen@v1: 'v1' is a tag or branch, which can be moved" in done.output
+    assert (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").count("uses: someone/sitegen@v1\n") == 2
+    pinned = run("init", str(tmp_path / "pinned"), "--action", f"someone/sitegen@{SHA}")
+    assert pinned.exit_code == 0 and "warning" not in pinned.output

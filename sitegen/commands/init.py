@@ -59,6 +59,11 @@ def run(folder: Path, action: str | None, console: Console) -> int:
     if action is not None and not _ACTION.match(action):
         raise UsageError(f"--action {action!r}: expected OWNER/REPO@REF, such as someone/sitegen@ followed by a full commit SHA")
     ref = ActionRef(action, "", "as --action names it") if action is not None else installed_action_ref()
+    if action is not None and not _COMMIT.match(action.rpartition("@")[2]):
+        console.warn(
+            f"--action {action}: {action.rpartition('@')[2]!r} is a tag or branch, which can be moved to other code "
+            "(zizmor flags it as unpinned): name the full commit SHA it points to, its tag in a comment"
+        )
     files = starter_files(ref)
     refuse_to_overwrite(folder, [file.path for file in files])
     write_files_atomic([(folder / file.path, file.data) for file in files])
