@@ -36,6 +36,8 @@ def case_run_spans(cases: Iterable[Case], fixtures: Path) -> dict[str, list[Span
 
 def _run_span(read: FixtureBytes) -> Span | None:
     """The run span of one OTLP file; None for a native trace or a file that is not a readable OTLP trace."""
+    if b"Spans" not in read.data:  # neither resourceSpans nor scopeSpans: a native trace, not parsed again
+        return None
     text = decode_utf8(read.data)
     if isinstance(text, TextProblem):
         return None
