@@ -15,7 +15,7 @@ from opentelemetry.proto_json.trace.v1.trace import TracesData
 from typer.testing import CliRunner
 
 from helpers import ROOT, make_case, make_trace, write_suite
-from otel_agent import write_run
+from otel_agent import export_run, write_run
 from sitegen.cli import app
 from sitegen.commands.evaluate import evaluated
 from sitegen.evaluation.rules import RULES
@@ -46,13 +46,18 @@ def _evaluate(tmp_path: Path, suite: list[str], name: str = "results.jsonl") -> 
 
 def _decoded(path: Path) -> list[Any]:
     """Each line's one span, as the OpenTelemetry codec reads it."""
-    spans = []
+    return [span for span, _ in _decoded_with_resources(path)]
+
+
+def _decoded_with_resources(path: Path) -> list[tuple[Any, dict[str, Any]]]:
+    """Each line's one span and its resource's attributes, as the OpenTelemetry codec reads them."""
+    found = []
     for line in path.read_text(encoding="utf-8").splitlines():
         (resource,) = TracesData.from_json(line).resource_spans
         (scope,) = resource.scope_spans
         (span,) = scope.spans
-        spans.append(span)
-    return spans
+        found.append((span, _attrs(resource.resource)))
+    return found
 
 
 def _attrs(owner: Any) -> dict[str, Any]:
@@ -120,10 +125,12 @@ def test_the_otel_trace_reader_reads_what_it_writes(tmp_path: Path) -> None:
 def test_an_otlp_case_carries_its_verdicts_on_the_agents_own_run_span(tmp_path: Path) -> None:
     report, out = _evaluate(tmp_path, OTLP)
     cases = {case["id"]: case for case in json.loads((OTEL / "cases.json").read_text(encoding="utf-8"))}
-    spans = _decoded(out)
-    assert len(spans) == len(report["results"]) == len(cases)
+    decoded = _decoded_with_resources(out)
+    assert len(decoded) == len(report["results"]) == len(cases)
     assert {result["status"] for result in report["results"]} == {"passed", "failed", "not_run"}
-    for span, result in zip(spans, report["results"]):
+    for (span, resource), result in zip(decoded, report["results"]):
+        # Filed under the agent's own service; nothing else of its resource (its SDK, a host) is copied.
+        assert resource == {"service.name": "diagnosis-agent"}
         fixture = OTEL / "fixtures" / cases[result["caseId"]]["traceFixture"]
         (agent,) = [
             s
@@ -151,6 +158,17 @@ def test_a_folder_of_otlp_trials_gets_a_span_of_its_own_linked_to_each_trials_ru
     roots = [next(s for s in spans if s.name.startswith("invoke_agent")) for spans in runs if spans]
     assert [(link.trace_id.hex(), link.span_id.hex()) for link in span.links] == [(r.trace_id, r.span_id) for r in roots]
     _check_verdicts(span, report["results"][0])
+
+
+def test_a_resource_that_cannot_be_read_leaves_the_run_span_under_sitegens(tmp_path: Path) -> None:
+    text = export_run(make_trace(answer="x"))
+    twice = '{"key":"service.name","value":{"stringValue":"diagnosis-agent"}}'
+    assert twice in text
+    hostile = text.replace(twice, f"{twice},{twice}")
+    cases, fixtures = write_suite(tmp_path, [make_case(traceFixture="c1.jsonl")], {"c1.jsonl": hostile})
+    _, out = _evaluate(tmp_path, ["--cases", str(cases), "--fixtures", str(fixtures)])
+    ((span, resource),) = _decoded_with_resources(out)
+    assert span.name.startswith("invoke_agent") and resource == {"service.name": "sitegen"}
 
 
 def test_the_bytes_are_the_same_for_the_same_run_and_new_ids_for_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,6 +27,7 @@ from sitegen.plumbing.jsontext import compact
 from sitegen.report.results import CaseResult, Report
 from sitegen.report.status import Status
 from sitegen.suite.otlp import Span
+from sitegen.suite.run_spans import RunSpan
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 CASE_EVALUATION = "sitegen.case"  # the name of the evaluation that is the case's own verdict
@@ -41,20 +42,23 @@ _UINT64_MAX = 2**64 - 1
 _MESSAGE_LIMIT = 1024  # the span status message: the first failed check, cut
 
 
-def otlp_results(report: Report, run_spans: Mapping[str, Sequence[Span]], rule_codes: Sequence[str], time_ns: int) -> str:
+def otlp_results(report: Report, run_spans: Mapping[str, Sequence[RunSpan]], rule_codes: Sequence[str], time_ns: int) -> str:
     """The OTLP JSON Lines text: a `TracesData` line per case, in the report's order. `run_spans`: each case's agent
     run spans by case id (suite/run_spans.py; one for a trace file, several for trials); `rule_codes`: every rule
     an evaluated case was checked against; `time_ns`: when the run was, for the spans of their own."""
     return "".join(compact(_traces_data(result, run_spans.get(result.caseId, ()), rule_codes, time_ns)) + "\n" for result in report.results)
 
 
-def _traces_data(result: CaseResult, runs: Sequence[Span], rule_codes: Sequence[str], time_ns: int) -> dict[str, Any]:
+def _traces_data(result: CaseResult, runs: Sequence[RunSpan], rule_codes: Sequence[str], time_ns: int) -> dict[str, Any]:
+    """A case's `TracesData`: under the agent's own resource for its run span, else under sitegen's."""
     events = _evaluations(result, rule_codes)
     if len(runs) == 1:
-        span = _run_span_copy(runs[0], result, events)
+        span = _run_span_copy(runs[0].span, result, events)
+        resource_attributes = runs[0].resource or {"service.name": "sitegen"}
     else:
-        span = _case_span(result, runs, events, time_ns)
-    resource = {"attributes": [_attribute("service.name", "sitegen")]}
+        span = _case_span(result, [run.span for run in runs], events, time_ns)
+        resource_attributes = {"service.name": "sitegen"}
+    resource = {"attributes": [_attribute(key, value) for key, value in resource_attributes.items()]}
     scope = {"name": "sitegen", "version": __version__}
     return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": [span]}]}]}
 
