@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.proto_json.collector.trace.v1.trace_service import ExportTraceServiceRequest
 from opentelemetry.proto_json.trace.v1.trace import TracesData
 from typer.testing import CliRunner
 
@@ -108,6 +109,14 @@ def test_each_native_case_is_a_span_with_its_checks_read_by_the_opentelemetry_co
         assert span.start_time_unix_nano == int(EPOCH) * 10**9
         assert (span.status.code if span.status else 0) == (1 if result["status"] == "passed" else 2)
     assert len({span.trace_id for span in spans}) == len(spans)  # a trace per case
+
+
+def test_each_line_is_also_an_otlp_http_request_body(tmp_path: Path) -> None:
+    """docs/ci.md sends the file a line a request: each line decodes as an ExportTraceServiceRequest too."""
+    _, out = _evaluate(tmp_path, OTLP)
+    for line, span in zip(out.read_text(encoding="utf-8").splitlines(), _decoded(out), strict=True):
+        (resource,) = ExportTraceServiceRequest.from_json(line).resource_spans
+        assert resource.scope_spans[0].spans == [span]
 
 
 def test_the_otel_trace_reader_reads_what_it_writes(tmp_path: Path) -> None:
