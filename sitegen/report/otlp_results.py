@@ -19,21 +19,21 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sitegen import __version__
 from sitegen.checks import FIXTURE_CODES, parse_check
 from sitegen.plumbing.jsontext import compact
 from sitegen.report.results import CaseResult, Report
 from sitegen.report.status import Status
+from sitegen.suite.genai_mapping import EVALUATION_EVENT
 from sitegen.suite.otlp import Span
 from sitegen.suite.run_spans import RunSpan
 
-EVALUATION_EVENT = "gen_ai.evaluation.result"
-CASE_EVALUATION = "sitegen.case"  # the name of the evaluation that is the case's own verdict
-PASS, FAIL = "pass", "fail"  # score labels; a case not run is labelled by its status's value
-_LABELS = {Status.PASSED: PASS, Status.FAILED: FAIL, Status.NOT_RUN: Status.NOT_RUN.value}
-_STATUS_UNSET, _STATUS_OK, _STATUS_ERROR = 0, 1, 2  # span status codes (trace.proto)
+_CASE_EVALUATION = "sitegen.case"  # the name of the evaluation that is the case's own verdict
+_PASS, _FAIL = "pass", "fail"  # score labels; a case not run is labelled by its status's value
+_LABELS = {Status.PASSED: _PASS, Status.FAILED: _FAIL, Status.NOT_RUN: Status.NOT_RUN.value}
+_STATUS_OK, _STATUS_ERROR = 1, 2  # span status codes (trace.proto)
 _KIND_INTERNAL = 1
 # What a run span's copy keeps of the agent's attributes: what says which operation and agent it is, so that a
 # tool shows it as the agent's run; never its content (the agent's own export has that).
@@ -63,13 +63,13 @@ def _traces_data(result: CaseResult, runs: Sequence[RunSpan], rule_codes: Sequen
     return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": scope, "spans": [span]}]}]}
 
 
-class _Evaluation:
+class _Evaluation(NamedTuple):
     """One evaluation result: the rule (or the case), its label and score, and why."""
 
-    __slots__ = ("name", "label", "score", "explanation")
-
-    def __init__(self, name: str, label: str, score: float | None, explanation: str) -> None:
-        self.name, self.label, self.score, self.explanation = name, label, score, explanation
+    name: str
+    label: str
+    score: float | None
+    explanation: str
 
 
 def _evaluations(result: CaseResult, rule_codes: Sequence[str]) -> list[_Evaluation]:
@@ -80,11 +80,11 @@ def _evaluations(result: CaseResult, rule_codes: Sequence[str]) -> list[_Evaluat
     score = None if result.status is Status.NOT_RUN else (1.0 if result.status is Status.PASSED else 0.0)
     count = len(failed)
     why = f"{count} failed check{'s' if count != 1 else ''}" if count else "every check passed"
-    found = [_Evaluation(CASE_EVALUATION, label, score, why)]
-    found += [_Evaluation(check.code, FAIL, 0.0, check.detail) for check in failed]
+    found = [_Evaluation(_CASE_EVALUATION, label, score, why)]
+    found += [_Evaluation(check.code, _FAIL, 0.0, check.detail) for check in failed]
     if result.status is not Status.NOT_RUN:
         failing = {check.code for check in failed}
-        found += [_Evaluation(code, PASS, 1.0, "") for code in rule_codes if code not in failing and code not in FIXTURE_CODES]
+        found += [_Evaluation(code, _PASS, 1.0, "") for code in rule_codes if code not in failing and code not in FIXTURE_CODES]
     return found
 
 
