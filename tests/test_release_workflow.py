@@ -182,3 +182,41 @@ def test_the_wheel_runs_init_and_build_in_a_fresh_virtual_environment(release: d
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (runner / "agent" / "site" / "index.html").is_file()
     assert f"someone/sitegen@{SHA} # v{__version__}" in (runner / "agent" / ".github/workflows/eval-site.yml").read_text(encoding="utf-8")
+
+
+_FAKE_GH = """#!/usr/bin/env bash
+# gh as the major-tag step calls it: the tags of the line (already as --jq leaves them), whether the major tag
+# exists, and every other call logged.
+echo "$*" >>"$GH_LOG"
+case "$*" in
+  *matching-refs*) printf '%s\\n' $FAKE_TAGS ;;
+  "api repos/"*"/git/ref/tags/"*) [ "$FAKE_MAJOR_EXISTS" = 1 ] ;;
+esac
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "tags", "exists", "call"),
+    [
+        ("1.0.0", "1.0.0", "0", f"api --method POST repos/someone/sitegen/git/refs -f ref=refs/tags/v1 -f sha={SHA} --silent"),
+        ("1.2.0", "1.0.0 1.2.0 1.10.0rc1", "1", f"api --method PATCH repos/someone/sitegen/git/refs/tags/v1 -f sha={SHA} -F force=true --silent"),
+        ("1.1.5", "1.0.0 1.1.5 1.2.0", "1", None),  # a fix to an older line: v1 stays on 1.2.0
+    ],
+)
+def test_the_major_tag_follows_the_newest_release(release: dict[str, Any], tmp_path: Path, version: str, tags: str,
+                                                  exists: str, call: str | None) -> None:  # fmt: skip
+    (tmp_path / "bin").mkdir()
+    gh = tmp_path / "bin" / "gh"
+    gh.write_text(_FAKE_GH, encoding="utf-8")
+    gh.chmod(0o755)
+    log, summary = tmp_path / "gh.log", tmp_path / "summary.md"
+    script = _step(release["jobs"]["major-tag"], "Point the major tag at this commit")["run"]
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT,
+                          env={**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}", "GH_LOG": str(log),
+                               "FAKE_TAGS": tags, "FAKE_MAJOR_EXISTS": exists, "VERSION": version, "GITHUB_SHA": SHA,
+                               "GITHUB_REPOSITORY": "someone/sitegen", "GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    writes = [line for line in log.read_text(encoding="utf-8").splitlines() if "--method" in line]
+    assert writes == ([call] if call else [])
+    said = summary.read_text(encoding="utf-8")
+    assert (f"v1 now points at {SHA} (v{version})" in said) if call else ("v1.2.0 is newer than v1.1.5: v1 stays on it" in said)
