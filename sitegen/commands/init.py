@@ -164,7 +164,7 @@ def action_ref_from_direct_url(text: str) -> ActionRef | None:
     if not _ACTION.match(ref):
         return None
     comment = asked if isinstance(asked, str) and asked != commit and _ACTION.match(f"a/b@{asked}") else ""
-    return ActionRef(ref, comment, f"the commit pip installed this sitegen from{f' ({asked})' if comment else ''}")
+    return ActionRef(ref, comment, f"the commit pip installed this sitegen from{f', asked for as {asked}' if comment else ''}")
 
 
 def _template(name: str) -> bytes:
