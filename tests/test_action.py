@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.proto_json.trace.v1.trace import TracesData
 from ruamel.yaml import YAML
 
 from helpers import ROOT
@@ -401,6 +402,12 @@ def test_a_passing_suite(repository: Repository) -> None:
     assert done.uses["mikepenz/action-junit-report"]["report_paths"] == str(junit)
     case = ET.parse(junit).getroot().find(".//testcase")
     assert case is not None and case.get("file") == "eval/cases/diagnosis-cases.json" and case.find("failure") is None
+    # The results as OpenTelemetry, beside it: a span per case with its verdict, as the OpenTelemetry codec reads it.
+    otlp = Path(done.outputs["otlp"])
+    assert otlp.is_file() and not otlp.is_relative_to(runner.workspace)
+    (line,) = otlp.read_text(encoding="utf-8").splitlines()
+    (span,) = TracesData.from_json(line).resource_spans[0].scope_spans[0].spans
+    assert [kv.value.string_value for kv in span.attributes if kv.key == "sitegen.case.status"] == ["passed"]
     assert done.uses["actions/upload-artifact"] == {
         "name": "eval-site-7", "path": "site", "if-no-files-found": "warn", "retention-days": "14",
     }

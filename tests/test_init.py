@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from helpers import ROOT
 from sitegen.cli import app
-from sitegen.commands.init import ACTION_PLACEHOLDER, action_ref_from_direct_url
+from sitegen.commands.init import ACTION_PLACEHOLDER, ActionRef, action_ref_from_direct_url
 from sitegen.recording.request import RecordConfig, load_record_config
 from sitegen.suite.config import DiffSettings, OtelSettings, SuiteConfig, load_config
 
@@ -115,7 +115,7 @@ def test_init_refuses_a_file_where_a_folder_goes(tmp_path: Path) -> None:
 def test_the_workflow_runs_the_action_named_or_says_where_to_name_it(tmp_path: Path) -> None:
     assert run("init", str(tmp_path / "placeholder")).exit_code == 0
     text = (tmp_path / "placeholder" / ".github" / "workflows" / "eval-site.yml").read_text(encoding="utf-8")
-    assert text.count(f"uses: {ACTION_PLACEHOLDER}  # replace with sitegen's repository and tag") == 2
+    assert text.count(f"uses: {ACTION_PLACEHOLDER}  # sitegen's GitHub repository and the full commit SHA") == 2
     assert "ACTION_REF" not in text
 
     done = run("init", str(tmp_path / "named"), "--action", f"someone/sitegen@{SHA}")
@@ -206,17 +206,80 @@ def test_the_config_names_every_setting_commented_out_with_its_default(tmp_path:
 @pytest.mark.parametrize(
     ("direct_url", "expected"),
     [
+        # The commit pip installed, never the tag asked for (a tag can be moved): the tag is its comment.
         ({"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "requested_revision": "v1", "commit_id": SHA}},
-         "someone/sitegen@v1"),
-        ({"url": "https://github.com/someone/sitegen.git", "vcs_info": {"vcs": "git", "commit_id": SHA}}, f"someone/sitegen@{SHA}"),
-        ({"url": "git+https://github.com/some-one/site.gen", "vcs_info": {"vcs": "git", "requested_revision": "release/2"}},
-         "some-one/site.gen@release/2"),
+         (f"someone/sitegen@{SHA}", "v1")),
+        ({"url": "https://github.com/someone/sitegen.git", "vcs_info": {"vcs": "git", "commit_id": SHA}}, (f"someone/sitegen@{SHA}", "")),
+        ({"url": "git+https://github.com/some-one/site.gen", "vcs_info": {"vcs": "git", "requested_revision": "release/2", "commit_id": SHA}},
+         (f"some-one/site.gen@{SHA}", "release/2")),
+        ({"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "requested_revision": "v1"}}, None),
+        ({"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "commit_id": "v1"}}, None),
         ({"url": "https://gitlab.com/someone/sitegen", "vcs_info": {"vcs": "git", "commit_id": SHA}}, None),
         ({"url": "file:///home/me/sitegen", "dir_info": {"editable": True}}, None),
-        ({"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "requested_revision": "v1; rm -rf"}}, None),
+        ({"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "requested_revision": "v1; rm -rf", "commit_id": SHA}},
+         (f"someone/sitegen@{SHA}", "")),
         ("not json", None),
     ],
 )
-def test_the_action_is_taken_from_a_pip_install_from_github(direct_url: Any, expected: str | None) -> None:
+def test_the_action_is_taken_from_a_pip_install_from_github(direct_url: Any, expected: tuple[str, str] | None) -> None:
     text = direct_url if isinstance(direct_url, str) else json.dumps(direct_url)
-    assert action_ref_from_direct_url(text) == expected
+    found = action_ref_from_direct_url(text)
+    assert (found if found is None else (found.uses, found.comment)) == expected
+
+
+def test_a_release_pins_the_action_to_the_commit_it_was_built_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution the release workflow built knows its repository and commit (sitegen/provenance.py): the
+    workflow names that commit, the release's tag as its comment, and zizmor finds nothing to pin."""
+    from sitegen import __version__, provenance
+
+    monkeypatch.setattr(provenance, "REPOSITORY", "someone/sitegen")
+    monkeypatch.setattr(provenance, "COMMIT", SHA)
+    monkeypatch.setattr("sitegen.commands.init.action_ref_from_direct_url", lambda text: None)  # not a git install
+    done = run("init", str(tmp_path))
+    assert done.exit_code == 0, done.output
+    line = f"someone/sitegen@{SHA} # v{__version__}"
+    assert f"the workflow runs sitegen's action {line} (the commit of the release v{__version__} this sitegen is)" in done.output
+    assert (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").count(f"uses: {line}\n") == 2
+    audit = subprocess.run([_tool("zizmor"), "--offline", "--persona", "pedantic", "--no-progress", str(tmp_path / ".github")],
+                           capture_output=True, text=True, timeout=TIMEOUT)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def test_without_a_known_origin_the_workflow_names_a_placeholder_github_cannot_resolve(tmp_path: Path) -> None:
+    """Never an unpinned tag that looks finished: a placeholder that fails the workflow, named on the terminal too
+    (this test's sitegen is an editable install: it cannot tell)."""
+    assert ActionRef(ACTION_PLACEHOLDER, "", "").line.startswith(ACTION_PLACEHOLDER)
+    done = run("init", str(tmp_path))
+    assert done.exit_code == 0, done.output
+    assert f"replace {ACTION_PLACEHOLDER} (twice)" in done.output and "full commit SHA of a release" in done.output
+    uses = [step["uses"] for job in _yaml(tmp_path / ".github/workflows/eval-site.yml")["jobs"].values()
+            for step in job["steps"] if "FILL-IN" in str(step.get("uses", ""))]  # fmt: skip
+    assert uses == [ACTION_PLACEHOLDER] * 2
+    assert not re.search(r"@v\d", (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").replace("@v4.", ""))
+
+
+def test_an_action_named_by_a_tag_is_written_as_asked_with_a_warning(tmp_path: Path) -> None:
+    done = run("init", str(tmp_path), "--action", "someone/sitegen@v1")
+    assert done.exit_code == 0, done.output
+    assert "warning: --action someone/sitegen@v1: 'v1' is a tag or branch, which can be moved" in done.output
+    assert (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").count("uses: someone/sitegen@v1\n") == 2
+    pinned = run("init", str(tmp_path / "pinned"), "--action", f"someone/sitegen@{SHA}")
+    assert pinned.exit_code == 0 and "warning" not in pinned.output
+
+
+def test_a_pip_install_from_github_pins_the_commit_it_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What pip records of a `pip install 'sitegen-eval @ git+https://github.com/someone/sitegen@v0.1.0'` (PEP 610)
+    gives the workflow that commit, the tag asked for as its comment, and the terminal says so."""
+    import importlib.metadata
+
+    recorded = {"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "requested_revision": "v0.1.0", "commit_id": SHA}}
+
+    class Installed:
+        def read_text(self, name: str) -> str | None:
+            return json.dumps(recorded) if name == "direct_url.json" else None
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Installed())
+    done = run("init", str(tmp_path))
+    assert done.exit_code == 0, done.output
+    assert f"the workflow runs sitegen's action someone/sitegen@{SHA} # v0.1.0 (the commit pip installed this sitegen from, asked for as v0.1.0)" in done.output
+    assert (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").count(f"uses: someone/sitegen@{SHA} # v0.1.0\n") == 2

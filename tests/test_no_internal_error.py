@@ -200,12 +200,12 @@ def _suite_commands(good_report: dict[str, Any], cases_text: str, trace_texts: l
         _answers("check", "--cases", cases, "--fixtures", fixtures)
         current = root / "report.json"
         _answers("evaluate", "--cases", cases, "--fixtures", fixtures, "--json", str(current), "--markdown", str(root / "r.md"),
-                 "--junit", str(root / "j.xml"))
+                 "--junit", str(root / "j.xml"), "--otlp", str(root / "r.otlp.jsonl"))
         if current.exists():
             _answers("diff", str(baseline), str(current))
             _answers("diff", str(baseline), str(current), "--json", str(root / "d.json"), "--markdown", str(root / "d.md"))
         _answers("build", "--cases", cases, "--fixtures", fixtures, "--baseline", str(baseline), "--out", str(root / "site"),
-                 "--junit", str(root / "site" / "junit.xml"))
+                 "--junit", str(root / "site" / "junit.xml"), "--otlp", str(root / "site" / "results.otlp.jsonl"))
 
 
 @hunt

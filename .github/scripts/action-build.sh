@@ -9,7 +9,7 @@
 #   INPUT_FAIL_ON_REGRESSION     true or false
 #   INPUT_RECORD_HISTORY         true or false
 #   SITEGEN_HISTORY_BRANCH       the history branch (empty: no history); SITEGEN_HISTORY_TOKEN, history-branch.sh's
-#   ACTION_STATE                 a folder of the action's own (the history read, the JUnit file)
+#   ACTION_STATE                 a folder of the action's own (the history read, the JUnit and OTLP files)
 #   PR_NUMBER                    the pull request's number (empty outside pull requests)
 #   GITHUB_SHA, GITHUB_REF_NAME, GITHUB_OUTPUT, GITHUB_STEP_SUMMARY (set by the runner)
 set -euo pipefail
@@ -35,7 +35,7 @@ if [ "$INPUT_RECORD_HISTORY" = true ] && [ -z "${SITEGEN_HISTORY_BRANCH}" ]; the
     refuse "action input record-history: true needs a history-branch to record on"
 fi
 
-args=(build --out "${INPUT_OUT:-site}" --junit "$ACTION_STATE/junit.xml")
+args=(build --out "${INPUT_OUT:-site}" --junit "$ACTION_STATE/junit.xml" --otlp "$ACTION_STATE/results.otlp.jsonl")
 for option in cases fixtures config baseline case-pages; do
     variable="INPUT_$(printf '%s' "$option" | tr 'a-z-' 'A-Z_')"
     if [ -n "${!variable:-}" ]; then

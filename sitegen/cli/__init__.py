@@ -23,6 +23,7 @@ from sitegen.cli.options import (
     CostToleranceOpt,
     FixturesOpt,
     JunitOpt,
+    OtlpOpt,
     QuietOpt,
     VerboseOpt,
     Verbosity,
@@ -126,8 +127,8 @@ def init(
         typer.Option(
             "--action",
             metavar="OWNER/REPO@REF",
-            help="sitegen's action, as the workflow's `uses:` names it. Default: the GitHub repository and revision "
-            "this sitegen was installed from (pip install git+https://github.com/…), else OWNER/REPO@v1 for you to fill in.",
+            help="sitegen's action, as the workflow's `uses:` names it. Default: the commit this sitegen was installed "
+            "from (a release's, or a pip install git+https://github.com/…'s), else a placeholder for you to fill in.",
         ),
     ] = None,
     quiet: QuietOpt = False,
@@ -140,7 +141,7 @@ def init(
     .github/workflows/eval-site.yml (sitegen's action on pull requests and pushes to main), so that sitegen build
     works right after. Writes nothing when any of these files exists (exit 2, naming each).
 
-    Example: sitegen init --action someone/sitegen@v1 && sitegen build
+    Example: sitegen init --action someone/sitegen@0123456789abcdef0123456789abcdef01234567 && sitegen build
     """
     from sitegen.commands.init import run
 
@@ -173,17 +174,21 @@ def evaluate(
         Optional[Path], typer.Option("--markdown", help="Write the Markdown report here ('-' for stdout).")
     ] = None,
     junit_out: JunitOpt = None,
+    otlp_out: OtlpOpt = None,
     config: ConfigOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> int:
-    """Evaluate every case's trace and write the JSON and/or Markdown report.
+    """Evaluate every case's trace and write the JSON, Markdown, JUnit or OpenTelemetry results asked for.
 
     Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
     """
     from sitegen.commands.evaluate import run
 
-    return run(cases, fixtures, config, _console(), json_out=json_out, markdown_out=markdown_out, junit_out=junit_out)
+    return run(
+        cases, fixtures, config, _console(), json_out=json_out, markdown_out=markdown_out, junit_out=junit_out,
+        otlp_out=otlp_out,
+    )
 
 
 @command
@@ -280,6 +285,7 @@ def build(
             "the change broke is red) or 'fail'.",
         ),
     ] = defaults.DEFAULT_JUNIT_KNOWN_FAILURES,
+    otlp_out: OtlpOpt = None,
     cost_tolerance: CostToleranceOpt = None,
     case_pages: Annotated[
         CasePages,
@@ -307,7 +313,7 @@ def build(
         _console(), cases=cases, fixtures=fixtures, config=config, baseline=baseline, out=out, history=history,
         history_optional=history_optional, run_id=run_id, run_label=run_label, history_limit=history_limit,
         fail_on_regression=fail_on_regression, jobs=jobs, cost_tolerance=cost_tolerance,
-        case_pages=case_pages, junit_out=junit_out, junit_known_failures=junit_known_failures,
+        case_pages=case_pages, junit_out=junit_out, junit_known_failures=junit_known_failures, otlp_out=otlp_out,
     )
 
 

@@ -26,6 +26,14 @@ FixturesOpt = Annotated[
 JunitOpt = Annotated[
     Optional[Path], typer.Option("--junit", help="Write the results as JUnit XML here, for CI test reports ('-' for stdout).")
 ]
+OtlpOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--otlp",
+        help="Write the results as OpenTelemetry here (OTLP JSON Lines, a line per case: each check a "
+        "gen_ai.evaluation.result event on the case's span, the agent's own for an OTLP trace; '-' for stdout).",
+    ),
+]
 BaselineOpt = Annotated[
     Optional[Path],
     typer.Option(

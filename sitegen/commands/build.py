@@ -45,9 +45,10 @@ def run(
     case_pages: CasePages = DEFAULT_CASE_PAGES,
     junit_out: Path | None = None,
     junit_known_failures: JunitKnownFailures = DEFAULT_JUNIT_KNOWN_FAILURES,
+    otlp_out: Path | None = None,
 ) -> int:
-    """Build the site (from the suite found when no option names it), then the JUnit file inside or beside it, the
-    result lines and the job summary; 1 when `fail_on_regression` and anything regressed, else 0."""
+    """Build the site (from the suite found when no option names it), then the JUnit and OTLP files inside or beside
+    it, the result lines and the job summary; 1 when `fail_on_regression` and anything regressed, else 0."""
     suite = suite_folder()
     cases, fixtures, config = suite_inputs(cases, fixtures, config, suite.cwd)
     options = BuildOptions(
@@ -62,16 +63,20 @@ def run(
     report, diff = result.report, result.diff
     for warning in result.warnings:
         console.warn(warning)
-    if junit_out is not None:
-        # After the site is swapped in, so a JUnit file inside --out is part of the new site.
+    if junit_out is not None or otlp_out is not None:
+        # After the site is swapped in, so a JUnit or OTLP file inside --out is part of the new site.
+        from sitegen.evaluation.otlp_export import results_as_otlp
+        from sitegen.history.runs import build_time
         from sitegen.report.junit import junit_for_case_file
 
         changes = diff.caseChanges if diff is not None else []
-        junit = junit_for_case_file(
-            report, options.cases, known_failures=known_failures(changes), within_noise=within_noise_cases(changes),
-            known_failure_mode=junit_known_failures,
-        )
-        write_outputs([(junit_out, junit)], console)
+        write_outputs([
+            (junit_out, junit_for_case_file(
+                report, options.cases, known_failures=known_failures(changes),
+                within_noise=within_noise_cases(changes), known_failure_mode=junit_known_failures,
+            ) if junit_out is not None else ""),
+            (otlp_out, results_as_otlp(report, options.cases, options.fixtures, build_time()) if otlp_out is not None else ""),
+        ], console)
     unchanged = f", {result.reused_pages} unchanged since the last build" if result.reused_pages else ""
     size = byte_size(result.site_bytes)
     console.say(

@@ -1,4 +1,4 @@
-"""`sitegen evaluate`: evaluate every case's trace and write the JSON, Markdown and JUnit reports (docs/cli.md)."""
+"""`sitegen evaluate`: evaluate every case's trace and write the JSON, Markdown, JUnit and OTLP reports (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ def run(
     json_out: Path | None = None,
     markdown_out: Path | None = None,
     junit_out: Path | None = None,
+    otlp_out: Path | None = None,
 ) -> int:
     """Write the reports asked for (all or none), then the one-line summary unless a report went to stdout."""
     from sitegen.evaluation.engine import evaluate_files
+    from sitegen.evaluation.otlp_export import results_as_otlp
+    from sitegen.history.runs import build_time
     from sitegen.report.junit import junit_for_case_file
     from sitegen.report.report_json import report_json
     from sitegen.report.report_markdown import report_markdown
@@ -31,7 +34,8 @@ def run(
         (json_out, report_json(report) if json_out is not None else ""),
         (markdown_out, report_markdown(report) if markdown_out is not None else ""),
         (junit_out, junit_for_case_file(report, cases) if junit_out is not None else ""),
+        (otlp_out, results_as_otlp(report, cases, fixtures, build_time()) if otlp_out is not None else ""),
     ], console)
-    if not to_stdout(json_out, markdown_out, junit_out):
+    if not to_stdout(json_out, markdown_out, junit_out, otlp_out):
         console.say(one_line_summary(report))
     return 0

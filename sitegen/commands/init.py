@@ -22,10 +22,29 @@ from sitegen.report.report_text import baseline_texts
 STARTER = "starter"  # the folder of templates/ the files come from
 WORKFLOW = Path(".github/workflows/eval-site.yml")
 EXAMPLE_TRACE = "payment-timeout.json"  # the example case's traceFixture
-# What `uses:` names when the action's repository is not known: the user fills it in (the workflow says how).
-ACTION_PLACEHOLDER = "OWNER/REPO@v1"
+# What `uses:` names when the action's repository and commit are not known: GitHub cannot resolve it, so the workflow
+# fails at its first job with this name in its message, until the user fills it in (the workflow's comment says how).
+ACTION_PLACEHOLDER = "FILL-IN-SITEGEN-OWNER/FILL-IN-SITEGEN-REPO@FILL-IN-A-FULL-COMMIT-SHA"
+PLACEHOLDER_NOTE = "sitegen's GitHub repository and the full commit SHA of a release of it: see the top of this file"
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _ACTION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+(/[A-Za-z0-9._/-]+)?@[A-Za-z0-9._/-]+$")
 _GITHUB_URL = re.compile(r"^(?:git\+)?https://github\.com/([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9._-]+?)(?:\.git)?/?$")
+
+
+class ActionRef(NamedTuple):
+    """What the workflow's `uses:` names (OWNER/REPO@REF), the comment after it (the release or revision a commit
+    is), and where it came from, said on the terminal."""
+
+    uses: str
+    comment: str
+    source: str
+
+    @property
+    def line(self) -> str:
+        """The text after `uses: `."""
+        if self.uses == ACTION_PLACEHOLDER:
+            return f"{self.uses}  # {PLACEHOLDER_NOTE}"
+        return f"{self.uses} # {self.comment}" if self.comment else self.uses
 
 
 class StarterFile(NamedTuple):
@@ -38,9 +57,14 @@ class StarterFile(NamedTuple):
 
 def run(folder: Path, action: str | None, console: Console) -> int:
     """Write the starting suite into `folder`, or nothing (UsageError naming each file already there)."""
-    ref = action if action is not None else installed_action_ref() or ACTION_PLACEHOLDER
-    if not _ACTION.match(ref):
-        raise UsageError(f"--action {ref!r}: expected OWNER/REPO@REF, such as someone/sitegen@v1 or a full commit SHA")
+    if action is not None and not _ACTION.match(action):
+        raise UsageError(f"--action {action!r}: expected OWNER/REPO@REF, such as someone/sitegen@ followed by a full commit SHA")
+    ref = ActionRef(action, "", "as --action names it") if action is not None else installed_action_ref()
+    if action is not None and not _COMMIT.match(action.rpartition("@")[2]):
+        console.warn(
+            f"--action {action}: {action.rpartition('@')[2]!r} is a tag or branch, which can be moved to other code "
+            "(zizmor flags it as unpinned): name the full commit SHA it points to, its tag in a comment"
+        )
     files = starter_files(ref)
     refuse_to_overwrite(folder, [file.path for file in files])
     write_files_atomic([(folder / file.path, file.data) for file in files])
@@ -51,21 +75,23 @@ def run(folder: Path, action: str | None, console: Console) -> int:
     console.say("next:")
     inside = "" if folder == Path(".") else f"cd {folder} && "
     console.say(f"  {inside}sitegen build   the example's site in site/: open site/index.html")
-    if ref == ACTION_PLACEHOLDER:
+    if ref.uses == ACTION_PLACEHOLDER:
         console.say(
-            f"  in {WORKFLOW}, replace {ACTION_PLACEHOLDER} (twice) with the GitHub repository sitegen comes from and a "
-            "tag or commit of it (sitegen's docs/ci.md)"
+            f"  in {WORKFLOW}, replace {ACTION_PLACEHOLDER} (twice) with the GitHub repository sitegen comes from and "
+            "the full commit SHA of a release of it (sitegen's docs/ci.md, \"What the workflow trusts\"): this sitegen "
+            "cannot tell where it was installed from, and until then the workflow fails naming the placeholder"
         )
+    else:
+        console.say(f"  the workflow runs sitegen's action {ref.line} ({ref.source})")
     console.say("  add site/ to .gitignore, commit eval/ and .github/, and open a pull request")
     return 0
 
 
-def starter_files(action: str) -> list[StarterFile]:
+def starter_files(action: ActionRef) -> list[StarterFile]:
     """The starting suite's files, the baseline of its case included, with `action` in the workflow's `uses:`."""
     cases, trace, config = (_template(name) for name in ("cases.json", "trace.json", "sitegen.toml"))
     workflow = _template("workflow.yml").decode("utf-8")
-    note = "  # replace with sitegen's repository and tag: see the top of this file" if action == ACTION_PLACEHOLDER else ""
-    workflow = workflow.replace("uses: ACTION_REF\n", f"uses: {action}{note}\n")
+    workflow = workflow.replace("uses: ACTION_REF\n", f"uses: {action.line}\n")
     report_json, report_md = _baseline(cases, trace, config)
     return [
         StarterFile(DEFAULT_CASES, "one example case: replace it with your agent's own", cases),
@@ -99,21 +125,30 @@ def refuse_to_overwrite(folder: Path, paths: list[Path]) -> None:
         )
 
 
-def installed_action_ref() -> str | None:
-    """OWNER/REPO@REF of the GitHub repository this sitegen was installed from with pip (`git+https://github.com/…`),
-    read from the install's direct_url.json; None when it was installed otherwise."""
+def installed_action_ref() -> ActionRef:
+    """The action at what this sitegen was installed from, when it can tell: a pip install from a GitHub git URL
+    (its commit, from the install's direct_url.json, PEP 610), else a release's distribution (the repository and
+    commit the release workflow wrote into sitegen/provenance.py); else the placeholder."""
     from importlib.metadata import PackageNotFoundError, distribution
+
+    from sitegen import __version__, provenance
 
     try:
         text = distribution(DISTRIBUTION).read_text("direct_url.json")
     except PackageNotFoundError:
-        return None
-    return action_ref_from_direct_url(text) if text else None
+        text = None
+    found = action_ref_from_direct_url(text) if text else None
+    if found is not None:
+        return found
+    released = f"{provenance.REPOSITORY}@{provenance.COMMIT}"
+    if _ACTION.match(released) and _COMMIT.match(provenance.COMMIT):
+        return ActionRef(released, f"v{__version__}", f"the commit of the release v{__version__} this sitegen is")
+    return ActionRef(ACTION_PLACEHOLDER, "", "")
 
 
-def action_ref_from_direct_url(text: str) -> str | None:
-    """The action's OWNER/REPO@REF from a direct_url.json (PEP 610) of a pip install from a GitHub git URL: the
-    revision asked for, else the commit installed; None for any other install or text."""
+def action_ref_from_direct_url(text: str) -> ActionRef | None:
+    """The action at the commit a pip install from a GitHub git URL installed, from its direct_url.json (PEP 610),
+    the revision asked for (a tag, a branch) as its comment; None for any other install or text."""
     try:
         data = json.loads(text)
     except ValueError:
@@ -123,11 +158,14 @@ def action_ref_from_direct_url(text: str) -> str | None:
     if not isinstance(vcs, dict) or vcs.get("vcs") != "git" or not isinstance(url, str):
         return None
     match = _GITHUB_URL.match(url)
-    revision = vcs.get("requested_revision") or vcs.get("commit_id")
-    if match is None or not isinstance(revision, str):
+    commit, asked = vcs.get("commit_id"), vcs.get("requested_revision")
+    if match is None or not isinstance(commit, str) or not _COMMIT.match(commit):
         return None
-    ref = f"{match[1]}/{match[2]}@{revision}"
-    return ref if _ACTION.match(ref) else None
+    ref = f"{match[1]}/{match[2]}@{commit}"
+    if not _ACTION.match(ref):
+        return None
+    comment = asked if isinstance(asked, str) and asked != commit and _ACTION.match(f"a/b@{asked}") else ""
+    return ActionRef(ref, comment, f"the commit pip installed this sitegen from{f', asked for as {asked}' if comment else ''}")
 
 
 def _template(name: str) -> bytes:

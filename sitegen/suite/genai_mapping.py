@@ -89,6 +89,14 @@ def map_run(spans: Sequence[Span], settings: OtelSettings) -> MappedRun:
 # The root span
 
 
+def run_span(spans: Sequence[Span]) -> Span:
+    """The span of the agent's run itself: the `invoke_agent` span, else an AGENT span, else the one without a
+    parent (OtlpProblem when there is none, or several)."""
+    if not spans:
+        raise OtlpProblem("the file holds no span: expected the spans of one agent run")
+    return _root(spans)
+
+
 def _root(spans: Sequence[Span]) -> Span:
     """The `invoke_agent` span, else an AGENT span, else the span without a parent (the outermost one where agents
     nest)."""
