@@ -163,6 +163,7 @@ OTHER_MEANINGS = {
     ("site/pages/badges.py", "changed"): "a diff item's type in words (compare/items.CHANGED)",
     ("commands/outputs.py", "passed"): "the name of an output counting the cases that passed",
     ("commands/outputs.py", "failed"): "the name of an output counting the cases that failed",
+    ("compare/where.py", "new"): "a streak of failures this run starts (diff.json's failingSince.state)",
 }
 _HOMES = {Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py"}
 
