@@ -289,7 +289,7 @@ def test_the_diff_of_a_build_says_since_when_each_failing_case_fails(tmp_path: P
     site = _build(tmp_path, _history(tmp_path))
     entries = {entry["caseId"]: entry for entry in json.loads((site / "diff.json").read_text(encoding="utf-8"))["caseChanges"]}
     assert entries["db-pool"]["failingSince"] == {
-        "state": "since", "runId": "run-3", "commit": "3abcdef".ljust(40, "0"), "date": "2023-10-03", "runs": 3,
+        "state": "since", "runId": "run-3", "run": "PR #3 · 3abcdef", "commit": "3abcdef".ljust(40, "0"), "date": "2023-10-03", "runs": 3,
         "runsAgo": 2, "message": "failing since PR #3 · 3abcdef, 2023-10-03, 3 runs",
     }
     known = entries[HOSTILE]["failingSince"]

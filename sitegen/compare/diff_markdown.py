@@ -48,7 +48,7 @@ def _headline(diff: DiffReport) -> list[str]:
     ]
     if diff.step is not None:
         icon = "📉" if diff.step.after < diff.step.before else "📈"
-        lines += [f"{icon} {escape_inline(_capital(step_text(diff.step)))}.", ""]
+        lines += [f"{icon} {_capital(step_text(diff.step, escape_inline))}.", ""]
     if diff.hasRegression:
         flagged = sum(1 for c in diff.caseChanges if c.change.breaking and c.caseId in diff.changedDefinitions)
         note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
@@ -86,7 +86,7 @@ def since_cells(change: CaseChange, diff: DiffReport) -> list[str]:
     if diff.failingSince is None:
         return []
     streak = diff.failingSince.get(change.caseId)
-    return [escape_cell(streak_cell(streak)) if streak is not None else "—"]
+    return [streak_cell(streak, escape_cell) if streak is not None else "—"]
 
 
 def _case_name(change: CaseChange, diff: DiffReport) -> str:

@@ -9,6 +9,7 @@ Both come from the history of record, which a comparison of two reports alone do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from sitegen.formatting import percent, plural
@@ -41,6 +42,7 @@ class Streak(NamedTuple):
         return {
             "state": self.state,
             "runId": self.runId,
+            "run": self.name,
             "commit": self.commit,
             "date": self.day or None,
             "runs": self.runs,
@@ -49,29 +51,30 @@ class Streak(NamedTuple):
         }
 
 
-def _where(streak: Streak) -> str:
-    return ", ".join(part for part in (streak.name, streak.day) if part)
+def _where(streak: Streak, escape: Callable[[str], str]) -> str:
+    return ", ".join((escape(streak.name), *((streak.day,) if streak.day else ())))
 
 
-def streak_cell(streak: Streak) -> str:
-    """A streak under a "Failing since" heading: `a1b2c3d, 2026-11-30, 4 runs`, `new`, `every recorded run (4 runs)`."""
+def streak_cell(streak: Streak, escape: Callable[[str], str] = str) -> str:
+    """A streak under a "Failing since" heading: `a1b2c3d, 2026-11-30, 4 runs`, `new`, `every recorded run (4 runs,
+    from …)`; `escape` for the run's name (a label from the history)."""
     if streak.state == NEW_STREAK:
         return NEW_STREAK
     if streak.state == EVERY_RUN:
         if streak.runsAgo == 0:
             return "its first recorded run, this one"
-        return f"every recorded run ({plural(streak.runs, 'run')}, from {_where(streak)})"
-    return f"{_where(streak)}, {plural(streak.runs, 'run')}"
+        return f"every recorded run ({plural(streak.runs, 'run')}, from {_where(streak, escape)})"
+    return f"{_where(streak, escape)}, {plural(streak.runs, 'run')}"
 
 
-def streak_text(streak: Streak) -> str:
+def streak_text(streak: Streak, escape: Callable[[str], str] = str) -> str:
     """`failing since a1b2c3d, 2026-11-30, 4 runs`; `failing since this run (new)`; `failing in every recorded run
     (4 runs, from a1b2c3d, 2026-11-01)`; `failing in its first recorded run, this one`."""
     if streak.state == NEW_STREAK:
         return "failing since this run (new)"
     if streak.state == EVERY_RUN:
-        return f"failing in {streak_cell(streak)}"
-    return f"failing since {streak_cell(streak)}"
+        return f"failing in {streak_cell(streak, escape)}"
+    return f"failing since {streak_cell(streak, escape)}"
 
 
 class Step(NamedTuple):
@@ -85,12 +88,12 @@ class Step(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         """The step as diff.json's `step` (steps.json's shape, eval/README.md)."""
-        return {"commits": list(self.commits), "runs": list(self.runs), "before": self.before, "after": self.after,
-                "message": step_text(self)}
+        return {"commits": list(self.commits), "runs": list(self.runs), "names": list(self.names),
+                "before": self.before, "after": self.after, "message": step_text(self)}
 
 
-def step_text(step: Step) -> str:
-    """`pass rate stepped 92.0% → 61.5% between a1b2c3d and b2c3d4e (this run)`."""
+def step_text(step: Step, escape: Callable[[str], str] = str) -> str:
+    """`the suite's pass rate fell 92.0% → 61.5% between a1b2c3d and b2c3d4e (this run)`; `escape` for the names."""
     direction = "fell" if step.after < step.before else "rose"
     return (f"the suite's pass rate {direction} {percent(step.before)} → {percent(step.after)} between "
-            f"{step.names[0]} and {step.names[1]} (this run)")
+            f"{escape(step.names[0])} and {escape(step.names[1])} (this run)")
