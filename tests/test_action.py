@@ -216,7 +216,9 @@ class Runner:
                 outcomes[name] = "reused"
                 continue
             if "uses" in step:
-                uses[step["uses"].split("@")[0]] = {key: expand(str(value), context) for key, value in step.get("with", {}).items()}
+                used = step["uses"].split("@")[0]
+                # A second step of one action (the comment's upload after the site's) is kept under its step's id.
+                uses[name if used in uses else used] = {key: expand(str(value), context) for key, value in step.get("with", {}).items()}
                 outputs = {"python-path": self.python} if "setup-python" in step["uses"] else {}
                 context["steps"][name] = {"outputs": outputs}
                 outcomes[name] = "success"

@@ -32,6 +32,7 @@ FILES = [
     "eval/baseline/report.json",
     "eval/baseline/report.md",
     ".github/workflows/eval-site.yml",
+    ".github/workflows/eval-comment.yml",
 ]
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
