@@ -426,6 +426,26 @@ def test_a_regression_fails_the_gate_after_writing_everything(repository: Reposi
     assert failure is not None and (failure.get("message") or "").startswith("keyword_coverage: answer matches 0 of 3")
 
 
+def test_a_pull_request_uploads_its_comment_for_the_poster(repository: Repository) -> None:
+    """The workflow `sitegen init` wrote asks for the comment (comment-artifact): its body and the pull request's
+    number are uploaded for eval-comment.yml to post (tests/test_comment_workflow.py posts such an artifact)."""
+    repository.failing()
+    _, done = _pull_request(repository, 11, **_gate_inputs(repository, "gate"))
+    assert done.exit_code == 1 and done.outcomes["comment"] == "success", done.log
+    folder = Path(done.step_outputs["comment"]["folder"])
+    assert done.uses["upload-comment"] == {"name": "eval-comment", "path": str(folder), "if-no-files-found": "error",
+                                           "retention-days": "7"}
+    assert done.uses["actions/upload-artifact"]["name"] == "eval-site-11"  # the site's upload, as before
+    body = (folder / "comment.md").read_text(encoding="utf-8")
+    assert body.startswith("<!-- sitegen-comment -->\n### ❌ `Diagnosis eval`")
+    assert "- `payment-timeout` (`keyword_coverage`)" in body and "failing since this run (new)" not in body
+    assert (folder / "pull-request").read_text(encoding="ascii") == "11\n"
+    # Not for a push: there is no pull request to comment on.
+    pushed = repository.job(repository.commit("on main")).run(_gate_inputs(repository, "gate"), _github("push", "0" * 40),
+                                                              reuse={"install": repository.setup.install})
+    assert pushed.outcomes["comment"] == "skipped" and "upload-comment" not in pushed.uses
+
+
 def test_without_the_gate_a_regression_is_reported_not_failed(repository: Repository) -> None:
     repository.failing()
     _, done = _pull_request(repository, 9, **{**_gate_inputs(repository, "gate"), "fail-on-regression": "false"})
