@@ -506,7 +506,7 @@ def test_no_expression_inside_a_script() -> None:
     # Values reach the shell through `env:`, never pasted into its code (zizmor's template-injection).
     steps = _load(ACTION)["runs"]["steps"]
     assert [step for step in steps if "${{" in str(step.get("run", ""))] == []
-    assert sum("run" in step for step in steps) == 3
+    assert sum("run" in step for step in steps) == 4  # install, build, outputs, the comment
 
 
 def test_a_fresh_install_starts_a_suite_that_builds(installed: Installed, tmp_path: Path) -> None:

@@ -101,6 +101,14 @@ def _plain_partition(counts: list[tuple[int, int]], penalty: float) -> list[int]
     return points[::-1]
 
 
+def test_a_run_s_point_is_its_recorded_pass_count() -> None:
+    """The counts the pass rate (and the chart's point) are made of: a case that could not be evaluated is out of a
+    run's `cases` but counts in its totalCases."""
+    run = _run(1, 3, 4, passedCases=3, totalCases=5, passRate=0.6)
+    assert pass_count(run) == (3, 5)
+    assert pass_count(_run(2, 3, 4)) == (3, 4)  # a run that recorded no figures: its cases
+
+
 def test_local_builds_and_empty_runs_are_not_points() -> None:
     runs = _runs([(9, 10)] * 10)
     runs.insert(5, _run(99, 0, 10, local=True))  # a local build breaking everything is not a step
@@ -133,7 +141,8 @@ def _history(tmp_path: Path, runs: int = 15) -> Path:
     report = json.loads((DATA / "baseline.json").read_text(encoding="utf-8"))
     ids = [result["caseId"] for result in report["results"]] + ["new-case"]
     history = [{"runId": f"main-{n}", "label": f"main {n}", "createdAt": f"2023-10-{n:02d}T00:00:00Z",
-                "commit": f"{n:x}".rjust(40, "a"), "cases": {case_id: True for case_id in ids}} for n in range(1, runs + 1)]
+                "commit": f"{n:x}".rjust(40, "a"), "totalCases": len(ids), "passedCases": len(ids), "passRate": 1.0,
+                "cases": {case_id: True for case_id in ids}} for n in range(1, runs + 1)]
     target = tmp_path / "history.json"
     target.write_text(json.dumps(history), encoding="utf-8")
     return target
@@ -175,6 +184,7 @@ def test_a_step_this_run_is_not_in_is_not_in_the_diff(tmp_path: Path) -> None:
     runs = json.loads(history.read_text(encoding="utf-8"))
     for run in runs[8:]:  # the step happened at main 9; this run carries on after it
         run["cases"] = {case_id: index < 2 for index, case_id in enumerate(run["cases"])}
+        run["passedCases"], run["passRate"] = 2, 2 / run["totalCases"]
     history.write_text(json.dumps(runs), encoding="utf-8")
     site = _build(tmp_path, history)
     steps = json.loads((site / "steps.json").read_text(encoding="utf-8"))

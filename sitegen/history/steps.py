@@ -42,14 +42,19 @@ class PassStep(NamedTuple):
 
 
 def pass_count(run: Run) -> tuple[int, int]:
-    """How many of a run's cases passed, of how many."""
+    """How many of a run's cases passed, of how many: its passedCases of totalCases, the figures its pass rate and the
+    chart's point are made of (cases that could not be evaluated count, as they do there); from its `cases` when it
+    did not record them."""
+    passed, total = run.figure("passedCases"), run.figure("totalCases")
+    if isinstance(passed, (int, float)) and isinstance(total, (int, float)) and 0 <= passed <= total:
+        return int(passed), int(total)
     cases = run.cases
     return sum(1 for passed in cases.values() if passed), len(cases)
 
 
 def ci_points(runs: Sequence[Run]) -> list[Run]:
-    """The runs a step is looked for in: every recorded run but local builds, and only those that hold a case."""
-    return [run for run in runs if not run.local and run.cases]
+    """The runs a step is looked for in: every recorded run but local builds, and only those with a case."""
+    return [run for run in runs if not run.local and pass_count(run)[1] > 0]
 
 
 def _segment_cost(passed: int, total: int) -> float:
