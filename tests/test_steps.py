@@ -115,6 +115,8 @@ def test_local_builds_and_empty_runs_are_not_points() -> None:
     runs.insert(6, _run(98, 0, 0))
     assert pass_rate_steps(runs) == []
     assert pass_count(runs[0]) == (9, 10)
+    # No point at all (a history of local builds) or one: no step, no rate to fit.
+    assert pass_rate_steps([_run(1, 5, 10, local=True)]) == [] and pass_rate_steps(runs[:1]) == []
     assert steps_json([]) == "[]\n"
 
 

@@ -101,6 +101,8 @@ def change_points(counts: Sequence[tuple[int, int]], penalty: float = STEP_PENAL
 def pass_rate_steps(runs: Sequence[Run], penalty: float = STEP_PENALTY) -> list[PassStep]:
     """Every step in the pass rate over the CI points of `runs` (oldest first), oldest step first."""
     points = ci_points(runs)
+    if len(points) < 2:
+        return []
     counts = [pass_count(run) for run in points]
     bounds = [0, *change_points(counts, penalty), len(points)]
     rates = []

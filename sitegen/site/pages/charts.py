@@ -243,6 +243,7 @@ def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate", steps:
     figure, table, summary = _line_parts(title, runs, "passRate", axis, as_percent=True, show=fmt.count)
     marks = _step_traces(runs, steps)
     if marks:
+        figure["data"][0]["name"] = "Cases passed"  # the runs' line, named in the legend beside the steps
         figure["data"] += marks
         figure["layout"]["showlegend"] = True
         figure["layout"]["legend"] = _LEGEND
