@@ -327,6 +327,12 @@ def test_the_terminal_line_of_a_regression_says_since_when(tmp_path: Path) -> No
     lines = diff_lines(result.diff, DATA / "baseline.json")[0].splitlines()
     # The test suite's baseline records no answers: no "what changed" phrase, but since when all the same.
     assert "  db-pool · failing since PR #3 · 3abcdef, 2023-10-03, 3 runs" in lines
+    # The job summary's regressed table has the column, as diff.md's.
+    from sitegen.compare.job_summary import build_summary_markdown
+
+    summary = build_summary_markdown(result.report, result.diff)
+    assert "| Case | Change | Broken rules | Failing since | New failed checks |" in summary
+    assert " | PR #3 · 3abcdef, 2023-10-03, 3 runs | " in summary
 
 
 def test_without_a_history_the_diff_says_nothing_of_since_when(tmp_path: Path) -> None:
