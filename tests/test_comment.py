@@ -164,3 +164,16 @@ def test_a_long_comment_is_cut_with_a_line_saying_so(lines: int) -> None:
     else:
         shown = text.count("- `case-")
         assert 0 < shown < lines and f"_Cut to fit a comment: {lines - shown:,} more cases in the site's diff.md._" in text
+
+
+def test_bad_input_stops_it_naming_the_file_and_place(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["comment", "--out", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2 and "nowhere/report.json: report not found" in missing.output
+    site = _site(tmp_path, _history(tmp_path))
+    data = json.loads((site / "diff.json").read_text(encoding="utf-8"))
+    index = next(i for i, entry in enumerate(data["caseChanges"]) if entry.get("failingSince"))
+    data["caseChanges"][index]["failingSince"]["runs"] = "many"
+    (site / "diff.json").write_text(json.dumps(data), encoding="utf-8")
+    result = _comment(site)
+    assert result.exit_code == 2 and f"diff.json:caseChanges[{index}].failingSince: expected runs" in result.output
+    assert "Traceback" not in result.output
