@@ -309,7 +309,8 @@ def test_case_pages_do_not_depend_on_the_run(suite: Path) -> None:
     after = snapshot(suite / "site")
     changed = sorted(name for name in after if before.get(name) != after[name])
     # The diff's files change too: with a second run, they say since when each failing case fails.
-    assert changed == ["assets/history-data.js", "diff.json", "diff.md", "history.html", "history.json", "index.html"]
+    assert changed == ["assets/history-data.js", "diff.html", "diff.json", "diff.md", "history.html", "history.json",
+                       "index.html"]
 
 
 # Reproducible and atomic
