@@ -174,3 +174,6 @@ MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 # A case is flaky when its pass/fail flipped at least FLAKY_FLIPS times in its last FLAKY_WINDOW runs.
 FLAKY_WINDOW = 10
 FLAKY_FLIPS = 2
+# The sensitivity of the step detection in the pass rate (history/steps.py): each step must gain more binomial
+# log-likelihood than STEP_PENALTY × ln(the case results of the CI points). Higher finds fewer, larger steps.
+STEP_PENALTY = 1.5

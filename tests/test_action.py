@@ -217,7 +217,9 @@ class Runner:
                 outcomes[name] = "reused"
                 continue
             if "uses" in step:
-                uses[step["uses"].split("@")[0]] = {key: expand(str(value), context) for key, value in step.get("with", {}).items()}
+                used = step["uses"].split("@")[0]
+                # A second step of one action (the comment's upload after the site's) is kept under its step's id.
+                uses[name if used in uses else used] = {key: expand(str(value), context) for key, value in step.get("with", {}).items()}
                 outputs = {"python-path": self.python} if "setup-python" in step["uses"] else {}
                 context["steps"][name] = {"outputs": outputs}
                 outcomes[name] = "success"
@@ -431,6 +433,26 @@ def test_a_regression_fails_the_gate_after_writing_everything(repository: Reposi
     assert failure is not None and (failure.get("message") or "").startswith("keyword_coverage: answer matches 0 of 3")
 
 
+def test_a_pull_request_uploads_its_comment_for_the_poster(repository: Repository) -> None:
+    """The workflow `sitegen init` wrote asks for the comment (comment-artifact): its body and the pull request's
+    number are uploaded for eval-comment.yml to post (tests/test_comment_workflow.py posts such an artifact)."""
+    repository.failing()
+    _, done = _pull_request(repository, 11, **_gate_inputs(repository, "gate"))
+    assert done.exit_code == 1 and done.outcomes["comment"] == "success", done.log
+    folder = Path(done.step_outputs["comment"]["folder"])
+    assert done.uses["upload-comment"] == {"name": "eval-comment", "path": str(folder), "if-no-files-found": "error",
+                                           "retention-days": "7"}
+    assert done.uses["actions/upload-artifact"]["name"] == "eval-site-11"  # the site's upload, as before
+    body = (folder / "comment.md").read_text(encoding="utf-8")
+    assert body.startswith("<!-- sitegen-comment -->\n### ❌ `Diagnosis eval`")
+    assert "- `payment-timeout` (`keyword_coverage`)" in body and "failing since this run (new)" not in body
+    assert (folder / "pull-request").read_text(encoding="ascii") == "11\n"
+    # Not for a push: there is no pull request to comment on.
+    pushed = repository.job(repository.commit("on main")).run(_gate_inputs(repository, "gate"), _github("push", "0" * 40),
+                                                              reuse={"install": repository.setup.install})
+    assert pushed.outcomes["comment"] == "skipped" and "upload-comment" not in pushed.uses
+
+
 def test_without_the_gate_a_regression_is_reported_not_failed(repository: Repository) -> None:
     repository.failing()
     _, done = _pull_request(repository, 9, **{**_gate_inputs(repository, "gate"), "fail-on-regression": "false"})
@@ -491,7 +513,7 @@ def test_no_expression_inside_a_script() -> None:
     # Values reach the shell through `env:`, never pasted into its code (zizmor's template-injection).
     steps = _load(ACTION)["runs"]["steps"]
     assert [step for step in steps if "${{" in str(step.get("run", ""))] == []
-    assert sum("run" in step for step in steps) == 3
+    assert sum("run" in step for step in steps) == 4  # install, build, outputs, the comment
 
 
 def test_a_fresh_install_starts_a_suite_that_builds(installed: Installed, tmp_path: Path) -> None:

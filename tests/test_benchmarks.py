@@ -82,7 +82,7 @@ def test_rebuild_floor_swaps_in_a_copy_of_the_site(synthetic: tuple[Path, Path],
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "site", "suite"]  # no staging or old folder left
 
 
-@pytest.mark.parametrize("script", ["bench.py", "compare.py"])
+@pytest.mark.parametrize("script", ["bench.py", "compare.py", "steps.py"])
 def test_scripts_answer_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True, check=True)
     assert "usage:" in done.stdout
@@ -162,3 +162,9 @@ def test_every_citation_of_a_results_section_names_one() -> None:
             cited.setdefault(section, []).append(name)
     assert cited, "no citation found: the pattern no longer matches how the project cites RESULTS.md"
     assert {section: names for section, names in cited.items() if section not in sections} == {}
+
+
+def test_the_steps_benchmark_runs_on_a_small_history() -> None:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "steps.py"), "--runs", "30", "--cases", "50", "--repeat", "1"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("30 runs of 50 cases: ") and "ratio " in done.stdout

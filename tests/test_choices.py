@@ -167,6 +167,7 @@ OTHER_MEANINGS = {
     ("site/pages/verifier.py", "fail"): "a gatekeeper_result.status the trace records",
     ("recording/stubagent.py", "fail"): "the stand-in agent's salt for whether a trial fails",
     ("site/pages/charts.py", "skip"): "plotly's hoverinfo that shows nothing on hover",
+    ("compare/where.py", "new"): "a streak of failures this run starts (diff.json's failingSince.state)",
 }
 _HOMES = {
     Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py",

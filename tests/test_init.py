@@ -32,6 +32,7 @@ FILES = [
     "eval/baseline/report.json",
     "eval/baseline/report.md",
     ".github/workflows/eval-site.yml",
+    ".github/workflows/eval-comment.yml",
 ]
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -126,7 +127,7 @@ def test_the_workflow_runs_the_action_named_or_says_where_to_name_it(tmp_path: P
              for name, job in workflow["jobs"].items()}
     assert [step["uses"] for job in steps.values() for step in job] == [f"someone/sitegen@{SHA}"] * 2
     (gate,), (publish,) = steps["gate"], steps["publish"]
-    assert gate["with"] == {"fail-on-regression": True}
+    assert gate["with"] == {"fail-on-regression": True, "comment-artifact": "eval-comment"}
     assert publish["with"] == {"record-history": True, "fail-on-regression": False, "artifact-name": "eval-site-main"}
     # Every input the workflow gives is one the action declares.
     inputs = _yaml(ROOT / "action.yml")["inputs"]

@@ -208,6 +208,10 @@ def test_the_index_and_the_case_pages_say_since_when(tmp_path: Path) -> None:
     assert cells["Missing Trace"] == ("", "1")
     assert cells["new-case"] == ("this run or earlier", "-0.5")  # not in any earlier run
     assert cells["pay-timeout"] == ("", "1")  # passing: nothing, sorted after every failing case
+    # The cell's tooltip says it in a sentence, with the runs the case failed in.
+    doc_cells = {row.select_one(".case-link").get_text(): row.select_one("td.since-col") for row in doc.select("#case-table tbody tr")}
+    assert doc_cells["db-pool"]["title"] == "Failing since PR #3 · 3abcdef · 2023-10-03, 2 runs ago. Failed in 3 recorded runs of the streak."
+    assert not doc_cells["pay-timeout"].has_attr("title")
     # A case page's result box has the place its script fills from assets/history-data.js.
     page = BeautifulSoup(case_page_file(site, "db-pool").read_text(encoding="utf-8"), "html.parser")
     placeholder = page.select_one("#result [data-failing-since]")
@@ -222,7 +226,8 @@ def test_a_long_case_list_carries_since_when_in_its_data_not_in_its_further_page
     site = _build(tmp_path, _history(tmp_path), index_page_rows=3)
     doc = BeautifulSoup((site / "index.html").read_text(encoding="utf-8"), "html.parser")
     data = json.loads(doc.select_one("script#case-rows").get_text())
-    assert ["db-pool", -2, "2 runs ago", "PR #3 · 3abcdef · 2023-10-03"] in data["since"]
+    assert ["db-pool", -2, "2 runs ago", "PR #3 · 3abcdef · 2023-10-03",
+            "Failing since PR #3 · 3abcdef · 2023-10-03, 2 runs ago. Failed in 3 recorded runs of the streak."] in data["since"]
     # Missing Trace and broken-json could not be evaluated: not failing, so not failing since any run.
     assert {entry[0] for entry in data["since"]} == {"db-pool", HOSTILE, "new-case"}
     # index-2.html is taken unchanged by a rebuild whose cases did not change: it shows nothing that changes every run.
@@ -275,3 +280,73 @@ def test_the_trial_band_of_a_single_run_has_a_width(tmp_path: Path) -> None:
     assert rate["x"] == [1] and low["fill"] == "tonexty"
     assert high["x"] == low["x"] == [0.7, 1.3]  # a short band either side of the one run, not a band of no width
     assert high["y"][0] > low["y"][0] and high["y"][0] == high["y"][1]
+
+
+# In the diff (eval/README.md, "Failing since"): diff.json, diff.md, the job summary and the terminal's lines
+
+
+def test_the_diff_of_a_build_says_since_when_each_failing_case_fails(tmp_path: Path) -> None:
+    site = _build(tmp_path, _history(tmp_path))
+    entries = {entry["caseId"]: entry for entry in json.loads((site / "diff.json").read_text(encoding="utf-8"))["caseChanges"]}
+    assert entries["db-pool"]["failingSince"] == {
+        "state": "since", "runId": "run-3", "run": "PR #3 · 3abcdef", "commit": "3abcdef".ljust(40, "0"), "date": "2023-10-03", "runs": 3,
+        "runsAgo": 2, "message": "failing since PR #3 · 3abcdef, 2023-10-03, 3 runs",
+    }
+    known = entries[HOSTILE]["failingSince"]
+    assert known["state"] == "everyRecordedRun" and known["runs"] == 5 and known["runId"] == "run-1"
+    assert known["message"] == "failing in every recorded run (5 runs, from PR #1 · 1abcdef, 2023-10-01)"
+    assert entries["new-case"]["failingSince"]["message"] == "failing in its first recorded run, this one"
+    # Passing, removed and not evaluated cases are not failing: null, the field still there.
+    assert entries["pay-timeout"]["failingSince"] is None and entries["retired-case"]["failingSince"] is None
+    assert entries["Missing Trace"]["failingSince"] is None
+    markdown = (site / "diff.md").read_text(encoding="utf-8")
+    assert "| Case | Change | Broken rules | Failing since | New failed checks |" in markdown
+    assert "| db-pool | passed → failed | verdict\\_not\\_allowed, keyword\\_coverage, forbidden\\_answer\\_keyword | PR #3 · 3abcdef, 2023-10-03, 3 runs |" in markdown
+    assert "every recorded run (5 runs, from PR #1 · 1abcdef, 2023-10-01)" in markdown
+
+
+def test_a_failure_this_run_starts_is_new(tmp_path: Path) -> None:
+    history = _history(tmp_path)
+    runs = json.loads(history.read_text(encoding="utf-8"))
+    for run in runs[2:]:
+        run["cases"]["db-pool"] = True
+    history.write_text(json.dumps(runs), encoding="utf-8")
+    site = _build(tmp_path, history)
+    entries = {entry["caseId"]: entry for entry in json.loads((site / "diff.json").read_text(encoding="utf-8"))["caseChanges"]}
+    assert entries["db-pool"]["failingSince"]["state"] == "new"
+    assert entries["db-pool"]["failingSince"]["message"] == "failing since this run (new)"
+    assert "| new |" in (site / "diff.md").read_text(encoding="utf-8")
+
+
+def test_the_terminal_line_of_a_regression_says_since_when(tmp_path: Path) -> None:
+    from sitegen.commands.diff import diff_lines
+
+    result = build_site(BuildOptions(cases=DATA / "cases.json", fixtures=DATA / "fixtures", baseline=DATA / "baseline.json",
+                                     history=_history(tmp_path), out=tmp_path / "site", run_id="now", cwd=tmp_path))
+    assert result.diff is not None
+    lines = diff_lines(result.diff, DATA / "baseline.json")[0].splitlines()
+    # The test suite's baseline records no answers: no "what changed" phrase, but since when all the same.
+    assert "  db-pool · failing since PR #3 · 3abcdef, 2023-10-03, 3 runs" in lines
+    # The job summary's regressed table has the column, as diff.md's.
+    from sitegen.compare.job_summary import build_summary_markdown
+
+    summary = build_summary_markdown(result.report, result.diff)
+    assert "| Case | Change | Broken rules | Failing since | New failed checks |" in summary
+    assert " | PR #3 · 3abcdef, 2023-10-03, 3 runs | " in summary
+
+
+def test_without_a_history_the_diff_says_nothing_of_since_when(tmp_path: Path) -> None:
+    """A first build, and `sitegen diff` (two reports, no history): no field, no column, no words, rather than
+    every failure called new."""
+    from sitegen.compare.diff_json import diff_document
+    from sitegen.compare.diff_markdown import diff_markdown
+    from sitegen.compare.diff_report import compare_reports
+    from sitegen.report.report_json import read_report
+
+    site = _build(tmp_path, None)
+    first = json.loads((site / "diff.json").read_text(encoding="utf-8"))
+    assert all("failingSince" not in entry for entry in first["caseChanges"]) and "step" not in first
+    assert "Failing since" not in (site / "diff.md").read_text(encoding="utf-8")
+    diff = compare_reports(read_report(DATA / "baseline.json"), read_report(site / "report.json"))
+    assert all("failingSince" not in entry for entry in diff_document(diff)["caseChanges"])
+    assert "Failing since" not in diff_markdown(diff) and "failing since" not in diff_markdown(diff)

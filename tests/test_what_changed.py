@@ -181,7 +181,8 @@ def test_the_site_says_once_that_the_baseline_records_no_answers(site: Path) -> 
     assert notes == ["The baseline does not record the agent's answers: regenerate it with sitegen baseline."]
     # No phrase of what the agent did for any case: what changed is the status alone.
     phrases = [_text(td) for td in diff_page.select("#regressed-cases td.prose[data-label='What changed'], #fixed-cases td.prose[data-label='What changed']")]
-    assert phrases == ["passed → failed"]
+    # ... and, the site having a history, since when the regressed case fails (eval/README.md, "Failing since").
+    assert phrases == ["passed → failed · failing since this run (new)"]
     index = (site / "index.html").read_text(encoding="utf-8")
     assert "does not record" not in index and "headline-cases" not in index
 

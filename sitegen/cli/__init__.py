@@ -413,6 +413,35 @@ def outputs(
     return run(out, _console())
 
 
+@command
+def comment(
+    out: Annotated[
+        Optional[Path],
+        typer.Option("--out", help=f"The site folder sitegen build wrote. Default: {DEFAULT_OUT} in the suite's folder."),
+    ] = None,
+    baseline: BaselineOpt = None,
+    config: ConfigOpt = None,
+    title: Annotated[str, typer.Option("--title", help="The comment's title.")] = "Diagnosis eval",
+    artifact_url: Annotated[
+        Optional[str],
+        typer.Option("--artifact-url", help="A link to the site's artifact on this repository's GitHub (the upload step's output)."),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Print the body of the pull request's one comment from a built site, in Markdown under GitHub's 65,536 characters.
+
+    A hidden marker line first (the poster edits the comment carrying it), then the headline, the cases by change
+    with their rules, what changed and since when they fail, the pass rate with its chance, and links to the run
+    (from GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_RUN_ID) and the artifact.
+
+    Example: sitegen comment --out site > comment.md
+    """
+    from sitegen.commands.comment import run
+
+    return run(_console(), out=out, baseline=baseline, config=config, title=title, artifact_url=artifact_url)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -1,6 +1,6 @@
 """`sitegen init [DIR]`: write a starting suite into a repository (docs/ci.md, "From an empty repository"): one
 example case and its trace, eval/sitegen.toml with every setting commented out, the baseline `sitegen baseline`
-writes for them, and a workflow that runs sitegen's action. The files come from the package (templates/starter/);
+writes for them, a workflow that runs sitegen's action and one that posts its pull-request comment. The files come from the package (templates/starter/);
 nothing is written when any of them exists already."""
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from sitegen.report.report_text import baseline_texts
 
 STARTER = "starter"  # the folder of templates/ the files come from
 WORKFLOW = Path(".github/workflows/eval-site.yml")
+# The second workflow: posts the comment the first one's pull-request runs upload (docs/ci.md, "The pull request's
+# comment"); it names no sitegen ref, so it is written as it is.
+COMMENT_WORKFLOW = Path(".github/workflows/eval-comment.yml")
 EXAMPLE_TRACE = "payment-timeout.json"  # the example case's traceFixture
 # What `uses:` names when the action's repository and commit are not known: GitHub cannot resolve it, so the workflow
 # fails at its first job with this name in its message, until the user fills it in (the workflow's comment says how).
@@ -100,6 +103,8 @@ def starter_files(action: ActionRef) -> list[StarterFile]:
         StarterFile(DEFAULT_BASELINE_DIR / "report.json", "the baseline: the example's report, as sitegen baseline writes it", report_json),
         StarterFile(DEFAULT_BASELINE_DIR / "report.md", "the same, for people", report_md),
         StarterFile(WORKFLOW, "the CI workflow: sitegen's action on every pull request and push to main", workflow.encode("utf-8")),
+        StarterFile(COMMENT_WORKFLOW, "posts each pull request's one comment, edited in place, without running its code",
+                    _template("comment-workflow.yml")),
     ]
 
 

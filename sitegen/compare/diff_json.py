@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sitegen.compare.changes import CaseChange
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import TRIAL_PASS_RATE, DiffItem
 from sitegen.compare.wording import item_message
@@ -59,12 +60,23 @@ def diff_document(diff: DiffReport) -> dict[str, Any]:
         "caseChangeCounts": dict(diff.caseChangeCounts),
         "costTolerance": diff.costTolerance,
         "changedDefinitions": list(diff.changedDefinitions),
-        "caseChanges": [change.to_json() for change in diff.caseChanges],
+        "caseChanges": [_change_document(change, diff) for change in diff.caseChanges],
         "pairedTest": None if diff.pairedTest is None else diff.pairedTest.to_json(),
         "items": [item_document(item) for item in diff.items],
     }
     if any(item.metric == TRIAL_PASS_RATE for item in diff.items):  # single-trial diffs keep their shape
         data["alpha"] = diff.alpha
+    if diff.failingSince is not None:  # made with the history of record (a build): the step this run is in, or null
+        data["step"] = None if diff.step is None else diff.step.to_json()
+    return data
+
+
+def _change_document(change: CaseChange, diff: DiffReport) -> dict[str, Any]:
+    """A `caseChanges` entry; with the history of record, `failingSince` too (null for a case that does not fail)."""
+    data = change.to_json()
+    if diff.failingSince is not None:
+        streak = diff.failingSince.get(change.caseId)
+        data["failingSince"] = None if streak is None else streak.to_json()
     return data
 
 

@@ -11,6 +11,7 @@ from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem, metric_label
 from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
+from sitegen.compare.where import step_text, streak_cell
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
     DIFFERENCES_HEADING,
@@ -45,6 +46,9 @@ def _headline(diff: DiffReport) -> list[str]:
         f"{diff.currentPassedCases}/{diff.currentTotalCases} now.",
         "",
     ]
+    if diff.step is not None:
+        icon = "📉" if diff.step.after < diff.step.before else "📈"
+        lines += [f"{icon} {_capital(step_text(diff.step, escape_inline))}.", ""]
     if diff.hasRegression:
         flagged = sum(1 for c in diff.caseChanges if c.change.breaking and c.caseId in diff.changedDefinitions)
         note = f" ({flagged} in cases whose definition changed: not comparable)" if flagged else ""
@@ -63,6 +67,26 @@ def _headline(diff: DiffReport) -> list[str]:
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return lines
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+SINCE_HEADING = "Failing since"
+
+
+def _since(diff: DiffReport) -> list[str]:
+    """The Failing since heading, when the diff was made with the history of record (a build), else nothing."""
+    return [SINCE_HEADING] if diff.failingSince is not None else []
+
+
+def since_cells(change: CaseChange, diff: DiffReport) -> list[str]:
+    """A case's Failing since cell (compare/where.py), "—" when it does not fail; none without the history."""
+    if diff.failingSince is None:
+        return []
+    streak = diff.failingSince.get(change.caseId)
+    return [streak_cell(streak, escape_cell) if streak is not None else "—"]
 
 
 def _case_name(change: CaseChange, diff: DiffReport) -> str:
@@ -106,11 +130,13 @@ def breaking_table(diff: DiffReport) -> str:
             continue
         if change.change is ChangeKind.REMOVED:
             rows.append([_case_name(change, diff), change.change.word, "—", *(["—"] if phrased else []),
-                         "missing from the current report"])
+                         *since_cells(change, diff), "missing from the current report"])
         else:
             rows.append([_case_name(change, diff), status_change(change), _codes_cell(change.newFailedChecks),
-                         *([_what_changed_cell(change)] if phrased else []), _checks_cell(change.newFailedChecks)])
-    return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), "New failed checks"], rows)
+                         *([_what_changed_cell(change)] if phrased else []), *since_cells(change, diff),
+                         _checks_cell(change.newFailedChecks)])
+    return table(["Case", "Change", "Broken rules", *(["What changed"] if phrased else []), *_since(diff),
+                  "New failed checks"], rows)
 
 
 def changed_table(diff: DiffReport, most: int | None = None) -> str:
@@ -132,11 +158,13 @@ def _changes_table(diff: DiffReport, kind: ChangeKind) -> str:
         rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.resolvedChecks)] for c in changes]
         return table(["Case", "Change", "Resolved checks"], rows)
     if kind is ChangeKind.NEW:
-        rows = [[_case_name(c, diff), STATUS_WORDS[c.currentStatus], _codes_cell(c.newFailedChecks)] for c in changes]
-        return table(["Case", "Status", "Failed rules"], rows)
-    rows = [[_case_name(c, diff), status_change(c), _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)]
-            for c in changes]
-    return table(["Case", "Change", "New failed checks", "Resolved checks"], rows)
+        rows = [[_case_name(c, diff), STATUS_WORDS[c.currentStatus], _codes_cell(c.newFailedChecks), *since_cells(c, diff)]
+                for c in changes]
+        return table(["Case", "Status", "Failed rules", *_since(diff)], rows)
+    since = kind is ChangeKind.STILL_FAILING
+    rows = [[_case_name(c, diff), status_change(c), *(since_cells(c, diff) if since else []),
+             _checks_cell(c.newFailedChecks), _checks_cell(c.resolvedChecks)] for c in changes]
+    return table(["Case", "Change", *(_since(diff) if since else []), "New failed checks", "Resolved checks"], rows)
 
 
 def _folded(title: str, body: str, level: str, fold: bool, count: int) -> list[str]:

@@ -54,6 +54,7 @@ from sitegen.compare.changes import (
     trial_p_value,
 )
 from sitegen.compare.costs import paired_average, paired_type
+from sitegen.compare.where import Step, Streak
 from sitegen.compare.items import (
     AGGREGATE,
     CASE,
@@ -102,6 +103,11 @@ class DiffReport:
     answerSimilarity: float = DEFAULT_ANSWER_SIMILARITY
     # McNemar's exact test of the cases with one trial on both sides (None: no such case).
     pairedTest: PairedTest | None = None
+    # Since when each failing case fails, by case id (compare/where.py): None when the diff was made without the
+    # history of record (`sitegen diff`), which then says nothing of it; a build fills it in.
+    failingSince: dict[str, Streak] | None = None
+    # The latest step in the suite's pass rate, when this run is the first point after it (a build fills it in).
+    step: Step | None = None
 
     def headline(self) -> Headline:
         """What every summary leads with: the cases by change, then the pass rate (worded by compare/wording.py)."""

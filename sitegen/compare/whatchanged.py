@@ -15,6 +15,7 @@ from sitegen.checks import check_codes
 from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
 from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.trajectory import Divergence
+from sitegen.compare.where import step_text, streak_text
 from sitegen.defaults import HEADLINE_LISTED
 
 if TYPE_CHECKING:
@@ -146,6 +147,12 @@ def case_line(change: CaseChange, escape: Callable[[str], str] = str) -> str:
     return f"{line} — {phrase_text(phrase, escape)}" if phrase else line
 
 
+def since_tail(change: CaseChange, diff: DiffReport, escape: Callable[[str], str] = str) -> str:
+    """` · failing since a1b2c3d, 2026-11-30, 4 runs` after a regressed case's line, when a build's history tells it."""
+    streak = None if diff.failingSince is None or change.change is not ChangeKind.REGRESSED else diff.failingSince.get(change.caseId)
+    return "" if streak is None else f" · {escape(streak_text(streak))}"
+
+
 TERMINAL_LISTED = 20  # phrased cases the terminal lists; diff.md and the job summary list them all
 
 
@@ -161,10 +168,14 @@ def terminal_lines(diff: DiffReport) -> list[str]:
     lines = [f"  {printable(change.caseId)} — {printable(change.reason or 'not run')}" for change in unjudged[:TERMINAL_LISTED]]
     if len(unjudged) > TERMINAL_LISTED:
         lines.append(f"  … and {len(unjudged) - TERMINAL_LISTED} more cases that could not be evaluated (see diff.md)")
-    if not diff.baselineEvidence:
+    if diff.step is not None:
+        lines.append(f"  {printable(step_text(diff.step))}")
+    if not diff.baselineEvidence:  # no phrase to tell, but since when a regressed case fails, when a build knows
+        told = [change for change in diff.caseChanges if since_tail(change, diff)]
+        lines += [f"  {printable(change.caseId)}{since_tail(change, diff, printable)}" for change in told[:TERMINAL_LISTED]]
         return [*lines, f"  {NO_EVIDENCE}"]
     phrased = [change for change in diff.caseChanges if change.change in PHRASED]
-    lines += [f"  {case_line(change, printable)}" for change in phrased[:TERMINAL_LISTED]]
+    lines += [f"  {case_line(change, printable)}{since_tail(change, diff, printable)}" for change in phrased[:TERMINAL_LISTED]]
     if len(phrased) > TERMINAL_LISTED:
         lines.append(f"  … and {len(phrased) - TERMINAL_LISTED} more regressed or fixed cases (see diff.md)")
     # The passing cases that behave differently past those the headline names with their phrase.

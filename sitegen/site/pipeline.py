@@ -62,6 +62,7 @@ from sitegen.history.runs import (
     tree_state,
 )
 from sitegen.history.since import FailingSince, failing_since_all
+from sitegen.history.steps import PassStep, pass_rate_steps, steps_json
 from sitegen.plumbing.gcpause import cycle_collection_paused
 from sitegen.plumbing.progress import Progress
 from sitegen.report.failures_by_rule import RuleCount, failures_by_rule
@@ -71,6 +72,7 @@ from sitegen.report.results import CaseResult, Report, build_report
 from sitegen.site import incremental
 from sitegen.site.case_jobs import PageContext, PageReused, build_cases, take_unchanged
 from sitegen.site.faults import STAGED, kill_point
+from sitegen.site.history_facts import with_history
 from sitegen.site.html import render, urls
 from sitegen.site.html.render import (
     PLOTLY_LICENCE,
@@ -209,6 +211,7 @@ class Gathered:
     flaky: set[str]
     by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
     since: dict[str, FailingSince]  # each failing case's streak of failures (history/since.py)
+    steps: list[PassStep]  # the steps in the pass rate over the CI points (history/steps.py), for steps.json
 
 
 # Step 1: read and check every input
@@ -449,7 +452,10 @@ def gather(inputs: Inputs, pages: BuiltCases, slugs: dict[str, str]) -> Gathered
     flaky = flaky_cases(report.results, counted)
     by_rule = failures_by_rule(report.results, None if inputs.baseline is None else inputs.baseline.results)
     since = failing_since_all(runs, run, strips)
-    return Gathered(report, report_data, exact, diff, run, runs, slugs, strips, flaky, by_rule, since)
+    steps = pass_rate_steps(runs)
+    if diff is not None:
+        diff = with_history(diff, since, steps, runs, run)
+    return Gathered(report, report_data, exact, diff, run, runs, slugs, strips, flaky, by_rule, since, steps)
 
 
 # Step 4: the pages and files of the whole run
@@ -511,10 +517,11 @@ def write_diff(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
 
 
 def write_history(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
-    """history.html and history.json."""
-    page = build_history_page(inputs.assets.info, data.runs, data.run.runId, inputs.options.history_limit)
+    """history.html, history.json and steps.json (derived here at each build, never kept in the history)."""
+    page = build_history_page(inputs.assets.info, data.runs, data.run.runId, inputs.options.history_limit, data.steps)
     write_text(writer, urls.HISTORY, render.render_template("history.html", page_context(page)))
     write_text(writer, HISTORY_FILE, history_json(data.runs))
+    write_text(writer, urls.STEPS_JSON, steps_json(data.steps))
 
 
 def write_reports(writer: SiteWriter, inputs: Inputs, pages: BuiltCases, data: Gathered) -> tuple[str, bool]:

@@ -249,7 +249,7 @@
   }
 
   function dataRows(data) {
-    /* Failing since: [id, sort key, runs ago, first run] of each failing case, when the index has the column
+    /* Failing since: [id, sort key, runs ago, first run, tooltip] of each failing case, when the index has the column
      * (views.case_table_data); a Map, so that a case id like "__proto__" is a key like any other. */
     var withSince = Array.isArray(data.since);
     var since = new Map(withSince ? data.since.map(function (s) { return [s[0], s]; }) : []);
@@ -315,6 +315,7 @@
         if (withSince) {
           var sinceCell = tr.appendChild(el("td", "since-col"));
           if (streak) {
+            if (streak[4]) sinceCell.title = streak[4]; /* the tooltip: the case page's sentence (since_cell) */
             sinceCell.appendChild(el("span", "since-ago", streak[2]));
             if (streak[3]) {
               sinceCell.appendChild(document.createTextNode(" "));

@@ -24,6 +24,7 @@ REPORT_MD = "report.md"
 DIFF_JSON = "diff.json"
 DIFF_MD = "diff.md"
 HISTORY_JSON = "history.json"
+STEPS_JSON = "steps.json"  # the steps in the pass rate, derived at each build (history/steps.py)
 
 
 def href(path: str, depth: int = 0) -> str:

@@ -17,7 +17,7 @@ context keys of each template are these, and the tests check that each template 
 - case.html     layout, case_id, title, status, verdict, change, comparison, notes, annotations, tags, facts, pager, toc, checks,
                 problem, question, answer, evidence, tools, verifier, baseline, definition, raw, trials
 - diff.html     layout, heading, subtitle, banner, sections, nothing, suite, verdicts, downloads
-- history.html  layout, heading, subtitle, charts, runs
+- history.html  layout, heading, subtitle, charts, runs, steps
 - case-list.html  layout, heading, subtitle, table, pages
 """
 

@@ -15,6 +15,7 @@ from markupsafe import Markup
 from sitegen import formatting as fmt
 from sitegen.history.runs import LOCAL_SUFFIX, Run
 from sitegen.history.since import run_name_parts
+from sitegen.history.steps import PassStep
 from sitegen.report.results import Report
 from sitegen.site.html.render import json_for_script
 from sitegen.site.pages.badges import ordered_verdicts, verdict_kind
@@ -208,10 +209,45 @@ def _line_parts(
     return figure, table, summary
 
 
-def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate") -> Chart:
-    """Pass rate per run; with trials, also the trial pass rate and its 95 % interval as a band."""
+STEP_LEGEND = "Step in the pass rate"
+_STEP_COLOUR = "#d64545"
+
+
+def step_label(step: PassStep) -> str:
+    """A step as the history page lists it and the chart's hover shows it: `92.0% → 61.5% between a1b2c3d and
+    b2c3d4e`."""
+    names = (" · ".join(run_name_parts(step.last_before)), " · ".join(run_name_parts(step.first_after)))
+    return f"{fmt.percent(step.before)} → {fmt.percent(step.after)} between {names[0]} and {names[1]}"
+
+
+def _step_traces(runs: Sequence[Run], steps: Sequence[PassStep]) -> list[dict[str, Any]]:
+    """Each step as a dashed vertical line between its two runs (history/steps.py), named once in the legend."""
+    place = {run.runId: index for index, run in enumerate(runs, 1)}
+    traces = []
+    for step in steps:
+        before, after = place.get(step.last_before.runId), place.get(step.first_after.runId)
+        if before is None or after is None:
+            continue
+        middle = (before + after) / 2
+        traces.append({"type": "scatter", "mode": "lines", "x": [middle, middle], "y": [0, 100],
+                       "name": STEP_LEGEND, "showlegend": not traces, "text": [chart_text(step_label(step), None)] * 2,
+                       "hovertemplate": "%{text}<extra></extra>",
+                       "line": {"color": _STEP_COLOUR, "width": 1.5, "dash": "dash"}})  # fmt: skip
+    return traces
+
+
+def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate", steps: Sequence[PassStep] = ()) -> Chart:
+    """Pass rate per run; with trials, also the trial pass rate and its 95 % interval as a band; each step in the
+    pass rate (history/steps.py, the history page's) as a dashed line between its two runs."""
     title, axis = "Pass rate", "Pass rate (%)"
     figure, table, summary = _line_parts(title, runs, "passRate", axis, as_percent=True, show=fmt.count)
+    marks = _step_traces(runs, steps)
+    if marks:
+        figure["data"][0]["name"] = "Cases passed"  # the runs' line, named in the legend beside the steps
+        figure["data"] += marks
+        figure["layout"]["showlegend"] = True
+        figure["layout"]["legend"] = _LEGEND
+        summary = f"{summary[:-1]}; {fmt.plural(len(marks), 'step')} in the pass rate: {'; '.join(step_label(s) for s in steps)}."
     band = _trial_band(runs)
     if band is not None:
         traces, column, note = band

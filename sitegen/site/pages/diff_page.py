@@ -16,6 +16,7 @@ from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import PASS_RATE, DiffItem, metric_label
 from sitegen.compare.whatchanged import Part, what_changed
+from sitegen.compare.where import streak_text
 from sitegen.defaults import FOLD_AFTER
 from sitegen.report.results import MISSING_VERDICT, Report
 from sitegen.report.status import Status
@@ -196,6 +197,12 @@ def _entry(change: CaseChange, items: Sequence[DiffItem], slugs: Mapping[str, st
     return CaseEntry(_case_link(change.caseId, slugs), change.change, _rules(change, current), _what(change, phrased), figures, summary)
 
 
+def _since(entry: CaseEntry, change: CaseChange, diff: DiffReport) -> CaseEntry:
+    """The entry's phrase followed by since when the case fails, when a build's history tells it (compare/where.py)."""
+    streak = None if diff.failingSince is None else diff.failingSince.get(change.caseId)
+    return entry if streak is None else entry._replace(what=(*entry.what, Part(f" · {streak_text(streak)}")))
+
+
 def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tuple[tuple[KindSection, ...], str]:
     """The sections of cases, one per change kind that has a case, and the line naming the kinds that have none."""
     by_case: dict[str, list[DiffItem]] = {}
@@ -219,7 +226,8 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
         note = ""
         if len(shown) < len(changes):
             note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
-        entries = tuple(_entry(c, by_case.get(c.caseId, ()), slugs, failing, diff.baselineEvidence) for c in shown)
+        entries = tuple(_since(_entry(c, by_case.get(c.caseId, ()), slugs, failing, diff.baselineEvidence), c, diff)
+                        for c in shown)
         folded = spec.kind != ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
         sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind),
                                     spec.rules_header, entries, folded, note))

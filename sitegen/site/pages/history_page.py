@@ -8,9 +8,10 @@ from typing import Any, NamedTuple
 from sitegen import formatting as fmt
 from sitegen.history.runs import Run
 from sitegen.history.since import LOCAL_NOTE, FailingSince, since_sentence
+from sitegen.history.steps import PassStep
 from sitegen.report.results import Report
 from sitegen.site.pages.badges import flaky_title
-from sitegen.site.pages.charts import Chart, line_chart, pass_rate_chart
+from sitegen.site.pages.charts import Chart, line_chart, pass_rate_chart, step_label
 from sitegen.site.pages.common import Layout, SiteInfo, make_layout
 
 
@@ -43,6 +44,16 @@ class HistoryPage(NamedTuple):
     subtitle: str
     charts: tuple[Chart, ...]
     runs: tuple[RunRow, ...]
+    steps: tuple[StepRow, ...]  # the steps in the pass rate (history/steps.py), newest first
+
+
+class StepRow(NamedTuple):
+    """A step in the pass rate, as the history page lists it (with a link to each of its two runs' rows)."""
+
+    text: str  # `92.0% → 61.5% between a1b2c3d and b2c3d4e`
+    before: str  # the row number of the last run before the step
+    after: str  # ... and of the first run after it
+    fell: bool
 
 
 def _run_row(number: int, run: Run, current: bool) -> RunRow:
@@ -71,11 +82,19 @@ def _two_decimals(value: Any) -> str:
     return fmt.count(value, 2)
 
 
-def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str, limit: int) -> HistoryPage:
-    """The history page's view model (newest run first in the table)."""
+def _step_rows(runs: Sequence[Run], steps: Sequence[PassStep]) -> tuple[StepRow, ...]:
+    place = {run.runId: str(number) for number, run in enumerate(runs, 1)}
+    return tuple(StepRow(step_label(step), place.get(step.last_before.runId, ""), place.get(step.first_after.runId, ""),
+                         step.after < step.before) for step in reversed(steps))
+
+
+def build_history_page(
+    site: SiteInfo, runs: Sequence[Run], current_run_id: str, limit: int, steps: Sequence[PassStep] = ()
+) -> HistoryPage:
+    """The history page's view model (newest run first in the table; each step in the pass rate marked)."""
     rows = tuple(_run_row(number, run, run.runId == current_run_id) for number, run in reversed(list(enumerate(runs, 1))))
     charts = (
-        pass_rate_chart(runs, "chart-history-pass-rate"),
+        pass_rate_chart(runs, "chart-history-pass-rate", steps),
         line_chart(
             "chart-history-tool-calls", "Average tool calls", runs, "averageToolCallCount", "Tool calls per case", show=_two_decimals
         ),
@@ -97,6 +116,7 @@ def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str,
         subtitle=f"{fmt.plural(len(runs), 'recorded run')} (the last {limit:,} are kept), newest first.{_local_subtitle(runs)}",
         charts=charts,
         runs=rows,
+        steps=_step_rows(runs, steps),
     )
 
 

@@ -19,7 +19,14 @@ from sitegen.compare.changes import FILTER_ORDER, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.defaults import TABLE_PAGE_SIZE
 from sitegen.history.runs import Run
-from sitegen.history.since import LOCAL_NOTE, FailingSince, named_by_commit, runs_ago_text, since_run_text
+from sitegen.history.since import (
+    LOCAL_NOTE,
+    FailingSince,
+    named_by_commit,
+    runs_ago_text,
+    since_run_text,
+    since_sentence,
+)
 from sitegen.report.failures_by_rule import RuleCount
 from sitegen.report.results import MISSING_VERDICT, CaseResult, Report
 from sitegen.report.status import Status
@@ -75,6 +82,7 @@ class SinceCell(NamedTuple):
     ago: str  # "3 runs ago", "this run"; "" when the case is not failing
     run: str  # the streak's first run, "PR #12 · a1b2c3d · 2026-11-30"; "" for this run
     sort: float  # minus the runs ago, half a run more for "or earlier" (the earliest first); 1 when not failing: last
+    title: str = ""  # the tooltip: the case page's sentence, and how many runs of the streak it failed in
 
 
 _NOT_FAILING = SinceCell("", "", 1)
@@ -85,7 +93,9 @@ def since_cell(streak: FailingSince | None) -> SinceCell:
     if streak is None:
         return _NOT_FAILING
     run = since_run_text(streak) if streak.runs_ago else ""
-    return SinceCell(runs_ago_text(streak), run, -streak.runs_ago - (0.5 if streak.first_recorded else 0))
+    runs = f" Failed in {fmt.plural(streak.failed_runs, 'recorded run')} of the streak." if streak.failed_runs > 1 else ""
+    title = since_sentence(streak) + runs
+    return SinceCell(runs_ago_text(streak), run, -streak.runs_ago - (0.5 if streak.first_recorded else 0), title)
 
 
 class PageLink(NamedTuple):
@@ -447,7 +457,7 @@ def case_table_data(
         )
     data = {"formatVersion": 3, "statuses": statuses, "verdicts": verdicts, "changes": change_badges, "rows": rows}
     if since is not None:
-        data["since"] = [[case_id, cell.sort, cell.ago, cell.run] for case_id, cell in since.items() if cell.ago]
+        data["since"] = [[case_id, cell.sort, cell.ago, cell.run, cell.title] for case_id, cell in since.items() if cell.ago]
     return data
 
 
