@@ -167,6 +167,7 @@ OTHER_MEANINGS = {
     ("site/pages/verifier.py", "fail"): "a gatekeeper_result.status the trace records",
     ("recording/stubagent.py", "fail"): "the stand-in agent's salt for whether a trial fails",
     ("site/pages/charts.py", "skip"): "plotly's hoverinfo that shows nothing on hover",
+    ("report/otlp_results.py", "fail"): "a gen_ai.evaluation.result event's score label",
     ("compare/where.py", "new"): "a streak of failures this run starts (diff.json's failingSince.state)",
 }
 _HOMES = {

@@ -319,7 +319,7 @@ def test_a_failure_this_run_starts_is_new(tmp_path: Path) -> None:
 
 
 def test_the_terminal_line_of_a_regression_says_since_when(tmp_path: Path) -> None:
-    from sitegen.commands.diff import diff_lines
+    from sitegen.compare.terminal import diff_lines
 
     result = build_site(BuildOptions(cases=DATA / "cases.json", fixtures=DATA / "fixtures", baseline=DATA / "baseline.json",
                                      history=_history(tmp_path), out=tmp_path / "site", run_id="now", cwd=tmp_path))
