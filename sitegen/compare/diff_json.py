@@ -65,6 +65,8 @@ def diff_document(diff: DiffReport) -> dict[str, Any]:
     }
     if any(item.metric == TRIAL_PASS_RATE for item in diff.items):  # single-trial diffs keep their shape
         data["alpha"] = diff.alpha
+    if diff.leftOutCases:  # the cases no metric item counts: not run on either side (diffs without one keep their shape)
+        data["leftOutCases"] = list(diff.leftOutCases)
     return data
 
 
