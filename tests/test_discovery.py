@@ -197,3 +197,25 @@ def test_serve_from_a_subfolder_serves_the_suites_site(deep: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=TIMEOUT)
+
+
+def test_reports_are_the_same_bytes_from_any_folder(deep: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A broken trace puts its path in report.json, report.md and JUnit: relative to the suite's folder, from anywhere.
+    (deep / "eval" / "fixtures" / "beta.json").write_text("{", encoding="utf-8")
+    outputs = ("--json", "report.json", "--markdown", "report.md", "--junit", "junit.xml")
+    written = {}
+    for folder in (deep, deep / "service" / "src", deep.parent):
+        monkeypatch.chdir(folder)
+        given = () if folder != deep.parent else ("--cases", "repo/eval/cases/diagnosis-cases.json", "--fixtures", "repo/eval/fixtures")
+        assert run("evaluate", *given, *outputs).exit_code == 0
+        written[folder] = [(folder / name).read_bytes() for name in ("report.json", "report.md", "junit.xml")]
+    assert len({tuple(files) for files in written.values()}) == 1
+    report, markdown, junit = (data.decode() for data in written[deep])
+    assert "trace is not JSON at eval/fixtures/beta.json:1:2" in report and "../" not in report + markdown + junit
+    assert 'file="eval/cases/diagnosis-cases.json"' in junit
+    # The site built from a subfolder never reads `../` either.
+    monkeypatch.chdir(deep / "service" / "src")
+    assert run("build").exit_code == 0
+    for page in (deep / "site").rglob("*"):
+        if page.suffix in (".html", ".json", ".md", ".xml"):
+            assert "../eval" not in page.read_text(encoding="utf-8"), page

@@ -66,11 +66,12 @@ def junit_text(
     from sitegen.compare.changes import known_failures as known
     from sitegen.compare.changes import within_noise_cases
     from sitegen.report.junit import junit_xml
+    from sitegen.suite.discovery import suite_path
     from sitegen.suite.loading import case_lines
 
     changes = diff.caseChanges if diff is not None else []
     return junit_xml(
-        report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
+        report, cases_path.stem or "sitegen", case_file=suite_path(cases_path), case_lines=case_lines(cases_path),
         known_failures=known(changes), within_noise=within_noise_cases(changes),
         known_failure_mode=known_failures,
     )
