@@ -318,11 +318,13 @@ def incomparable(baseline: Report, current_ids: Collection[str]) -> str | None:
     return None
 
 
-def check_comparable(baseline: Report, current_ids: Collection[str], baseline_path: Path | str) -> None:
-    """Raise BadInput naming the baseline file when it cannot be compared with the current suite (`incomparable`)."""
+def check_comparable(baseline: Report, current_ids: Collection[str], baseline_path: Path | str, current: Path | str) -> None:
+    """Raise BadInput naming the baseline file and `current` (the case file or the current report) when they cannot be
+    compared (`incomparable`), saying how to make a baseline that can."""
     problem = incomparable(baseline, current_ids)
     if problem is not None:
-        raise BadInput(baseline_path, problem)
+        raise BadInput(baseline_path, f"{problem} (compared with {current}); write this suite's baseline with "
+                                      "`sitegen baseline`, or give --baseline a report of this suite")
 
 
 def compare_reports(
