@@ -151,12 +151,22 @@ def test_outside_any_suite_the_message_names_the_folder_and_the_options(
     words: list[str], options: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    if "x.json" in words:  # a case file that is there: only the fixtures are missing
+        (tmp_path / "x.json").write_text("[]", encoding="utf-8")
     done = run(*words)
     assert done.exit_code == 2
     match = NO_SUITE.match(done.output)
     assert match, done.output
     assert match["cwd"] == str(tmp_path) and match["options"] == options
-    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert [path.name for path in tmp_path.iterdir()] == (["x.json"] if "x.json" in words else [])  # nothing written
+
+
+@pytest.mark.parametrize("command", ["check", "evaluate", "baseline", "build"])
+def test_outside_any_suite_a_missing_case_file_is_named(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `--cases missing.json` alone, outside any suite: the mistyped file is what is wrong, not "no suite here".
+    monkeypatch.chdir(tmp_path)
+    done = run(command, "--cases", "missing.json")
+    assert done.exit_code == 2 and done.output == "error: missing.json: case file not found\n", done.output
 
 
 @pytest.mark.parametrize("command", ["check", "evaluate", "baseline", "build"])

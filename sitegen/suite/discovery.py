@@ -66,6 +66,9 @@ def suite_inputs(cases: Path | None, fixtures: Path | None, config: Path | None,
     """The case file, the fixtures folder and the config file a command reads: each as its option gives it, else the
     suite's (see SuiteFolder)."""
     suite = suite_folder(cwd)
+    if cases is not None and suite.root is None and not (suite.cwd / cases).exists():
+        # The case file is checked first (docs/cli.md): a mistyped --cases is named, not taken for "no suite here".
+        raise BadInput(cases, "case file not found")
     return (
         suite.required(cases, DEFAULT_CASES, SUITE_OPTIONS),
         suite.required(fixtures, DEFAULT_FIXTURES, SUITE_OPTIONS),

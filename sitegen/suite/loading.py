@@ -241,6 +241,9 @@ class FixtureProblem:
 
     code: str
     message: str
+    # An OpenTelemetry file exported without its content: how many spans it holds, and how many are tool calls.
+    spans: int | None = None
+    tool_spans: int | None = None
 
     def as_check(self) -> str:
         """The `"<code>: <message>"` form of a failed check."""
@@ -485,7 +488,7 @@ def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: Ot
             return None
         run = map_run(spans, otel)
     except ContentMissing as exc:
-        return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown))
+        return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown), exc.spans, exc.tool_spans)
     except OtlpProblem as exc:
         return unusable("trace is not a readable OpenTelemetry trace", shown, f"{exc.where}: {exc.problem}" if exc.where else exc.problem)
     except RecursionError:

@@ -23,7 +23,16 @@ from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.html.highlight import Highlight
 from sitegen.site.html.render import markdown_html
-from sitegen.site.pages.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
+from sitegen.site.pages.badges import (
+    Badge,
+    diff_badge,
+    mark_na,
+    mark_no,
+    mark_warn,
+    mark_yes,
+    status_badge,
+    verdict_badge,
+)
 from sitegen.site.pages.change_views import CaseChangeView, case_change_view
 from sitegen.site.pages.common import Fact, Layout, Link, RawFile, RawLink, SiteInfo, make_layout, raw_link
 from sitegen.site.pages.text import (
@@ -96,7 +105,7 @@ class EvidenceRow(NamedTuple):
 
     tool: str
     invoked: Badge
-    in_summary: Badge
+    in_summary: Badge | None  # None: the trace's format has no verifier summary (OpenTelemetry), so no such column
     succeeded: Badge
     counted: Badge
 
@@ -230,22 +239,27 @@ def _answer_view(case: Case, answer: str, found: FoundPhrases, read: bool = True
 def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[EvidenceRow, ...]:
     rows = []
     trace = outcome.trace if isinstance(outcome, LoadedTrace) else None
+    # An OpenTelemetry trace has no verifier summary of tool calls (eval/README.md, "The mapping"): no column for it.
+    otel = outcome.spans is not None
     for tool in case.requiredEvidenceTools:
         counted = result.evidenceCoverage.get(tool, False)
         counted_badge = mark_yes("counts") if counted else mark_no("missing")
         if trace is None:  # not judged: nothing counts or is missing
-            counted_badge = mark_na("not evaluated")
-            rows.append(EvidenceRow(tool, mark_na("no trace"), mark_na("no trace"), mark_na("no trace"), counted_badge))
+            unread = mark_na("no trace")
+            rows.append(EvidenceRow(tool, unread, None if otel else unread, unread, mark_na("not evaluated")))
             continue
         calls = [inv for inv in trace.toolInvocations if inv.toolName == tool]
         summary = trace.verifier.tool_trace_summary if trace.verifier else []
         in_summary = any(entry.tool_name == tool for entry in summary)
         ok = sum(1 for inv in calls if inv.success is True)
+        listed = mark_yes("listed") if in_summary else mark_no("not listed")
+        if in_summary and not calls:  # the verifier vouches for a call the trace does not have
+            listed = mark_warn("listed, never called", "the verifier's summary lists this tool, but the trace has no call to it")
         rows.append(
             EvidenceRow(
                 tool=tool,
                 invoked=mark_yes(fmt.plural(len(calls), "call")) if calls else mark_no("not invoked"),
-                in_summary=mark_yes("listed") if in_summary else mark_no("not listed"),
+                in_summary=None if otel else listed,
                 succeeded=(mark_yes(f"{ok} of {len(calls)}") if ok else mark_no(f"0 of {len(calls)}")) if calls else mark_na(),
                 counted=counted_badge,
             )
@@ -347,15 +361,24 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
             Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
         )
     read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
-    if isinstance(outcome, LoadedTrace) and outcome.spans is not None:
+    if outcome.spans is not None:
         read += f" · OpenTelemetry, {fmt.plural(outcome.spans, 'span')}"
+    if isinstance(outcome, FixtureProblem) and outcome.spans is not None:
+        read += ", exported without its content"
     return (
         Fact("Keywords", keywords),
-        Fact("Tool calls", f"{result.toolCallCount:,}" if isinstance(outcome, LoadedTrace) else "not read"),
+        Fact("Tool calls", f"{result.toolCallCount:,}" if isinstance(outcome, LoadedTrace) else _unread_calls(outcome)),
         Fact("Duration", fmt.duration(result.durationMs)),
         *_token_facts([result.evidence.tokens] if result.evidence else [], ""),
         Fact("Trace", f"{case.traceFixture} · {read}"),
     )
+
+
+def _unread_calls(problem: FixtureProblem) -> str:
+    """The Tool calls figure of a trace not read: its tool spans when it is an OpenTelemetry file without content."""
+    if problem.tool_spans is None:
+        return "not read"
+    return f"{fmt.plural(problem.tool_spans, 'tool span')}, not read"
 
 
 def _token_facts(usages: Sequence[TokenUsage | None], how: str) -> tuple[Fact, ...]:
