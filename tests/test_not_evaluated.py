@@ -157,8 +157,9 @@ def cut_in_half(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_a_case_cut_in_half_is_named_once_and_counted_by_no_metric(cut_in_half: Path) -> None:
+def test_a_case_cut_in_half_is_named_once_and_counted_by_no_metric(cut_in_half: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(cut_in_half / "summary.md"))
     done = runner.invoke(app, ["build"])
     assert done.exit_code == 0, done.output
     diff = json.loads((cut_in_half / "site" / "diff.json").read_text(encoding="utf-8"))
@@ -181,6 +182,14 @@ def test_a_case_cut_in_half_is_named_once_and_counted_by_no_metric(cut_in_half: 
     assert "## Differences, metric by metric" not in markdown and "Regressions" not in markdown
     assert f"Pass rate {clause.removeprefix('pass rate ')}: 14/22 cases passed in the baseline, 13/22 now." in markdown
 
+    summary = (cut_in_half / "summary.md").read_text(encoding="utf-8")
+    assert clause.removeprefix("pass rate ") in summary and "### Cases that could not be evaluated (1)" in summary
+    assert "Regress" not in summary.replace("no case regressed", "") and "metric by metric" not in summary
+    # The index's banner compares the cases evaluated on both sides too.
+    banner = soup(cut_in_half / "site" / "index.html").select_one("#headline").get_text()
+    assert clause in banner and "63.6% → 59.1%" not in banner
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     runner.invoke(app, ["evaluate", "--json", "current.json"])
     text = runner.invoke(app, ["diff", "eval/baseline/report.json", "current.json"]).stdout
     named = [line.strip()[:30] for line in text.splitlines() if HALF in line]
