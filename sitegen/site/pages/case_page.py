@@ -245,7 +245,7 @@ def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: Ca
         counted = result.evidenceCoverage.get(tool, False)
         counted_badge = mark_yes("counts") if counted else mark_no("missing")
         if trace is None:  # not judged: nothing counts or is missing
-            unread = mark_na("no trace")
+            unread = mark_na("not read" if otel else "no trace")  # an OpenTelemetry file without content is there
             rows.append(EvidenceRow(tool, unread, None if otel else unread, unread, mark_na("not evaluated")))
             continue
         calls = [inv for inv in trace.toolInvocations if inv.toolName == tool]
