@@ -189,6 +189,12 @@ def test_a_case_cut_in_half_is_named_once_and_counted_by_no_metric(cut_in_half: 
     banner = soup(cut_in_half / "site" / "index.html").select_one("#headline").get_text()
     assert clause in banner and "63.6% → 59.1%" not in banner
 
+    # The diff page names it once, in its section, and counts no verdict of it.
+    diff_page = soup(cut_in_half / "site" / "diff.html")
+    assert [a.get_text() for a in diff_page.select("main a") if a.get_text() == HALF] == [HALF]
+    assert "MISSING" not in diff_page.select_one("#transitions").get_text()
+    assert "No case's verdict moved" in diff_page.select_one("#transitions").get_text()
+
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     runner.invoke(app, ["evaluate", "--json", "current.json"])
     text = runner.invoke(app, ["diff", "eval/baseline/report.json", "current.json"]).stdout
