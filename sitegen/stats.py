@@ -115,3 +115,14 @@ def _log_half_binomial_tail(k: int, n: int) -> float:
         if term < total * _NEGLIGIBLE:
             break
     return log_comb(n, k) - n * math.log(2) + math.log(total)
+
+
+def fewest_telling_flips(alpha: float) -> int:
+    """The fewest flipped cases, all one way, whose McNemar p-value is below `alpha` (6 at 0.05): with fewer flips
+    no split can be told from chance (docs/trials.md, "Chance in a single-trial suite")."""
+    if not 0 < alpha < 1:
+        raise ValueError("expected 0 < alpha < 1")
+    flips = 1
+    while mcnemar_exact(flips, 0) >= alpha:
+        flips += 1
+    return flips

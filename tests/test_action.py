@@ -561,3 +561,60 @@ def test_the_history_token_goes_to_git_in_its_environment(tmp_path: Path, reposi
     done = subprocess.run([str(script), "read", ".h"], cwd=runner.workspace, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert remote_calls() and all(call[1:] == ["", ""] for call in remote_calls())
+
+
+def _unreachable(runner: Runner) -> None:
+    """The job's origin gone (a network failure, a revoked token): nothing of it can be read or pushed."""
+    _git(runner.workspace, "remote", "set-url", "origin", (runner.workspace.parent / "gone.git").as_uri())
+
+
+UNREACHABLE = "cannot reach origin to read branch sitegen-history (git ls-remote exit 128)"
+
+
+@pytest.mark.parametrize("failing", [False, True])
+def test_an_unreachable_history_branch_never_stops_the_build(repository: Repository, failing: bool) -> None:
+    """A foreign repository's pull request with origin unreachable: the site, outputs, summary and artifact are made,
+    the history problem is a warning and a line on the summary, and the exit code is the gate's alone."""
+    if failing:
+        repository.failing()
+    commit = repository.commit("change 20", branch="change-20")
+    runner = repository.job(commit)
+    _unreachable(runner)
+    github = _github("pull_request", commit, pull_request=20, ref_name="20/merge")
+    done = runner.run(_gate_inputs(repository, "gate"), github, reuse={"install": repository.setup.install})
+    assert done.exit_code == (1 if failing else 0), done.log
+    assert (done.outputs["exit-code"], done.outputs["has-regression"]) == (("1", "true") if failing else ("0", "false"))
+    assert done.outcomes["outputs"] == "success" and done.outputs["pass-rate"] == ("0.0" if failing else "1.0")
+    assert (runner.workspace / "site" / "index.html").is_file()
+    assert "actions/upload-artifact" in done.uses and "mikepenz/action-junit-report" in done.uses
+    assert f"::warning title=sitegen history branch::{UNREACHABLE}" in done.log and "::error" not in done.log
+    assert f"> ⚠️ **Run history**: {UNREACHABLE}; this site's history shows only the runs it could read." in done.summary
+    assert ("1 case regressed: payment-timeout" if failing else "no case regressed") in done.summary
+    runs = json.loads((runner.workspace / "site" / "history.json").read_text(encoding="utf-8"))
+    assert [run["label"] for run in runs] == ["PR #20"]
+
+
+def test_a_history_branch_that_cannot_be_recorded_on_leaves_the_build_and_the_branch(repository: Repository) -> None:
+    inputs = _gate_inputs(repository, "publish")
+    first = repository.commit("first")
+    assert repository.job(first).run(inputs, _github("push", first), reuse={"install": repository.setup.install}).exit_code == 0
+    second = repository.commit("second", when="2024-05-02T10:00:00Z")
+    runner = repository.job(second)
+    _unreachable(runner)
+    done = runner.run(inputs, _github("push", second), reuse={"install": repository.setup.install})
+    assert done.exit_code == 0 and done.outputs["exit-code"] == "0", done.log
+    assert (runner.workspace / "site" / "index.html").is_file() and done.outcomes["outputs"] == "success"
+    assert "actions/upload-artifact" in done.uses
+    assert f"::warning title=sitegen history branch::{UNREACHABLE}" in done.log
+    assert "this run was not recorded on branch sitegen-history, whose history could not be read" in done.summary
+    assert [run["runId"] for run in repository.history()] == [f"main-{first}"]  # the branch as it was
+
+
+def test_a_history_branch_without_history_json_is_a_warning(repository: Repository) -> None:
+    # A branch of that name that holds something else: read, it has no history.json.
+    commit = repository.commit("not a history", branch=BRANCH)
+    runner, done = _pull_request(repository, 21, **_gate_inputs(repository, "gate"))
+    assert done.exit_code == 0 and done.outputs["exit-code"] == "0", done.log
+    problem = f"branch sitegen-history (commit {commit[:12]}) has no history.json; see docs/ci.md"
+    assert f"::warning title=sitegen history branch::{problem}" in done.log
+    assert f"> ⚠️ **Run history**: {problem};" in done.summary and (runner.workspace / "site" / "index.html").is_file()

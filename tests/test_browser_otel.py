@@ -4,10 +4,11 @@ opened from file://, its tool timeline, tokens and raw trace link working withou
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from helpers import ROOT, Watched, case_page_file
+from helpers import ROOT, Watched, case_page_file, new_context
 from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
@@ -45,3 +46,19 @@ def test_an_otlp_case_page_shows_its_spans(watched: Watched, otel_site: Path, tm
     watched.assert_clean()
     opened = watched.open(otel_site / "cases" / "db-connection-pool-exhaustion-2bf3e09ec9.trace.json")
     expect(opened.locator("body")).to_contain_text('"name":"execute_tool query_logs"')
+
+
+def test_an_otlp_case_on_a_phone_labels_each_evidence_cell(browser: Any, otel_site: Path, tmp_path: Path) -> None:
+    """No verifier-summary column for an OpenTelemetry case; on a phone each cell still says its own column."""
+    from playwright.sync_api import expect
+
+    context = new_context(browser, viewport={"width": 390, "height": 844})
+    try:
+        page = Watched(context.new_page()).open(case_page_file(otel_site, "db-connection-pool-exhaustion"))
+        row = page.locator("#evidence tbody tr").first
+        expect(row.locator("td")).to_have_count(3)
+        labels = row.locator("td").evaluate_all("tds => tds.map(td => getComputedStyle(td, '::before').content)")
+        page.screenshot(path=str(tmp_path / "otel-evidence-phone.png"), full_page=True)
+    finally:
+        context.close()
+    assert labels == ['"In tool invocations"', '"Succeeded"', '"Counts as evidence"']

@@ -250,11 +250,29 @@ def test_the_default_baseline_of_another_suite_is_not_compared(tmp_path: Path, m
     (tmp_path / "eval" / "baseline").mkdir(parents=True)
     (tmp_path / "eval" / "baseline" / "report.json").write_text(json.dumps({"results": [{"caseId": "x"}]}), encoding="utf-8")
     cases, fixtures = write_suite(tmp_path, [make_case()], {"c1.json": make_trace()})
-    result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", "site", "--fail-on-regression")
+    result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", "site")
     assert result.exit_code == 0, result.output
     assert "warning: eval/baseline/report.json: the baseline shares no case id" in result.output
     assert "built without a baseline (give --baseline to compare)" in result.output
     assert not (tmp_path / "site" / "diff.json").exists()
+
+
+def test_the_gate_refuses_a_default_baseline_that_shares_no_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new user's suite: `sitegen init`, then the example case replaced by their own. Gating against the example's
+    # baseline would compare nothing and pass: exit 2, naming both files and how to write a baseline of this suite.
+    monkeypatch.chdir(tmp_path)
+    assert run("init").exit_code == 0
+    case_file = tmp_path / "eval" / "cases" / "diagnosis-cases.json"
+    (case, *_) = json.loads(case_file.read_text(encoding="utf-8"))
+    case_file.write_text(json.dumps([{**case, "id": "my-own-case"}], ensure_ascii=False), encoding="utf-8")
+    result = run("build", "--fail-on-regression")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: eval/baseline/report.json: the baseline shares no case id with the current suite (1 baseline case(s), "
+        f"1 current case(s)): is it a report of another suite? (compared with eval/cases/diagnosis-cases.json); write "
+        f"this suite's baseline with `sitegen baseline`, or give --baseline a report of this suite\n"
+    )
+    assert not (tmp_path / "site").exists()
 
 
 def test_an_unforeseen_failure_is_exit_3_not_a_regression(suite: tuple[Path, Path], tmp_path: Path,

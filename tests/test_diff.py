@@ -362,7 +362,8 @@ def test_cases_not_run_or_without_a_duration_are_not_paired() -> None:
                           toolCallCount=0, durationMs=None))
     items = cost_items(compare_reports(before, after))
     assert (items["averageDurationMs"].pairedCaseCount, items["averageDurationMs"].type) == (1, "CHANGED")
-    assert (items["averageToolCallCount"].pairedCaseCount, items["averageToolCallCount"].type) == (2, "CHANGED")
+    # The case not run now leaves the comparison: the two others call as many tools as before, so no item.
+    assert "averageToolCallCount" not in items
 
 
 @pytest.mark.parametrize("code", ["fixture_invalid", "fixture_path_invalid"])
@@ -766,7 +767,7 @@ def test_markdown_leads_with_the_cases(regressed: DiffReport) -> None:
     first = [line for line in markdown_text(text).splitlines() if line][1]  # after the title
     assert first == ("2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
                      "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new")
-    assert "Pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, within chance): 4/5 cases passed in the baseline, 3/5 now." in text
+    assert "Pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, too few flips to tell from chance (it takes 6 all one way); the gate fails on any regression): 4/5 cases passed in the baseline, 3/5 now." in text
     assert "❌ **Gate fails**: 2 cases regressed, 1 removed (1 in cases whose definition changed" in text
     assert "6 regressions · 3 improvements · 11 changes" in text
     assert "✅" not in text

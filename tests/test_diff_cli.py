@@ -41,7 +41,7 @@ def test_readable_text_to_stdout_by_default_and_no_gate_without_the_flag() -> No
         "Baseline diff",
         "  2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
         "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new",
-        "  pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, within chance): 4/5 cases passed in the baseline, 3/5 now",
+        "  pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, too few flips to tell from chance (it takes 6 all one way); the gate fails on any regression): 4/5 cases passed in the baseline, 3/5 now",
         "  Gate fails: 2 cases regressed, 1 removed",
     ]
     assert "      new: keyword_coverage: matched 1 of 3 expected keywords (need 2); missing: 超时, 连接池" in lines
@@ -77,7 +77,7 @@ def test_gate_exits_1_after_writing_both_outputs(tmp_path: Path) -> None:
     assert result.stdout == (
         "diff: 2 cases regressed: payment-timeout (keyword_coverage, missing_evidence_tool), gatekeeper-version "
         "(gatekeeper_rule_set_version) · 1 case removed: cache-stampede · 1 fixed · 1 new; "
-        "pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, within chance); 20 differences metric by metric: 6 worse, 3 better, 11 other\n"
+        "pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 1 fixed: p = 1.00, too few flips to tell from chance (it takes 6 all one way); the gate fails on any regression); 20 differences metric by metric: 6 worse, 3 better, 11 other\n"
         "  the baseline does not record the agent's answers: regenerate it with `sitegen baseline`\n"
     )
 

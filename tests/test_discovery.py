@@ -151,12 +151,22 @@ def test_outside_any_suite_the_message_names_the_folder_and_the_options(
     words: list[str], options: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    if "x.json" in words:  # a case file that is there: only the fixtures are missing
+        (tmp_path / "x.json").write_text("[]", encoding="utf-8")
     done = run(*words)
     assert done.exit_code == 2
     match = NO_SUITE.match(done.output)
     assert match, done.output
     assert match["cwd"] == str(tmp_path) and match["options"] == options
-    assert list(tmp_path.iterdir()) == []  # nothing written
+    assert [path.name for path in tmp_path.iterdir()] == (["x.json"] if "x.json" in words else [])  # nothing written
+
+
+@pytest.mark.parametrize("command", ["check", "evaluate", "baseline", "build"])
+def test_outside_any_suite_a_missing_case_file_is_named(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `--cases missing.json` alone, outside any suite: the mistyped file is what is wrong, not "no suite here".
+    monkeypatch.chdir(tmp_path)
+    done = run(command, "--cases", "missing.json")
+    assert done.exit_code == 2 and done.output == "error: missing.json: case file not found\n", done.output
 
 
 @pytest.mark.parametrize("command", ["check", "evaluate", "baseline", "build"])
@@ -197,3 +207,25 @@ def test_serve_from_a_subfolder_serves_the_suites_site(deep: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=TIMEOUT)
+
+
+def test_reports_are_the_same_bytes_from_any_folder(deep: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A broken trace puts its path in report.json, report.md and JUnit: relative to the suite's folder, from anywhere.
+    (deep / "eval" / "fixtures" / "beta.json").write_text("{", encoding="utf-8")
+    outputs = ("--json", "report.json", "--markdown", "report.md", "--junit", "junit.xml")
+    written = {}
+    for folder in (deep, deep / "service" / "src", deep.parent):
+        monkeypatch.chdir(folder)
+        given = () if folder != deep.parent else ("--cases", "repo/eval/cases/diagnosis-cases.json", "--fixtures", "repo/eval/fixtures")
+        assert run("evaluate", *given, *outputs).exit_code == 0
+        written[folder] = [(folder / name).read_bytes() for name in ("report.json", "report.md", "junit.xml")]
+    assert len({tuple(files) for files in written.values()}) == 1
+    report, markdown, junit = (data.decode() for data in written[deep])
+    assert "trace is not JSON at eval/fixtures/beta.json:1:2" in report and "../" not in report + markdown + junit
+    assert 'file="eval/cases/diagnosis-cases.json"' in junit
+    # The site built from a subfolder never reads `../` either.
+    monkeypatch.chdir(deep / "service" / "src")
+    assert run("build").exit_code == 0
+    for page in (deep / "site").rglob("*"):
+        if page.suffix in (".html", ".json", ".md", ".xml"):
+            assert "../eval" not in page.read_text(encoding="utf-8"), page

@@ -70,7 +70,7 @@ def test_every_case_has_its_page_showing_its_payloads_as_text(hostile: tuple[Pat
         assert annotations[f"_{payload}"] == payload, where
         assert json.loads(annotations[f"x-{payload}"]) == {payload: payload}, where
         # The notes are Markdown with raw HTML off, like an answer (the site audit checks no markup got through).
-        assert doc.select_one("#notes.markdown") is not None, where
+        assert doc.select_one("#notes .markdown") is not None, where
         definition = {dt.get_text(): dd.get_text() for dt, dd in zip(doc.select("#definition dt"), doc.select("#definition dd"))}
         assert definition["Expected rule set version"] == payload, where
         # The raw trace is the fixture's bytes in a .json file beside the page, linked as JSON: never markup.

@@ -4,6 +4,7 @@ full, not-run cases and known failures skipped; read with junitparser and as the
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -11,12 +12,12 @@ import pytest
 from junitparser import Attr, Error, Failure, IntAttr, JUnitXml, Skipped, TestCase
 from typer.testing import CliRunner
 
-from helpers import make_case, make_trace, write_suite
+from helpers import ROOT, make_case, make_trace, write_suite
 from sitegen.cli import app
 from sitegen.compare.changes import ChangeKind
 from sitegen.compare.diff_report import compare_reports
 from sitegen.errors import UsageError
-from sitegen.report.junit import case_classname, junit_xml, xml_text
+from sitegen.report.junit import case_classname, junit_xml, trace_place, xml_text
 from sitegen.report.results import CaseResult, build_report
 from sitegen.suite.loading import case_lines
 
@@ -324,3 +325,40 @@ def test_case_lines_of_a_file_changed_since_it_was_read(tmp_path: Path) -> None:
     assert case_lines(path) == {"a": 2}
     path.write_text('{"id": "a"}', encoding="utf-8")
     assert case_lines(path) == {}
+
+
+def test_a_case_not_evaluated_is_annotated_at_the_line_its_trace_breaks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shipped suite against its baseline, mysql-slow-query's trace cut in half and oom-restart's not the trace
+    # shape: each is an <error>, annotated (as the workflow's report action reads it) at its trace, not its case.
+    shutil.copytree(ROOT / "eval", tmp_path / "eval")
+    trace = tmp_path / "eval" / "fixtures" / "mysql-slow-query.json"
+    data = trace.read_bytes()
+    trace.write_bytes(data[: len(data) // 2])
+    (tmp_path / "eval" / "fixtures" / "oom-restart.json").write_text('{"session": 5}', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["build", "--junit", "j.xml"]).exit_code == 0
+    annotations = {item["title"]: item for item in _as_the_report_action_reads(tmp_path / "j.xml", tmp_path)}
+    broken = annotations["eval/fixtures/mysql-slow-query.json.mysql-slow-query"]
+    assert (broken["exists"], broken["start_line"]) == (True, 60)
+    assert str(broken["message"]).startswith("could not be evaluated: trace is not JSON at eval/fixtures/mysql-slow-query.json:60:8")
+    shape = annotations["eval/fixtures/oom-restart.json.oom-restart"]
+    assert (shape["exists"], shape["start_line"]) == (True, 1)  # no line to name: the file's first
+    errors = [case for case in ET.parse(tmp_path / "j.xml").getroot().iter("testcase") if case.find("error") is not None]
+    assert [case.get("name") for case in errors] == ["mysql-slow-query", "oom-restart"]
+    # The known failures are skipped: only what the change broke, or could not check, is red.
+    assert len(annotations) == 2
+
+
+@pytest.mark.parametrize(
+    ("check", "place"),
+    [
+        ("fixture_invalid: trace is not JSON at eval/fixtures/a.json:60:8: Expecting value", ("eval/fixtures/a.json", 60)),
+        ("fixture_invalid: trace is not the trace shape at x/a b.json: field 'session': expected an object", ("x/a b.json", None)),
+        ("fixture_invalid: trace is not UTF-8 text at a.json:1:3: byte 0xff", ("a.json", 1)),
+        ("fixture_missing: trace file eval/fixtures/a.json does not exist", None),
+        ("fixture_missing: no trial could be recorded at eval/fixtures/rec: 2 trials saved as *.error.json", None),
+        ("fixture_invalid: trace folder cannot be listed at eval/fixtures/rec: Permission denied", None),
+    ],
+)
+def test_the_place_a_trace_breaks(check: str, place: tuple[str, int | None] | None) -> None:
+    assert trace_place(check) == place

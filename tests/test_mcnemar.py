@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitegen.stats import mcnemar_exact
+from sitegen.compare.changes import PairedTest
+from sitegen.compare.wording import chance_clause
+from sitegen.stats import fewest_telling_flips, mcnemar_exact
 
 # (regressed b, fixed c, p-value). By hand: nothing flipped is 1; 2 against 1 is 1.0 (P(X ≤ 1) of Bin(3, ½) is
 # ½, doubled); 10 against 0 is 2 × 2⁻¹⁰ = 0.001953125. The rest were computed once with SciPy 1.17.1's
@@ -73,3 +75,27 @@ def test_one_more_regression_never_makes_a_lopsided_split_likelier(regressed: in
 def test_negative_counts_are_refused() -> None:
     with pytest.raises(ValueError):
         mcnemar_exact(-1, 3)
+
+
+@pytest.mark.parametrize(("alpha", "flips"), [(0.05, 6), (0.1, 5), (0.01, 8), (0.5, 3)])
+def test_fewest_telling_flips(alpha: float, flips: int) -> None:
+    # The fewest flips all one way with p < α, and one fewer is not enough.
+    assert fewest_telling_flips(alpha) == flips
+    assert mcnemar_exact(flips, 0) < alpha <= mcnemar_exact(flips - 1, 0)
+
+
+@pytest.mark.parametrize(
+    ("regressed", "fixed", "clause"),
+    [
+        (0, 0, "0 regressed, 0 fixed: p = 1.00, within chance"),
+        (0, 2, "0 regressed, 2 fixed: p = 0.50, within chance"),
+        (1, 0, "1 regressed, 0 fixed: p = 1.00, too few flips to tell from chance (it takes 6 all one way); "
+               "the gate fails on any regression"),
+        (12, 5, "12 regressed, 5 fixed: p = 0.14, no more than chance as a whole; the gate fails on any regression"),
+        (6, 0, "6 regressed, 0 fixed: p = 0.03, more than chance"),
+    ],
+)
+def test_the_chance_clause_never_contradicts_the_gate(regressed: int, fixed: int, clause: str) -> None:
+    # A regressed single-trial case fails the gate whatever p says: the clause says so instead of "within chance".
+    test = PairedTest(regressed, fixed, mcnemar_exact(regressed, fixed), 20)
+    assert chance_clause(test, 0.05) == clause

@@ -39,7 +39,10 @@ def test_the_build_says_could_not_be_evaluated_and_the_gate_fails_on_it(broken: 
     runner = CliRunner()
     done = runner.invoke(app, ["build", "--junit", "junit.xml"])
     assert done.exit_code == 0, done.output  # without the gate: reported, not failed
-    headline = f"against eval/baseline/report.json: {SENTENCE} · no case regressed · 8 known failures; pass rate 63.6% → 59.1%"
+    # The pass rate compares the cases evaluated on both sides: the case that was not judged leaves both.
+    headline = (f"against eval/baseline/report.json: {SENTENCE} · no case regressed · 8 known failures; pass rate "
+                "61.9% → 61.9% (±0.0 points, leaving out 1 case not evaluated on both sides; 0 regressed, 0 fixed: "
+                "p = 1.00, within chance); no difference in any metric")
     assert headline in done.stdout
     assert "regressed:" not in done.output and "1 case regressed" not in done.output
     gated = runner.invoke(app, ["build", "--junit", "junit.xml", "--fail-on-regression"])
@@ -137,3 +140,76 @@ def test_an_unreadable_trial_among_readable_ones_is_a_failed_trial(broken: Path)
     assert result["failedChecks"] == [
         "fixture_invalid: trace is not JSON at eval/fixtures/trials/trial-002.json:71:18: Expecting value (in 1 of 2 trials)"
     ]
+
+
+HALF = "mysql-slow-query"  # passes in the shipped baseline with 4 tool calls, 4/4 keywords and the verdict PASS
+
+
+@pytest.fixture
+def cut_in_half(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shipped suite with its baseline, mysql-slow-query's trace cut in half (as a truncated upload leaves it)."""
+    shutil.copytree(ROOT / "eval", tmp_path / "eval")
+    trace = tmp_path / "eval" / "fixtures" / f"{HALF}.json"
+    data = trace.read_bytes()
+    trace.write_bytes(data[: len(data) // 2])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    return tmp_path
+
+
+def test_a_case_cut_in_half_is_named_once_and_counted_by_no_metric(cut_in_half: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(cut_in_half / "summary.md"))
+    done = runner.invoke(app, ["build"])
+    assert done.exit_code == 0, done.output
+    diff = json.loads((cut_in_half / "site" / "diff.json").read_text(encoding="utf-8"))
+    # No metric item, of the case or of all cases, counts the case the agent was not judged on.
+    assert diff["items"] == [] and (diff["regressionCount"], diff["improvementCount"], diff["changedCount"]) == (0, 0, 0)
+    assert diff["leftOutCases"] == [HALF]
+    assert [c["change"] for c in diff["caseChanges"] if c["caseId"] == HALF] == ["not_evaluated"]
+    # The reports' own pass rates keep the seed's definition; report.json too.
+    assert (diff["baselinePassRate"], diff["currentPassRate"]) == (14 / 22, 13 / 22)
+    report = json.loads((cut_in_half / "site" / "report.json").read_text(encoding="utf-8"))
+    assert report["passRate"] == 13 / 22
+    clause = "pass rate 61.9% → 61.9% (±0.0 points, leaving out 1 case not evaluated on both sides; 0 regressed, 0 fixed: p = 1.00, within chance)"
+    assert clause in done.stdout and "no difference in any metric" in done.stdout
+    assert "63.6% → 59.1%" not in done.stdout
+
+    markdown = (cut_in_half / "site" / "diff.md").read_text(encoding="utf-8")
+    # The headline, the gate's line and its row under "Cases that could not be evaluated", nothing else.
+    named = [line.split(" ")[0] for line in markdown.splitlines() if HALF in line]
+    assert named == ["**1", "❌", "|"] and f"| {HALF} | passed → not run |" in markdown
+    assert "## Differences, metric by metric" not in markdown and "Regressions" not in markdown
+    assert f"Pass rate {clause.removeprefix('pass rate ')}: 14/22 cases passed in the baseline, 13/22 now." in markdown
+
+    summary = (cut_in_half / "summary.md").read_text(encoding="utf-8")
+    assert clause.removeprefix("pass rate ") in summary and "### Cases that could not be evaluated (1)" in summary
+    assert "Regress" not in summary.replace("no case regressed", "") and "metric by metric" not in summary
+    # The index's banner compares the cases evaluated on both sides too.
+    banner = soup(cut_in_half / "site" / "index.html").select_one("#headline").get_text()
+    assert clause in banner and "63.6% → 59.1%" not in banner
+
+    # The diff page names it once, in its section, and counts no verdict of it.
+    diff_page = soup(cut_in_half / "site" / "diff.html")
+    assert [a.get_text() for a in diff_page.select("main a") if a.get_text() == HALF] == [HALF]
+    assert "MISSING" not in diff_page.select_one("#transitions").get_text()
+    assert "No case's verdict moved" in diff_page.select_one("#transitions").get_text()
+
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    runner.invoke(app, ["evaluate", "--json", "current.json"])
+    text = runner.invoke(app, ["diff", "eval/baseline/report.json", "current.json"]).stdout
+    named = [line.strip()[:30] for line in text.splitlines() if HALF in line]
+    assert named == ["1 case could not be evaluated:", "Gate fails: 1 case could not b", "⊘ mysql-slow-query: passed → n",
+                     "why: trace is not JSON at eval"]
+    assert "Got worse" not in text and "tool calls" not in text
+
+    page = soup(next((cut_in_half / "site" / "cases").glob(f"{HALF}-*.html")))
+    baseline = page.select_one("#baseline").get_text(" ", strip=True)
+    assert "Not compared: the case could not be evaluated now" in baseline
+    assert "regression" not in baseline and not page.select("#baseline .badge-bad, #baseline .diff-regression")
+    facts = {dt.get_text(strip=True): dd.get_text(strip=True) for dt, dd in zip(page.select(".facts dt"), page.select(".facts dd"))}
+    assert (facts["Keywords"], facts["Tool calls"]) == ("not evaluated", "not read")
+    assert page.select_one("#answer .legend").get_text() == "The trace could not be read, so no expected keyword was looked for."
+    assert not page.select("#answer .chips")
+    assert [row.select("td")[-1].get_text(" ", strip=True) for row in page.select(".evidence-table tbody tr")] == [
+        "– not evaluated", "– not evaluated"]

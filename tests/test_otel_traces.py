@@ -331,6 +331,18 @@ def test_the_example_suite_builds(tmp_path: Path) -> None:
     assert statuses == {case: native[case] for case in statuses if case != "oom-restart"} | {"oom-restart": "not_run"}
     page = soup(_page(tmp_path / "site", "oom-restart"))
     assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY" in page.get_text()
+    # Exported without its content: the page counts its spans and says why none was read, not "no tool calls".
+    facts = {dt.get_text(): dd.get_text() for dt, dd in zip(page.select(".facts dt"), page.select(".facts dd"))}
+    assert facts["Tool calls"] == "4 tool spans, not read"
+    assert facts["Trace"] == "oom-restart.jsonl · not read · OpenTelemetry, 6 spans, exported without its content"
+    tools = page.select_one("#tools .legend").get_text()
+    assert tools.startswith("The file holds 6 spans, 4 tool call spans among them, but was exported without its content")
+    assert "No trace" not in page.select_one("#tools").get_text() and "no trace" not in page.select_one("#evidence").get_text()
+    # OpenTelemetry traces carry no verifier summary of tool calls: no column for it, on any OTel case's page.
+    for case in ("oom-restart", "payment-timeout"):
+        table = soup(_page(tmp_path / "site", case)).select_one(".evidence-table")
+        assert [th.get_text() for th in table.select("thead th")] == ["Required tool", "In tool invocations", "Succeeded", "Counts as evidence"]
+        assert all(len(row.select("td")) == 3 for row in table.select("tbody tr")) and "not listed" not in table.get_text()
     index = soup(tmp_path / "site" / "index.html")
     assert "⊘ 1" in index.get_text() and "could not be evaluated, or content not captured" in index.get_text()
 

@@ -4,13 +4,17 @@ index's header, the tool-call timeline's failed calls and time axis, the history
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import make_case, make_trace, write_suite
+from typer.testing import CliRunner
+
+from helpers import ROOT, drop_tool, make_case, make_trace, write_suite
+from sitegen.cli import app
 from sitegen.formatting import run_name, run_phrase
 from sitegen.site.html import urls
 from sitegen.site.pipeline import BuildOptions, build_site
@@ -152,3 +156,48 @@ def test_history_duration_chart_is_in_seconds(built: tuple[BuildOptions, Path]) 
     figure = json.loads(soup.find("script", id="chart-history-duration-data").string)
     assert figure["layout"]["yaxis"]["title"]["text"] == "Duration (s)"
     assert figure["data"][0]["hovertemplate"].endswith(" s<extra></extra>")
+
+
+def test_case_pages_say_nothing_untrue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped suite against its baseline, with rolling-update-502 no longer calling query_k8s_events (its verifier
+    still lists it) and matrix-reject-safety expecting no keyword: each page says what is so, once."""
+    shutil.copytree(ROOT / "eval", tmp_path / "eval")
+    trace_path = tmp_path / "eval" / "fixtures" / "rolling-update-502.json"
+    trace = json.loads(trace_path.read_text(encoding="utf-8"))
+    drop_tool(trace, "query_k8s_events", from_summary=False)
+    trace_path.write_text(json.dumps(trace, ensure_ascii=False), encoding="utf-8")
+    case_file = tmp_path / "eval" / "cases" / "diagnosis-cases.json"
+    cases = json.loads(case_file.read_text(encoding="utf-8"))
+    for case in cases:
+        if case["id"] == "matrix-reject-safety":
+            case["expectedRootCauseKeywords"] = []
+    case_file.write_text(json.dumps(cases, ensure_ascii=False), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(app, ["build"]).exit_code == 0
+    site = tmp_path / "site"
+
+    def page(case_id: str) -> BeautifulSoup:
+        return BeautifulSoup(next((site / "cases").glob(f"{case_id}-*.html")).read_text(encoding="utf-8"), "html.parser")
+
+    # A verifier that lists a tool the agent never called is said to, beside "not invoked" (the summary's listing
+    # is what the rule counts: eval/README.md, missing_evidence_tool).
+    rows = {row.select_one("th").get_text(): [td.get_text(" ", strip=True) for td in row.select("td")]
+            for row in page("rolling-update-502").select(".evidence-table tbody tr")}
+    assert rows["query_k8s_events"] == ["✗ not invoked", "⚠ listed, never called", "– n/a", "✓ counts"]
+    (warning,) = page("rolling-update-502").select(".evidence-table .mark-warn")
+    assert warning["title"] == "the verifier's summary lists this tool, but the trace has no call to it"
+    # No "0/0" for a case that expects no keyword.
+    reject = page("matrix-reject-safety")
+    facts = {dt.get_text(): dd.get_text() for dt, dd in zip(reject.select(".facts dt"), reject.select(".facts dd"))}
+    assert facts["Keywords"] == "none expected" and "0/0" not in reject.get_text()
+    assert reject.select_one("#answer .legend").get_text() == "No expected keywords: this case checks none."
+    # A known failure is said once, as sitegen's verdict; the case file's notes are labelled as the author's.
+    known = page("kafka-consumer-lag")
+    assert [box.select_one(".case-change-statement").get_text() for box in known.select(".case-change")] == [
+        "Known failure: it failed in the baseline too."]
+    assert known.select_one("#notes .case-notes-label").get_text().startswith("The case file's notes, as its author wrote them")
+    # The banner's p says what it means where it appears.
+    banner = BeautifulSoup((site / "index.html").read_text(encoding="utf-8"), "html.parser").select_one("#headline")
+    (abbr,) = banner.select("abbr.p-value")
+    assert abbr.get_text() == "p" and "by chance alone" in abbr["title"] and "docs/trials.md" in abbr["title"]
+    assert ": p = 1.00, too few flips to tell from chance (it takes 6 all one way); the gate fails on any regression" in banner.get_text()

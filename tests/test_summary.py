@@ -197,7 +197,7 @@ def test_done_when_the_build_names_the_one_regressed_case(scenario: tuple[list[s
     env = {"GITHUB_STEP_SUMMARY": str(summary), "SOURCE_DATE_EPOCH": "1700000000"}
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 1, result.output
-    assert f"against baseline.json: {SCENARIO_HEADLINE}; pass rate 50.0% → 40.0% (-10.0 points; 1 regressed, 0 fixed: p = 1.00, within chance)" in result.stdout
+    assert f"against baseline.json: {SCENARIO_HEADLINE}; pass rate 50.0% → 40.0% (-10.0 points; 1 regressed, 0 fixed: p = 1.00, too few flips to tell from chance (it takes 6 all one way); the gate fails on any regression)" in result.stdout
     assert result.stderr.endswith("gate failed: 1 case regressed (against baseline.json)\n"), result.stderr
     text = summary.read_text(encoding="utf-8")
     assert SCENARIO_HEADLINE in markdown_text(text).splitlines()
@@ -237,7 +237,7 @@ def test_done_when_the_diff_command_names_the_one_regressed_case(scenario: tuple
     result = runner.invoke(app, ["diff", "baseline.json", "current.json", "--markdown", "diff.md", "--fail-on-regression"],
                            env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert result.exit_code == 1, result.output
-    assert result.stdout.startswith(f"diff: {SCENARIO_HEADLINE}; pass rate 50.0% → 40.0% (-10.0 points; 1 regressed, 0 fixed: p = 1.00, within chance)")
+    assert result.stdout.startswith(f"diff: {SCENARIO_HEADLINE}; pass rate 50.0% → 40.0% (-10.0 points; 1 regressed, 0 fixed: p = 1.00, too few flips to tell from chance (it takes 6 all one way); the gate fails on any regression)")
     assert result.stderr == "gate failed: 1 case regressed (against baseline.json)\n"
     assert SCENARIO_HEADLINE in markdown_text((tmp_path / "diff.md").read_text(encoding="utf-8")).splitlines()
     assert SCENARIO_HEADLINE in markdown_text(summary.read_text(encoding="utf-8")).splitlines()

@@ -563,17 +563,22 @@ def test_a_push_that_keeps_failing_gives_up_after_the_attempts(forge: Forge) -> 
     hook.chmod(0o755)
     env = {**forge.env, "SITEGEN_HISTORY_ATTEMPTS": "3"}
     done = _record(work, env, "sitegen", "build", "--history", ".h/history.json", "--history-optional")
-    assert done.returncode == 1
+    # The build's exit code, not the history's: a push that fails never reads as the gate's exit 1.
+    assert done.returncode == 0
     assert done.stdout.count("Another run recorded first") == 2
-    assert f"::error title=sitegen history branch::could not push branch {BRANCH} after 3 attempts" in done.stdout
-    assert forge.branch_tip() is None
+    assert (f"::warning title=sitegen history branch::could not push branch {BRANCH} after 3 attempts: this run was "
+            "not recorded") in done.stdout
+    assert forge.branch_tip() is None and (work / "site" / "index.html").is_file()
 
 
-def test_reading_fails_loudly_when_the_history_cannot_be_read(forge: Forge, tmp_path: Path) -> None:
+def test_reading_warns_when_the_history_cannot_be_read(forge: Forge, tmp_path: Path) -> None:
+    # Exit 1 tells the caller to build without the history (action-build.sh does, and says so on the summary).
     work = forge.checkout(forge.commit("2024-03-01T10:00:00Z"))
     _git(work, "remote", "set-url", "origin", (tmp_path / "nowhere.git").as_uri())
+    (work / ".h").mkdir()
+    (work / ".h" / "history.json").write_text("[]", encoding="utf-8")  # a previous run's: never taken for this one's
     done = subprocess.run([str(HISTORY_BRANCH), "read", ".h"], cwd=work, env=forge.env, capture_output=True, text=True, timeout=TIMEOUT)
-    assert done.returncode == 1 and f"::error title=sitegen history branch::cannot reach origin to read branch {BRANCH}" in done.stdout
+    assert done.returncode == 1 and f"::warning title=sitegen history branch::cannot reach origin to read branch {BRANCH}" in done.stdout
     assert not (work / ".h" / "history.json").exists()
     # A branch of that name without history.json is not taken for an empty history either.
     _git(work, "remote", "set-url", "origin", forge.bare.as_uri())

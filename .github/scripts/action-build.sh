@@ -3,6 +3,7 @@
 # in bad-input-summary.sh (bad input goes to the job summary), continuing the history read from the history
 # branch or, with record-history, recording the run there (history-branch.sh). Writes `exit-code` to
 # $GITHUB_OUTPUT and exits with sitegen's exit code: 0 done, 1 a regression under fail-on-regression, 2 bad input.
+# A history branch that cannot be read or recorded on never changes it: a `::warning` and a line on the summary.
 #
 # Environment (set by action.yml from its inputs; empty means sitegen's default):
 #   INPUT_CASES, INPUT_FIXTURES, INPUT_CONFIG, INPUT_BASELINE, INPUT_OUT, INPUT_CASE_PAGES
@@ -56,20 +57,33 @@ elif [ "$INPUT_RECORD_HISTORY" = true ]; then
     export SOURCE_DATE_EPOCH
 fi
 
+# The history branch never stops the build (docs/ci.md, "When the history branch cannot be read"): a branch that
+# cannot be read or recorded on is a warning, on the run and on the job summary, and the site is built all the same;
+# exit 1 stays the gate's.
 history="$ACTION_STATE/history"
-if [ -n "${SITEGEN_HISTORY_BRANCH}" ]; then
-    args+=(--history "$history/history.json" --history-optional)
-fi
-
+problems="$ACTION_STATE/history-problems"
+rm -f "$problems"
+export SITEGEN_HISTORY_PROBLEMS="$problems"
 status=0
 if [ "$INPUT_RECORD_HISTORY" = true ]; then
+    args+=(--history "$history/history.json" --history-optional)
     "$scripts/history-branch.sh" record "$history" "${INPUT_OUT:-site}/history.json" -- \
         "$scripts/bad-input-summary.sh" sitegen "${args[@]}" || status=$?
 else
     if [ -n "${SITEGEN_HISTORY_BRANCH}" ]; then
-        "$scripts/history-branch.sh" read "$history"
+        if "$scripts/history-branch.sh" read "$history"; then
+            args+=(--history "$history/history.json" --history-optional)
+        fi
     fi
     "$scripts/bad-input-summary.sh" sitegen "${args[@]}" || status=$?
+fi
+if [ -s "$problems" ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    {
+        echo
+        while IFS= read -r problem; do
+            echo "> ⚠️ **Run history**: ${problem}; this site's history shows only the runs it could read."
+        done <"$problems"
+    } >>"$GITHUB_STEP_SUMMARY"
 fi
 echo "exit-code=$status" >>"$GITHUB_OUTPUT"
 exit "$status"

@@ -4,8 +4,9 @@
 #   history-branch.sh read DIR
 #       Copy the branch's history.json to DIR/history.json. Read only: nothing is ever pushed. When the
 #       branch does not exist yet, DIR/history.json is removed (a first run starts a new history); any other
-#       failure (network, permissions, a branch without history.json) exits 1, so that no build silently
-#       drops the recorded runs.
+#       failure (network, permissions, a branch without history.json) removes it too, warns (a `::warning`,
+#       and a line in $SITEGEN_HISTORY_PROBLEMS) and exits 1: the caller builds without the history, and says
+#       so, rather than stop (docs/ci.md, "When the history branch cannot be read").
 #
 #   history-branch.sh record DIR SITE_HISTORY -- BUILD_COMMAND [ARG...]
 #       Record this run on the branch. Each attempt reads the branch into DIR (as `read`), runs BUILD_COMMAND
@@ -16,6 +17,9 @@
 #       next attempt reads the branch again and rebuilds, so sitegen places this run among the runs already
 #       there (by createdAt, replacing its own runId). So the site built last is always built from the
 #       history on the branch. A failing BUILD_COMMAND ends the script with its exit code; nothing is pushed.
+#       A branch that cannot be read (as `read`) never stops the build: BUILD_COMMAND runs without DIR/history.json
+#       and nothing is pushed; nor does a push that fails every attempt. Either warns as `read` does, and the
+#       script exits with BUILD_COMMAND's exit code: a history problem is never mistaken for the gate's exit 1.
 #
 # Environment (all optional):
 #   SITEGEN_HISTORY_BRANCH       the branch (default sitegen-history)
@@ -25,6 +29,7 @@
 #   SITEGEN_HISTORY_MESSAGE      the commit message (default names the commit checked out)
 #   SITEGEN_HISTORY_TOKEN        a token for the remote (the action passes the job's), used unless the checkout
 #                                keeps credentials of its own; given to git in its environment, never as an argument
+#   SITEGEN_HISTORY_PROBLEMS     a file each history problem is appended to, a line each (the action's job summary)
 set -euo pipefail
 
 branch=${SITEGEN_HISTORY_BRANCH:-sitegen-history}
@@ -39,13 +44,16 @@ by the eval-site workflow (.github/scripts/history-branch.sh). Pull-request buil
 is built from it. Do not edit by hand; see docs/ci.md (\"Recovering the history\").
 "
 
-die() {
-    echo "::error title=sitegen history branch::$*"
-    exit 1
+# A history problem: an annotation on the run, and a line for the job summary. The build goes on without it.
+warn() {
+    echo "::warning title=sitegen history branch::$*"
+    if [ -n "${SITEGEN_HISTORY_PROBLEMS:-}" ]; then
+        printf '%s\n' "$*" >>"$SITEGEN_HISTORY_PROBLEMS"
+    fi
 }
 
 usage() {
-    sed -n '2,27p' "$0" >&2
+    sed -n '2,32p' "$0" >&2
     exit 2
 }
 
@@ -62,7 +70,8 @@ remote_git() {
         GIT_CONFIG_VALUE_0="AUTHORIZATION: basic ${basic}" git "$@"
 }
 
-# Fetch the branch and set `tip` to its commit id, or to "" when the branch does not exist yet.
+# Fetch the branch and set `tip` to its commit id, or to "" when the branch does not exist yet; 1 (warned) when
+# it cannot be read.
 fetch_tip() {
     local status=0
     tip=""
@@ -70,14 +79,21 @@ fetch_tip() {
     if [ "$status" -eq 2 ]; then
         return 0
     elif [ "$status" -ne 0 ]; then
-        die "cannot reach $remote to read branch $branch (git ls-remote exit $status)"
+        warn "cannot reach $remote to read branch $branch (git ls-remote exit $status)"
+        return 1
     fi
     # A shallow fetch: CI checkouts are shallow, and only the tip's history.json is needed.
-    remote_git fetch --quiet --no-tags --depth=1 "$remote" "refs/heads/$branch" || die "cannot fetch branch $branch from $remote"
-    tip=$(git rev-parse --verify --quiet 'FETCH_HEAD^{commit}') || die "fetched branch $branch but found no commit"
+    if ! remote_git fetch --quiet --no-tags --depth=1 "$remote" "refs/heads/$branch"; then
+        warn "cannot fetch branch $branch from $remote"
+        return 1
+    fi
+    if ! tip=$(git rev-parse --verify --quiet 'FETCH_HEAD^{commit}'); then
+        warn "fetched branch $branch but found no commit"
+        return 1
+    fi
 }
 
-# Copy history.json of commit $2 (or nothing, when $2 is empty) to $1/history.json.
+# Copy history.json of commit $2 (or nothing, when $2 is empty) to $1/history.json; 1 (warned) when it has none.
 extract() {
     local dir=$1 tip=$2
     mkdir -p "$dir"
@@ -86,9 +102,22 @@ extract() {
         echo "Branch $branch does not exist yet on $remote: this run starts the history."
         return 0
     fi
-    git cat-file -e "$tip:history.json" 2>/dev/null || die "branch $branch (commit $tip) has no history.json; see docs/ci.md"
+    if ! git cat-file -e "$tip:history.json" 2>/dev/null; then
+        warn "branch $branch (commit ${tip:0:12}) has no history.json; see docs/ci.md"
+        return 1
+    fi
     git cat-file blob "$tip:history.json" >"$dir/history.json"
     echo "Read the run history from branch $branch (commit ${tip:0:12})."
+}
+
+# Read the branch into $1 (as `read`); 1 when it cannot be read, $1/history.json then absent.
+read_history() {
+    if fetch_tip && extract "$1" "$tip"; then
+        return 0
+    fi
+    mkdir -p "$1"
+    rm -f "$1/history.json"
+    return 1
 }
 
 # Commit $1 as history.json on top of $2 (may be empty) and push it; 0 when recorded, 1 when the push failed.
@@ -130,8 +159,7 @@ command=${1:-}
 case "$command" in
     read)
         [ $# -eq 1 ] || usage
-        fetch_tip
-        extract "$1" "$tip"
+        read_history "$1"
         ;;
     record)
         if [ $# -lt 4 ] || [ "$3" != "--" ]; then
@@ -144,8 +172,13 @@ case "$command" in
                 echo "Another run recorded first: reading branch $branch again (attempt $attempt of $attempts)."
                 sleep $((delay * (attempt - 1)))
             fi
-            fetch_tip
-            extract "$dir" "$tip"
+            readable=true
+            read_history "$dir" || readable=false
+            if [ "$readable" = false ] && [ "$attempt" -gt 1 ]; then
+                # This run's site, from the branch read before, is built: it stays, unrecorded.
+                warn "this run was not recorded on branch $branch; re-run the job to record it"
+                exit "$status"
+            fi
             status=0
             if [ "$attempt" -eq 1 ]; then
                 "$@" || status=$?
@@ -154,12 +187,21 @@ case "$command" in
                 GITHUB_STEP_SUMMARY='' "$@" || status=$?
             fi
             [ "$status" -eq 0 ] || exit "$status"
-            [ -f "$site_history" ] || die "the build wrote no $site_history"
+            if [ "$readable" = false ]; then
+                # Pushed on top of nothing, it would stand for a history it never read: not recorded.
+                warn "this run was not recorded on branch $branch, whose history could not be read"
+                exit 0
+            fi
+            if [ ! -f "$site_history" ]; then
+                warn "the build wrote no $site_history: this run was not recorded on branch $branch"
+                exit 0
+            fi
             if commit_and_push "$site_history" "$tip"; then
                 exit 0
             fi
         done
-        die "could not push branch $branch after $attempts attempts; re-run the job (nothing was lost: the branch keeps every recorded run)"
+        warn "could not push branch $branch after $attempts attempts: this run was not recorded; re-run the job to record it (nothing was lost: the branch keeps every recorded run)"
+        exit "$status"
         ;;
     *)
         usage

@@ -32,7 +32,7 @@ def run(
 
     settings = config_for(suite_folder().config(config))
     before, after = read_report(baseline), read_report(current)
-    check_comparable(before, {r.caseId for r in after.results}, baseline)
+    check_comparable(before, {r.caseId for r in after.results}, baseline, current)
     result = compare_reports(
         before, after, cost_tolerance=resolve_cost_tolerance(cost_tolerance, settings), alpha=settings.alpha,
         answer_similarity=settings.answer_similarity,

@@ -294,11 +294,13 @@ class Headline:
     """What every summary leads with: the cases by change (ChangeKind's reading order), then the pass rates."""
 
     groups: dict[ChangeKind, tuple[CaseChange, ...]]  # every kind, with the cases that have it
-    baselinePassRate: float
-    currentPassRate: float
+    # The pass rates without the cases not run on either side (None: no case is left on that side).
+    baselinePassRate: float | None
+    currentPassRate: float | None
     paired: PairedTest | None = None  # McNemar's test of the single-trial cases, for the pass-rate clause
     alpha: float = DEFAULT_ALPHA  # the level the paired test is read at
-    compared: int = 0  # cases in both reports (the paired test says so when it covers fewer)
+    compared: int = 0  # cases evaluated in both reports (the paired test says so when it covers fewer)
+    leftOut: int = 0  # cases not run on either side, left out of the pass rates
 
     def of(self, kind: ChangeKind) -> tuple[CaseChange, ...]:
         """The cases with change `kind`, in the diff's order."""
@@ -312,17 +314,19 @@ class Headline:
 
 def case_headline(
     changes: Iterable[CaseChange],
-    baseline_pass_rate: float,
-    current_pass_rate: float,
+    baseline_pass_rate: float | None,
+    current_pass_rate: float | None,
     paired: PairedTest | None = None,
     alpha: float = DEFAULT_ALPHA,
+    left_out: int = 0,
 ) -> Headline:
-    """The headline's data from a diff's caseChanges, its two pass rates and its paired test."""
+    """The headline's data from a diff's caseChanges, its two pass rates (without the `left_out` cases not run on
+    either side) and its paired test."""
     groups: dict[ChangeKind, list[CaseChange]] = {kind: [] for kind in ChangeKind}
     compared = 0
     for change in changes:
         groups[change.change].append(change)
-        compared += change.baselineStatus is not None and change.currentStatus is not None
-    return Headline(
-        {kind: tuple(group) for kind, group in groups.items()}, baseline_pass_rate, current_pass_rate, paired, alpha, compared
-    )
+        compared += Status.NOT_RUN not in (change.baselineStatus, change.currentStatus) and None not in (
+            change.baselineStatus, change.currentStatus)
+    return Headline({kind: tuple(group) for kind, group in groups.items()}, baseline_pass_rate, current_pass_rate,
+                    paired, alpha, compared, left_out)

@@ -68,6 +68,8 @@ def diff_document(diff: DiffReport) -> dict[str, Any]:
         data["alpha"] = diff.alpha
     if diff.failingSince is not None:  # made with the history of record (a build): the step this run is in, or null
         data["step"] = None if diff.step is None else diff.step.to_json()
+    if diff.leftOutCases:  # the cases no metric item counts: not run on either side (diffs without one keep their shape)
+        data["leftOutCases"] = list(diff.leftOutCases)
     return data
 
 

@@ -22,6 +22,11 @@ Decisions where eval/README.md ("Comparing with the baseline") leaves room (also
   one-sided Fisher exact test on the passed/failed trial counts (stats.py): fallen with p < α a REGRESSION,
   risen with p < α an IMPROVEMENT, else CHANGED; the item carries `pValue` (of the direction it moved) and
   `alpha`. The `passed` item keeps its own rule whatever the p-value.
+- A case not run on either side (its trace unreadable, its trials unrecorded: `not_run`) was not judged there, so it
+  has no metric item (passed, evidence, keywords, verdict, failed checks, tool calls, duration, answer, trials):
+  its change (`not_evaluated`, or the baseline's `not_run` then) says it once. The aggregate items (pass rate, cost
+  signals, verdict distribution) compare the reports without those cases (`leftOutCases`), so a case leaving the
+  comparison never moves them; the reports' own figures (`baselinePassRate`, `currentPassRate`) stay the seed's.
 - `pairedTest` is McNemar's exact test (stats.py) over the cases with one trial on both sides that were evaluated
   on both (a `not_run` side has no outcome to pair): b passed → failed, c failed → passed. It informs every
   pass-rate clause; the gate keeps its own rule. null when no case qualifies (a suite of trials).
@@ -71,7 +76,8 @@ from sitegen.compare.items import (
 )
 from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, DEFAULT_COST_TOLERANCE
 from sitegen.errors import BadInput, UsageError
-from sitegen.report.results import CaseResult, Report
+from sitegen.report.results import CaseResult, Report, build_report
+from sitegen.report.status import Status
 
 
 @dataclass
@@ -108,10 +114,17 @@ class DiffReport:
     failingSince: dict[str, Streak] | None = None
     # The latest step in the suite's pass rate, when this run is the first point after it (a build fills it in).
     step: Step | None = None
+    # The cases not run on either side, left out of every metric item (current order, then the baseline's).
+    leftOutCases: list[str] = field(default_factory=list)
+    # The pass rates over each side's cases without them: the pass-rate item's and the headline's (None: no case
+    # is left on that side).
+    comparedBaselinePassRate: float | None = None
+    comparedCurrentPassRate: float | None = None
 
     def headline(self) -> Headline:
         """What every summary leads with: the cases by change, then the pass rate (worded by compare/wording.py)."""
-        return case_headline(self.caseChanges, self.baselinePassRate, self.currentPassRate, self.pairedTest, self.alpha)
+        return case_headline(self.caseChanges, self.comparedBaselinePassRate, self.comparedCurrentPassRate,
+                             self.pairedTest, self.alpha, len(self.leftOutCases))
 
     @property
     def cost_regressions(self) -> list[DiffItem]:
@@ -150,14 +163,40 @@ def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: f
         )
 
 
+def evaluated_on_both(base: CaseResult, cur: CaseResult) -> bool:
+    """Whether the agent was judged on both sides (neither is `not_run`): only then do its figures compare."""
+    return base.status is not Status.NOT_RUN and cur.status is not Status.NOT_RUN
+
+
+def left_out(baseline: Report, current: Report) -> list[str]:
+    """The cases not run on either side (current order, then the baseline's): no metric item counts them."""
+    before = baseline.by_id
+    ids = [r.caseId for r in current.results
+           if r.status is Status.NOT_RUN or (r.caseId in before and before[r.caseId].status is Status.NOT_RUN)]
+    ids += [r.caseId for r in baseline.results if r.status is Status.NOT_RUN and r.caseId not in current.by_id]
+    return ids
+
+
+def without(report: Report, case_ids: Collection[str]) -> Report:
+    """The report's figures worked out again without the cases `case_ids` (the report itself when none)."""
+    if not case_ids:
+        return report
+    return build_report([result for result in report.results if result.caseId not in case_ids])
+
+
+def _rate(report: Report) -> float | None:
+    return report.passRate if report.results or report.totalCases else None
+
+
 def _aggregate_items(
-    out: _Collector, baseline: Report, current: Report, tolerance: float, paired: PairedTest | None, alpha: float
+    out: _Collector, baseline: Report, current: Report, tolerance: float, paired: PairedTest | None, alpha: float,
+    left: list[str],
 ) -> None:
-    before, after = baseline.passRate, current.passRate
-    if not same(before, after):
+    before, after = _rate(baseline), _rate(current)
+    if before is not None and after is not None and not same(before, after):
         # Its message adds McNemar's test of the single-trial cases (compare/wording.py's chance_clause).
         out.add(REGRESSION if after < before else IMPROVEMENT, None, PASS_RATE, before, after, pairedTest=paired,
-                alpha=alpha if paired is not None else None)
+                alpha=alpha if paired is not None else None, leftOutCases=tuple(left))
     _cost_items(out, baseline, current, tolerance)
     for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
@@ -263,7 +302,10 @@ def compare_case(
     elif base is None:
         out.add(CHANGED, cur.caseId, "present", False, True)
     elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
-        _case_items(out, cur.caseId, base, cur, change, alpha)
+        if evaluated_on_both(base, cur):
+            _case_items(out, cur.caseId, base, cur, change, alpha)
+        elif definition_changed(base, cur):  # the case was edited: said of the case file, not of the agent
+            out.add(CHANGED, cur.caseId, "definition", base.caseDigest, cur.caseDigest)
     return CaseComparison(change, tuple(out.items))
 
 
@@ -282,11 +324,13 @@ def incomparable(baseline: Report, current_ids: Collection[str]) -> str | None:
     return None
 
 
-def check_comparable(baseline: Report, current_ids: Collection[str], baseline_path: Path | str) -> None:
-    """Raise BadInput naming the baseline file when it cannot be compared with the current suite (`incomparable`)."""
+def check_comparable(baseline: Report, current_ids: Collection[str], baseline_path: Path | str, current: Path | str) -> None:
+    """Raise BadInput naming the baseline file and `current` (the case file or the current report) when they cannot be
+    compared (`incomparable`), saying how to make a baseline that can."""
     problem = incomparable(baseline, current_ids)
     if problem is not None:
-        raise BadInput(baseline_path, problem)
+        raise BadInput(baseline_path, f"{problem} (compared with {current}); write this suite's baseline with "
+                                      "`sitegen baseline`, or give --baseline a report of this suite")
 
 
 def compare_reports(
@@ -319,7 +363,9 @@ def compare_reports(
         )
     paired = paired_test((base, after[case_id]) for case_id, base in before.items() if case_id in after)
     out = _Collector()
-    _aggregate_items(out, baseline, current, cost_tolerance, paired, alpha)
+    left = left_out(baseline, current)
+    compared_baseline, compared_current = without(baseline, left), without(current, left)
+    _aggregate_items(out, compared_baseline, compared_current, cost_tolerance, paired, alpha, left)
     for comparison in cases.values():
         out.items += comparison.items
     changed_definitions = [
@@ -356,5 +402,8 @@ def compare_reports(
         baselineInputs=not baseline.results or records_inputs(baseline.results) or not records_evidence(baseline.results),
         answerSimilarity=answer_similarity,
         pairedTest=paired,
+        leftOutCases=left,
+        comparedBaselinePassRate=_rate(compared_baseline),
+        comparedCurrentPassRate=_rate(compared_current),
     )
 

@@ -106,6 +106,9 @@ class DiffItem:
     # The `passRate` item's McNemar test of the single-trial cases (diff.json has it once, as `pairedTest`), read
     # at `alpha`.
     pairedTest: PairedTest | None = None
+    # The `passRate` item: the cases it leaves out, not run on either side (diff.json has them once, as
+    # `leftOutCases`).
+    leftOutCases: tuple[str, ...] = ()
 
 
 def is_number(value: Any) -> bool:

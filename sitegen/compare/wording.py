@@ -38,6 +38,7 @@ from sitegen.defaults import HEADLINE_LISTED
 from sitegen.finite import difference
 from sitegen.formatting import number, percent, plural
 from sitegen.report.status import Status
+from sitegen.stats import fewest_telling_flips
 
 if TYPE_CHECKING:
     from sitegen.compare.trajectory import Divergence
@@ -169,6 +170,8 @@ def item_message(item: DiffItem) -> str:
         return tool_calls_message(item.caseId or "", item.baselineValue, item.currentValue, item.firstDivergence)
     if metric == PASS_RATE:
         message = _values_message(f"Pass rate {_fell_or_rose(item)}", item)
+        if item.leftOutCases:
+            message = f"{message[:-1]}, {left_out_clause(item.leftOutCases)}."
         if item.pairedTest is None or item.alpha is None:
             return message
         return f"{message[:-1]}; {chance_clause(item.pairedTest, item.alpha)}."
@@ -186,6 +189,13 @@ def item_message(item: DiffItem) -> str:
         clause = trial_clause(*item.trialCounts, item.type, item.pValue, item.alpha)
         return f"{_values_message(sentence, item)[:-1]}; {clause}."
     return _values_message(_case_sentence(case, item), item)
+
+
+def left_out_clause(case_ids: Sequence[str]) -> str:
+    """Which cases the pass-rate item leaves out: "leaving out 1 case not evaluated on both sides (mysql-slow-query)"."""
+    named = ", ".join(case_ids[:HEADLINE_LISTED]) + (f" and {len(case_ids) - HEADLINE_LISTED:,} more"
+                                                     if len(case_ids) > HEADLINE_LISTED else "")
+    return f"leaving out {plural(len(case_ids), 'case')} not evaluated on both sides ({named})"
 
 
 def check_phrase(check: str) -> str:
@@ -409,24 +419,43 @@ def p_value_text(p_value: float) -> str:
 
 
 def chance_clause(test: PairedTest, alpha: float, compared: int | None = None) -> str:
-    """McNemar's test in words: "2 regressed, 1 fixed: p = 1.00, within chance" (`compared`: the cases in both
-    reports; when the test pairs fewer, it says over how many: "… fixed of 20 paired cases: …")."""
+    """McNemar's test in words: "2 regressed, 1 fixed: p = 0.02, more than chance" (`compared`: the cases evaluated
+    in both reports; when the test pairs fewer, it says over how many: "… fixed of 20 paired cases: …"). When some
+    case regressed and p is not below α, it says why chance cannot tell and that the gate fails all the same, never
+    "within chance" beside a failing gate (docs/trials.md, "Without trials: the paired test")."""
     over = f" of {test.cases:,} paired cases" if compared is not None and test.cases != compared else ""
-    judged = "more than chance" if test.beyond_chance(alpha) else "within chance"
     p_value = p_value_text(test.pValue)
-    return f"{test.regressed:,} regressed, {test.fixed:,} fixed{over}: p {'' if p_value[0] == '<' else '= '}{p_value}, {judged}"
+    counts = f"{test.regressed:,} regressed, {test.fixed:,} fixed{over}: p {'' if p_value[0] == '<' else '= '}{p_value}"
+    if test.beyond_chance(alpha):
+        return f"{counts}, more than chance"
+    if not test.regressed:
+        return f"{counts}, within chance"
+    needed = fewest_telling_flips(alpha)
+    if test.regressed + test.fixed < needed:
+        return f"{counts}, too few flips to tell from chance (it takes {needed:,} all one way); {GATE_ON_ANY_REGRESSION}"
+    return f"{counts}, no more than chance as a whole; {GATE_ON_ANY_REGRESSION}"
+
+
+# What the chance clause adds when a case regressed and chance cannot tell: the gate's rule is not the test's.
+GATE_ON_ANY_REGRESSION = "the gate fails on any regression"
 
 
 def pass_rate_change(headline: Headline) -> str:
     """The pass rate then and now with its move and, for single-trial cases, whether the move is more than chance:
-    "80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, within chance)"."""
-    points = pass_rate_points(headline.baselinePassRate, headline.currentPassRate)
+    "80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, too few flips …)". Cases not run on either side
+    are left out of both rates, and it says so ("leaving out 1 case not evaluated on both sides")."""
     chance = "" if headline.paired is None else f"; {chance_clause(headline.paired, headline.alpha, headline.compared)}"
-    return f"{percent(headline.baselinePassRate)} → {percent(headline.currentPassRate)} ({points}{chance})"
+    before, after = headline.baselinePassRate, headline.currentPassRate
+    if before is None or after is None:
+        return f"not compared: no case was evaluated on both sides{chance}"
+    points = pass_rate_points(before, after)
+    if headline.leftOut:
+        points += f", leaving out {plural(headline.leftOut, 'case')} not evaluated on both sides"
+    return f"{percent(before)} → {percent(after)} ({points}{chance})"
 
 
 def format_pass_rate(headline: Headline) -> str:
-    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, within chance)"."""
+    """The pass-rate part: "pass rate 80.0% → 60.0% (-20.0 points; 2 regressed, 0 fixed: p = 0.50, …)"."""
     return f"pass rate {pass_rate_change(headline)}"
 
 

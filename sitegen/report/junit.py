@@ -3,7 +3,8 @@
 What the readers use (eval/README.md, "JUnit XML"): a <testcase>'s `classname`, `name`, `file` and `line` (where a
 pull-request annotation points: the case's object in the case file), and a <failure>'s `message` (the annotation's
 text: every failed check in full) with the checks one per line as its text; a case that could not be evaluated is an
-<error> instead, its `message` saying why and where.
+<error> instead, its `message` saying why and where, and its `file` and `line` the broken trace's (where the place is
+a file and line), so the annotation lands on the line that broke.
 """
 
 from __future__ import annotations
@@ -55,6 +56,20 @@ def _checks_message(checks: list[str]) -> str:
     return xml_text("; ".join(checks))
 
 
+def trace_place(check: str) -> tuple[str, int | None] | None:
+    """The trace file and line a not-run case's check names, where its trace breaks: suite/loading.py's `unusable`
+    words it `trace <reason> at <file>[:<line>:<column>][: <detail>]`; None for a check that names no file of a
+    trace (a missing file, a folder of trials)."""
+    reason, at, rest = (parse_check(check).message or "").partition(" at ")
+    if not at or not reason.startswith("trace ") or "folder" in reason:
+        return None
+    place = rest.split(": ", 1)[0]
+    file, line, column = (place.rsplit(":", 2) + ["", ""])[:3] if place.count(":") >= 2 else (place, "", "")
+    if line.isdigit() and column.isdigit():
+        return file, int(line)
+    return place, None
+
+
 @dataclass(frozen=True)
 class _Case:
     """What a <testcase> says of a case beyond its result: where it is, and what the baseline said."""
@@ -67,12 +82,15 @@ class _Case:
     noisy: bool = False  # its trial policy flipped within chance of the baseline
 
     def attributes(self, result: CaseResult, name: str | None) -> dict[str, str]:
-        """The <testcase> attributes of `result` (a trial of the case when `name` is given)."""
+        """The <testcase> attributes of `result` (a trial of the case when `name` is given): where a reader annotates
+        it, the case's line of the case file, or, for a case not run, the place its trace breaks."""
         attributes = {"classname": case_classname(result, self.suite_name), "name": xml_text(name or result.caseId)}
-        if self.file is not None:
-            attributes["file"] = xml_text(self.file)
-            if self.line is not None:
-                attributes["line"] = str(self.line)
+        place = trace_place(result.failedChecks[0]) if result.status is Status.NOT_RUN and result.failedChecks else None
+        file, line = place if place is not None else (self.file, self.line)
+        if file is not None:
+            attributes["file"] = xml_text(file)
+            if line is not None:
+                attributes["line"] = str(line)
         attributes["time"] = _seconds(result.durationMs)
         return attributes
 
@@ -142,12 +160,13 @@ def junit_for_case_file(
     within_noise: Collection[str] = (),
     known_failure_mode: JunitKnownFailures | str = DEFAULT_JUNIT_KNOWN_FAILURES,
 ) -> str:
-    """The JUnit XML of a report of this case file, each case pointing at its line there; the suite named for the
-    file."""
+    """The JUnit XML of a report of this case file, each case pointing at its line there (the file named relative to
+    the suite's folder, as every report names it); the suite named for the file."""
+    from sitegen.suite.discovery import suite_path
     from sitegen.suite.loading import case_lines
 
     return junit_xml(
-        report, cases_path.stem or "sitegen", case_file=str(cases_path), case_lines=case_lines(cases_path),
+        report, cases_path.stem or "sitegen", case_file=suite_path(cases_path), case_lines=case_lines(cases_path),
         known_failures=known_failures, within_noise=within_noise, known_failure_mode=known_failure_mode,
     )
 

@@ -245,8 +245,9 @@ def read_inputs(options: BuildOptions) -> Inputs:
         # Read before by this same code with every check (duplicate keys, number limits): parsed the quick way.
         known = previous.validated_baseline == baseline_sealed
         baseline = read_report(baseline_path, baseline_file.data if known else baseline_file.text, checked=known)
-        if options.baseline is not None:
-            check_comparable(baseline, set(cases.ids), baseline_path)
+        if options.baseline is not None or options.fail_on_regression:
+            # Building without a baseline that cannot be compared would turn the gate off: bad input, not a pass.
+            check_comparable(baseline, set(cases.ids), baseline_path, options.cases)
         elif (problem := incomparable(baseline, set(cases.ids))) is not None:
             # The default baseline belongs to the shipped suite; another suite built here is simply not compared.
             warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")

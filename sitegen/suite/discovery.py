@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from sitegen.defaults import DEFAULT_CASES, DEFAULT_CONFIG_PATH, DEFAULT_FIXTURES
@@ -65,6 +66,9 @@ def suite_inputs(cases: Path | None, fixtures: Path | None, config: Path | None,
     """The case file, the fixtures folder and the config file a command reads: each as its option gives it, else the
     suite's (see SuiteFolder)."""
     suite = suite_folder(cwd)
+    if cases is not None and suite.root is None and not (suite.cwd / cases).exists():
+        # The case file is checked first (docs/cli.md): a mistyped --cases is named, not taken for "no suite here".
+        raise BadInput(cases, "case file not found")
     return (
         suite.required(cases, DEFAULT_CASES, SUITE_OPTIONS),
         suite.required(fixtures, DEFAULT_FIXTURES, SUITE_OPTIONS),
@@ -77,3 +81,21 @@ def suite_folder(cwd: Path | None = None) -> SuiteFolder:
     here = Path.cwd() if cwd is None else cwd
     found = find_suite_root(here)
     return SuiteFolder(None if found is None else Path(os.path.relpath(found, here)), here)
+
+
+def suite_path(path: Path | str, cwd: Path | None = None) -> str:
+    """`path` (relative to `cwd`, default the current folder) as every report writes it: relative to the suite's
+    folder, in `/` form, so that a report is the same bytes from any folder (eval/README.md, "Paths in the
+    reports"). The suite is the one found from `cwd`, else the one holding `path`; a path in neither is written
+    as given."""
+    here = Path.cwd() if cwd is None else cwd
+    return _suite_path(str(path), str(here))
+
+
+@lru_cache(maxsize=256)
+def _suite_path(path: str, here: str) -> str:
+    absolute = Path(os.path.abspath(os.path.join(here, path)))
+    for root in (find_suite_root(Path(here)), find_suite_root(absolute)):
+        if root is not None and absolute.is_relative_to(root):
+            return absolute.relative_to(root).as_posix() or "."
+    return path

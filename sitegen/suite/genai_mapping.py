@@ -45,7 +45,13 @@ CAPTURE_HINT = (
 
 
 class ContentMissing(OtlpProblem):
-    """A trace whose spans record no answer: its content was not captured, so its case cannot be judged."""
+    """A trace whose spans record no answer: its content was not captured, so its case cannot be judged. It still
+    says how many spans the file holds, and how many of them are tool calls (what a page shows instead)."""
+
+    def __init__(self, problem: str, spans: int, tool_spans: int) -> None:
+        super().__init__(problem)
+        self.spans = spans
+        self.tool_spans = tool_spans
 
 
 class MappedRun(NamedTuple):
@@ -69,7 +75,8 @@ def map_run(spans: Sequence[Span], settings: OtelSettings) -> MappedRun:
     models = [span for span in ordered if _is_model_call(span)]
     answer = _answer(root, models)
     if answer is None:
-        raise ContentMissing(f"no span records the agent's answer: {CAPTURE_HINT}")
+        tools = sum(1 for span in ordered if _is_tool_call(span))
+        raise ContentMissing(f"no span records the agent's answer: {CAPTURE_HINT}", len(spans), tools)
     session: dict[str, Any] = {"answer": answer, "totalDurationMs": _ms(root.end_ns - root.start_ns)}
     question = _question(root, models)
     if question is not None:

@@ -31,6 +31,7 @@ from sitegen.plumbing.jsonread import (
 )
 from sitegen.plumbing.jsonread import json_kind as _json_kind
 from sitegen.suite.config import OtelSettings
+from sitegen.suite.discovery import suite_path
 from sitegen.suite.genai_mapping import ContentMissing, map_run
 from sitegen.suite.models import Case, TokenUsage, Trace
 from sitegen.suite.otlp import OtlpProblem, file_spans, is_otlp_document, starts_as_json_lines
@@ -240,6 +241,9 @@ class FixtureProblem:
 
     code: str
     message: str
+    # An OpenTelemetry file exported without its content: how many spans it holds, and how many are tool calls.
+    spans: int | None = None
+    tool_spans: int | None = None
 
     def as_check(self) -> str:
         """The `"<code>: <message>"` form of a failed check."""
@@ -291,7 +295,7 @@ def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> 
         if not os.path.islink(target):
             return target
     if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute() or PureWindowsPath(name).drive:
-        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is absolute: expected a path relative to {fixtures_dir}")
+        return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is absolute: expected a path relative to {suite_path(fixtures_dir)}")
     if "\x00" in name:
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} contains a NUL character")
     root = fixtures_dir.resolve() if root is None else root
@@ -302,7 +306,7 @@ def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> 
         return FixtureProblem(FIXTURE_PATH_INVALID, f"traceFixture {name!r} is a loop of symbolic links: not read")
     if not target.is_relative_to(root) or target == root:
         return FixtureProblem(
-            FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {fixtures_dir}: not read"
+            FIXTURE_PATH_INVALID, f"traceFixture {name!r} resolves outside the fixtures folder {suite_path(fixtures_dir)}: not read"
         )
     return target
 
@@ -336,7 +340,7 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
     target = resolve_fixture(fixtures_dir, name, root)
     if isinstance(target, FixtureProblem):
         return target
-    shown = f"{fixtures_dir}/{name}"
+    shown = f"{suite_path(fixtures_dir)}/{name}"
     try:
         mode = os.stat(target).st_mode
     except OSError as exc:
@@ -385,7 +389,7 @@ class TrialTraces:
 
 
 def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path | None) -> TrialFiles | FixtureProblem:
-    shown = f"{fixtures_dir}/{name}"
+    shown = f"{suite_path(fixtures_dir)}/{name}"
     try:
         names = os.listdir(target)
     except OSError as exc:
@@ -406,7 +410,7 @@ def _read_trial_folder(fixtures_dir: Path, name: str, target: Path, root: Path |
         # Each trial is checked like a traceFixture of its own: a link out of the fixtures folder is refused.
         read = read_fixture(fixtures_dir, trial, root)
         if isinstance(read, TrialFiles):  # a folder named *.json: trials do not nest
-            read = unusable("trace is a folder, not a file", f"{fixtures_dir}/{trial}")
+            read = unusable("trace is a folder, not a file", f"{suite_path(fixtures_dir)}/{trial}")
         trials.append((trial, read))
     return TrialFiles(folder, tuple(trials))
 
@@ -454,7 +458,7 @@ def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes, otel: OtelS
     """A fixture's bytes (from read_fixture) as a trace, or why they are not one. The format comes from the
     content: OTLP JSON (one document with `resourceSpans`, or JSON Lines of them) is read as an OpenTelemetry
     trace (`otel`: the suite's `[otel]` settings), anything else as the native trace shape."""
-    shown = f"{fixtures_dir}/{name}"
+    shown = f"{suite_path(fixtures_dir)}/{name}"
     target, data = read.path, read.data
     text = decode_utf8(data)
     if isinstance(text, TextProblem):
@@ -484,7 +488,7 @@ def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: Ot
             return None
         run = map_run(spans, otel)
     except ContentMissing as exc:
-        return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown))
+        return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown), exc.spans, exc.tool_spans)
     except OtlpProblem as exc:
         return unusable("trace is not a readable OpenTelemetry trace", shown, f"{exc.where}: {exc.problem}" if exc.where else exc.problem)
     except RecursionError:

@@ -120,6 +120,11 @@ def mark_no(text: str, title: str = "") -> Badge:
     return Badge("✗", text, "mark mark-no", title)
 
 
+def mark_warn(text: str, title: str = "") -> Badge:
+    """A warning sign: this is so, but it does not hold together (the verifier lists a tool never called)."""
+    return Badge("⚠", text, "mark mark-warn", title)
+
+
 def mark_na(text: str = "n/a", title: str = "") -> Badge:
     """A dash: this does not apply or is not known."""
     return Badge("–", text, "mark mark-na", title)

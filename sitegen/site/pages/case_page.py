@@ -19,10 +19,20 @@ from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
 from sitegen.compare.wording import item_message
 from sitegen.report.results import CaseResult
+from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.html.highlight import Highlight
 from sitegen.site.html.render import markdown_html
-from sitegen.site.pages.badges import Badge, diff_badge, mark_na, mark_no, mark_yes, status_badge, verdict_badge
+from sitegen.site.pages.badges import (
+    Badge,
+    diff_badge,
+    mark_na,
+    mark_no,
+    mark_warn,
+    mark_yes,
+    status_badge,
+    verdict_badge,
+)
 from sitegen.site.pages.change_views import CaseChangeView, case_change_view
 from sitegen.site.pages.common import Fact, Layout, Link, RawFile, RawLink, SiteInfo, make_layout, raw_link
 from sitegen.site.pages.text import (
@@ -95,7 +105,7 @@ class EvidenceRow(NamedTuple):
 
     tool: str
     invoked: Badge
-    in_summary: Badge
+    in_summary: Badge | None  # None: the trace's format has no verifier summary (OpenTelemetry), so no such column
     succeeded: Badge
     counted: Badge
 
@@ -189,7 +199,18 @@ def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | N
 _DEPTH = 1  # case pages live in cases/
 
 
-def _answer_view(case: Case, answer: str, found: FoundPhrases) -> AnswerView:
+def _keywords_found(case: Case, matched: int) -> str:
+    """`2 of 4 expected keywords found (needs 3)`; a case that expects none says so instead of "0 of 0"."""
+    if not case.expectedRootCauseKeywords:
+        return "No expected keywords: this case checks none"
+    return f"{matched} of {len(case.expectedRootCauseKeywords)} expected keywords found (needs {case.keyword_threshold})"
+
+
+def _answer_view(case: Case, answer: str, found: FoundPhrases, read: bool = True) -> AnswerView:
+    """The answer with its keyword chips; `read`: whether the trace was read (else no keyword was looked for)."""
+    if not read:
+        return AnswerView(html=Markup(""), empty=True, note="", size=fmt.byte_size(0), chips=(),
+                          legend="The trace could not be read, so no expected keyword was looked for.")
     matched, present_forbidden, markers = found
     highlights: list[Highlight] = found.highlights
     # The legend above the chips says they are the expected keywords; only a forbidden phrase's chip says which kind.
@@ -202,10 +223,7 @@ def _answer_view(case: Case, answer: str, found: FoundPhrases) -> AnswerView:
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "raw Executor marker, found") for k in markers]
     clipped = clip(answer, TEXT_LIMIT)
-    legend = (
-        f"{len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords found "
-        f"(needs {case.keyword_threshold})"
-    )
+    legend = _keywords_found(case, len(matched))
     if present_forbidden or markers:
         legend += f"; {fmt.plural(len(present_forbidden) + len(markers), 'forbidden phrase')} present"
     return AnswerView(
@@ -221,21 +239,27 @@ def _answer_view(case: Case, answer: str, found: FoundPhrases) -> AnswerView:
 def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[EvidenceRow, ...]:
     rows = []
     trace = outcome.trace if isinstance(outcome, LoadedTrace) else None
+    # An OpenTelemetry trace has no verifier summary of tool calls (eval/README.md, "The mapping"): no column for it.
+    otel = outcome.spans is not None
     for tool in case.requiredEvidenceTools:
         counted = result.evidenceCoverage.get(tool, False)
         counted_badge = mark_yes("counts") if counted else mark_no("missing")
-        if trace is None:
-            rows.append(EvidenceRow(tool, mark_na("no trace"), mark_na("no trace"), mark_na("no trace"), counted_badge))
+        if trace is None:  # not judged: nothing counts or is missing
+            unread = mark_na("not read" if otel else "no trace")  # an OpenTelemetry file without content is there
+            rows.append(EvidenceRow(tool, unread, None if otel else unread, unread, mark_na("not evaluated")))
             continue
         calls = [inv for inv in trace.toolInvocations if inv.toolName == tool]
         summary = trace.verifier.tool_trace_summary if trace.verifier else []
         in_summary = any(entry.tool_name == tool for entry in summary)
         ok = sum(1 for inv in calls if inv.success is True)
+        listed = mark_yes("listed") if in_summary else mark_no("not listed")
+        if in_summary and not calls:  # the verifier vouches for a call the trace does not have
+            listed = mark_warn("listed, never called", "the verifier's summary lists this tool, but the trace has no call to it")
         rows.append(
             EvidenceRow(
                 tool=tool,
                 invoked=mark_yes(fmt.plural(len(calls), "call")) if calls else mark_no("not invoked"),
-                in_summary=mark_yes("listed") if in_summary else mark_no("not listed"),
+                in_summary=None if otel else listed,
                 succeeded=(mark_yes(f"{ok} of {len(calls)}") if ok else mark_no(f"0 of {len(calls)}")) if calls else mark_na(),
                 counted=counted_badge,
             )
@@ -243,9 +267,16 @@ def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: Ca
     return tuple(rows)
 
 
-def _baseline_view(items: Sequence[DiffItem] | None) -> BaselineView:
+def _baseline_view(items: Sequence[DiffItem] | None, change: CaseChange | None) -> BaselineView:
     if items is None:
         return BaselineView("No baseline report, so nothing to compare with.", ())
+    unjudged = None if change is None else next(
+        (side for side, status in (("now", change.currentStatus), ("in the baseline", change.baselineStatus))
+         if status is Status.NOT_RUN), None)
+    if unjudged is not None:  # no metric item counts a case the agent was not judged on (eval/README.md)
+        lines = tuple(DiffLine(diff_badge(item.type), item_message(item)) for item in items)
+        return BaselineView(f"Not compared: the case could not be evaluated {unjudged}, so none of its figures is held "
+                            "against the baseline.", lines)
     if not items:
         return BaselineView("No change against the baseline.", ())
     lines = tuple(DiffLine(diff_badge(item.type), item_message(item)) for item in items)
@@ -308,8 +339,17 @@ def _verdict(result: CaseResult, config: SuiteConfig) -> Badge:
     return badge if result.trialResults is None else badge._replace(title=f"the most common verdict of {result.trials} trials")
 
 
+def _keywords_fact(case: Case, result: CaseResult) -> str:
+    """The Keywords figure: `3/4 (needs 3)`; "none expected" rather than "0/0"; "not evaluated" for a case not run."""
+    if result.status is Status.NOT_RUN:
+        return "not evaluated"
+    if not case.expectedRootCauseKeywords:
+        return "none expected"
+    return f"{result.matchedKeywordCount}/{result.requiredKeywordCount} (needs {case.keyword_threshold})"
+
+
 def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[Fact, ...]:
-    keywords = f"{result.matchedKeywordCount}/{result.requiredKeywordCount} (needs {case.keyword_threshold})"
+    keywords = _keywords_fact(case, result)
     if result.trialResults is not None:
         # The case's figures are made of its trials' (eval/README.md, "Trials"): say how.
         k = f"{result.trials} trials"
@@ -321,15 +361,24 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
             Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
         )
     read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
-    if isinstance(outcome, LoadedTrace) and outcome.spans is not None:
+    if outcome.spans is not None:
         read += f" · OpenTelemetry, {fmt.plural(outcome.spans, 'span')}"
+    if isinstance(outcome, FixtureProblem) and outcome.spans is not None:
+        read += ", exported without its content"
     return (
         Fact("Keywords", keywords),
-        Fact("Tool calls", f"{result.toolCallCount:,}"),
+        Fact("Tool calls", f"{result.toolCallCount:,}" if isinstance(outcome, LoadedTrace) else _unread_calls(outcome)),
         Fact("Duration", fmt.duration(result.durationMs)),
         *_token_facts([result.evidence.tokens] if result.evidence else [], ""),
         Fact("Trace", f"{case.traceFixture} · {read}"),
     )
+
+
+def _unread_calls(problem: FixtureProblem) -> str:
+    """The Tool calls figure of a trace not read: its tool spans when it is an OpenTelemetry file without content."""
+    if problem.tool_spans is None:
+        return "not read"
+    return f"{fmt.plural(problem.tool_spans, 'tool span')}, not read"
 
 
 def _token_facts(usages: Sequence[TokenUsage | None], how: str) -> tuple[Fact, ...]:
@@ -403,7 +452,8 @@ def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePag
         else None
         for page, trace, phrases in zip(pages, shown, found)
     ]
-    answers = [_answer_view(page.case, trace.answer, phrases) for page, trace, phrases in zip(pages, shown, found)]
+    answers = [_answer_view(page.case, trace.answer, phrases, not isinstance(trace.outcome, FixtureProblem))
+               for page, trace, phrases in zip(pages, shown, found)]
     tools = [tools_view(trace.outcome) for trace in shown]
     verifiers = [verifier_view(page.case, trace.outcome, config) for page, trace in zip(pages, shown)]
     return [_case_page(site, *parts) for parts in zip(pages, shown, comparisons, answers, tools, verifiers)]
@@ -461,7 +511,7 @@ def _case_page(
         evidence=_evidence_rows(case, outcome, result),
         tools=tools,
         verifier=verifier,
-        baseline=_baseline_view(page.diff_items),
+        baseline=_baseline_view(page.diff_items, change),
         definition=_definition(case, site.config, result.caseDigest or case.digest()),  # evaluation made it already
         raw=trace.raw_links.get(None),
         trials=trace.trials,

@@ -76,7 +76,9 @@ class Banner(NamedTuple):
     css: str
     icon: str
     cases: tuple[Segment, ...]
-    pass_rate: str
+    pass_rate: str  # up to the `p` of its chance clause (all of it when there is none) ...
+    pass_rate_p: str  # ... and after it ("" when none): the template explains the `p` in an <abbr> (P_MEANING)
+    p_meaning: str
     note: str  # a cost regression, which fails the gate without any case regressing; else ""
     definitions: str  # the cases edited since the baseline, as diff.md names them; else ""
     regressions: int  # cases regressed or removed
@@ -102,10 +104,25 @@ def headline_segments(headline: Headline, slugs: Mapping[str, str]) -> tuple[Seg
 
 
 def pass_rate_css(diff: DiffReport | None) -> str:
-    """The pass-rate card's colour: by its comparison with the baseline (red only when lower), neutral without one."""
-    if diff is None or diff.currentPassRate == diff.baselinePassRate:
+    """The pass-rate card's colour: by the diff's comparison of the cases evaluated on both sides (red only when
+    lower; a case not evaluated never makes it red), neutral without a baseline."""
+    before, after = (None, None) if diff is None else (diff.comparedBaselinePassRate, diff.comparedCurrentPassRate)
+    if before is None or after is None or before == after:
         return "stat"
-    return "stat stat-bad" if diff.currentPassRate < diff.baselinePassRate else "stat stat-good"
+    return "stat stat-bad" if after < before else "stat stat-good"
+
+
+# What the `p` of a pass-rate clause means, where a reader meets it (docs/trials.md, "What p means").
+P_MEANING = ("p: how likely so lopsided a split of the flipped cases would be by chance alone, were the agent exactly "
+             "as good as in the baseline; 1.00: chance gives such a split as readily as any. Never the chance that "
+             "the change is harmless (docs/trials.md, What p means).")
+
+
+def split_at_p(text: str) -> tuple[str, str]:
+    """A pass-rate clause cut around the `p` of its chance clause ("…: p = 1.00, …" → ("…: ", " = 1.00, …")), so a
+    page can explain it; (text, "") when it has none."""
+    head, sep, tail = text.partition(": p ")
+    return (f"{head}: ", f" {tail}") if sep else (text, "")
 
 
 def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner:
@@ -122,7 +139,9 @@ def banner(diff: DiffReport, slugs: Mapping[str, str], on_index: bool) -> Banner
         icon=("▼" if agent_worse or not headline.of(ChangeKind.NOT_EVALUATED) else ChangeKind.NOT_EVALUATED.icon) if bad
         else ChangeKind.CHANGED.icon if look else "✓",
         cases=headline_segments(headline, slugs) if on_index else count_segments(headline),
-        pass_rate=wording.format_pass_rate(headline),
+        pass_rate=(pass_rate := split_at_p(wording.format_pass_rate(headline)))[0],
+        pass_rate_p=pass_rate[1],
+        p_meaning=P_MEANING,
         note=wording.cost_note(diff),
         definitions=f"{wording.DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}" if diff.changedDefinitions else "",
         regressions=diff.caseRegressionCount,

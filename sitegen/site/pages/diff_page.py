@@ -250,9 +250,11 @@ def _suite_figures(diff: DiffReport) -> tuple[Figure, ...]:
 
 
 def _verdicts(diff: DiffReport, baseline: Report, current: Report, slugs: Mapping[str, str], config: SuiteConfig) -> Verdicts:
-    """The verdict counts that moved, the cases whose verdict moved (by transition), and how many kept theirs."""
-    before = {r.caseId: r.verdict or MISSING_VERDICT for r in baseline.results}
-    after = {r.caseId: r.verdict or MISSING_VERDICT for r in current.results}
+    """The verdict counts that moved, the cases whose verdict moved (by transition), and how many kept theirs; a case
+    not evaluated on either side has no verdict of the agent's to count (its own section says it)."""
+    left = set(diff.leftOutCases)
+    before = {r.caseId: r.verdict or MISSING_VERDICT for r in baseline.results if r.caseId not in left}
+    after = {r.caseId: r.verdict or MISSING_VERDICT for r in current.results if r.caseId not in left}
     moved: dict[tuple[str, str], list[str]] = {}
     kept: dict[str, int] = {}
     for case_id in [*after, *(c for c in before if c not in after)]:

@@ -139,10 +139,21 @@ def _fields(call: ToolInvocation, budget: Budget) -> tuple[tuple[Fact, ...], tup
     return tuple(meta), tuple(payloads)
 
 
+def unread_tools_summary(problem: FixtureProblem) -> str:
+    """What the Tool calls section says of a trace that was not read: an OpenTelemetry file exported without its
+    content names its spans and why none was read, rather than "no tool calls"."""
+    if problem.spans is None:
+        return "No trace, so no tool calls."
+    tools = fmt.plural(problem.tool_spans or 0, "tool call span")
+    return (f"The file holds {fmt.plural(problem.spans, 'span')}, {tools} among them, but was exported without its "
+            "content (no span records the agent's answer), so none was read: the case was not evaluated. The failed "
+            "check above says which switch captures it.")
+
+
 def tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
     """The timeline of a case's tool calls (the first MAX_TOOL_CALLS of them)."""
     if not isinstance(outcome, LoadedTrace):
-        return ToolsView((), "No trace, so no tool calls.", None)
+        return ToolsView((), unread_tools_summary(outcome), None)
     calls = outcome.trace.toolInvocations
     durations = [float(call.durationMs) if call.durationMs and call.durationMs > 0 else 0.0 for call in calls]
     recorded = _start_times(calls)
