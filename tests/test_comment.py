@@ -60,7 +60,11 @@ def test_the_comment_of_a_build_with_its_history(tmp_path: Path) -> None:
     body = result.output
     assert body.startswith(COMMENT_MARKER + "\n### ❌ `Diagnosis eval`\n")
     assert "**2 cases could not be evaluated: `Missing Trace`" in body  # the headline, as diff.md words it
-    assert "Pass rate 57.1% → 28.6% (-28.6 points; 1 regressed, 0 fixed of 4 paired cases: p = 1.00, within chance)" in body
+    # The pass rate of the cases evaluated on both sides, its chance clause never contradicting the gate.
+    assert (
+        "Pass rate 80.0% → 40.0% (-40.0 points, leaving out 2 cases not evaluated on both sides; 1 regressed, 0 fixed: "
+        "p = 1.00, too few flips to tell from chance (it takes 6 all one way); the gate fails on any regression)"
+    ) in body
     assert "**Gate fails**: " in body
     sections = re.findall(r"^#### (.+)$", body, re.M)
     assert sections == ["Cases that could not be evaluated (2)", "Regressed and removed cases (2)", "New cases (1)", "Known failures (1)"]

@@ -48,19 +48,19 @@ def run(
         console.stdout(report_comment(current, title, links))
         return 0
     baseline = baseline if baseline is not None else suite.default(DEFAULT_BASELINE)
-    diff = _diff_again(read_report(baseline), current, baseline, suite.config(config))
+    diff = _diff_again(read_report(baseline), current, baseline, site / "report.json", suite.config(config))
     diff = _with_history(diff, diff_path)
     console.stdout(comment_markdown(diff, title, links))
     return 0
 
 
-def _diff_again(before: Report, after: Report, baseline: Path, config: Path | None) -> DiffReport:
+def _diff_again(before: Report, after: Report, baseline: Path, current: Path, config: Path | None) -> DiffReport:
     """The comparison, made as the build made it (the suite's [diff] settings)."""
     from sitegen.compare.diff_report import check_comparable, compare_reports
     from sitegen.suite.config import config_for, resolve_cost_tolerance
 
     settings = config_for(config)
-    check_comparable(before, {r.caseId for r in after.results}, baseline)
+    check_comparable(before, {r.caseId for r in after.results}, baseline, current)
     return compare_reports(before, after, cost_tolerance=resolve_cost_tolerance(None, settings), alpha=settings.alpha,
                            answer_similarity=settings.answer_similarity)
 
