@@ -162,3 +162,26 @@ def test_every_citation_of_a_results_section_names_one() -> None:
             cited.setdefault(section, []).append(name)
     assert cited, "no citation found: the pattern no longer matches how the project cites RESULTS.md"
     assert {section: names for section, names in cited.items() if section not in sections} == {}
+
+
+def test_lighthouse_reads_the_figures_that_do_not_move_with_load_and_names_each_budget_missed() -> None:
+    import lighthouse
+
+    report = {
+        "environment": {"benchmarkIndex": 1626.4},
+        "audits": {
+            "dom-size": {"numericValue": 5356},
+            "network-requests": {"details": {"items": [{"resourceSize": 226052, "transferSize": 14327}, {"resourceSize": 1}]}},
+            "mainthread-work-breakdown": {"numericValue": 1909.6},
+            "total-blocking-time": {"numericValue": 432.7},
+        },
+    }
+    figures = lighthouse.figures(report)
+    assert figures == {"elements": 5356, "html-bytes": 226052, "sent-bytes": 14327, "main-thread-ms": 1910, "blocking-ms": 433,
+                       "benchmark-index": 1626}  # fmt: skip
+    scores = {"performance": 96, "accessibility": 100, "best-practices": 100, "seo": 91}
+    fine = {"diff mobile": {**scores, **figures}, "index desktop": {**scores, "performance": 50, **figures}}
+    assert lighthouse.over_budget(fine, 10000) == []  # a desktop score has no budget
+    assert lighthouse.over_budget(fine, 2000) == ["diff: 5356 DOM elements > 3,000"]
+    slow = {"diff mobile": {**scores, "performance": 86, **figures}}
+    assert lighthouse.over_budget(slow, 1234) == ["diff: performance 86 < 95"]  # no element budget at that size
