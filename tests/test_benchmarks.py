@@ -185,3 +185,13 @@ def test_lighthouse_reads_the_figures_that_do_not_move_with_load_and_names_each_
     assert lighthouse.over_budget(fine, 2000) == ["diff: 5356 DOM elements > 3,000"]
     slow = {"diff mobile": {**scores, "performance": 86, **figures}}
     assert lighthouse.over_budget(slow, 1234) == ["diff: performance 86 < 95"]  # no element budget at that size
+
+
+def test_case_pages_names_the_largest_file_of_a_site(tmp_path: Path) -> None:
+    import case_pages
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "a.html").write_text("x" * 300, encoding="utf-8")
+    (tmp_path / "report.json").write_text("y" * 500, encoding="utf-8")
+    sizes = case_pages.folder_bytes(tmp_path, compressed=False)
+    assert sizes == {"files": 2, "bytes": 800, "case_page_bytes": 300, "zlib6_bytes": 0, "largest_file": "report.json", "largest_bytes": 500}
