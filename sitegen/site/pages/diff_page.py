@@ -237,8 +237,8 @@ def _compact_lead(count: int) -> str:
     """The line above a section's compact rows: how many, and where the rest of each case is."""
     if not count:
         return ""
-    return (f"The other {fmt.plural(count, 'case')}, one row each: the codes of their rules and what changed. Each case's "
-            f"page has its messages and its figures that moved; {urls.DIFF_MD} and {urls.DIFF_JSON} have them all.")
+    return (f"The other {fmt.plural(count, 'case')}, one row each: the codes of their rules and what changed. Their rules' "
+            f"messages and the figures that moved are on each linked case's page and in {urls.DIFF_MD} and {urls.DIFF_JSON}.")
 
 
 def _or_list(words: Sequence[str]) -> str:
