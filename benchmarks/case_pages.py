@@ -47,20 +47,25 @@ def make_regressions(fixtures: Path, count: int, every: int) -> int:
     return changed
 
 
-def folder_bytes(folder: Path, compressed: bool) -> dict[str, int]:
-    """Files, bytes, case pages' bytes and (if asked) zlib level-6 bytes of every file of a built site."""
-    files = total = pages = packed = 0
+def folder_bytes(folder: Path, compressed: bool) -> dict[str, int | str]:
+    """Files, bytes, case pages' bytes, the largest file and its bytes, and (if asked) zlib level-6 bytes of every file
+    of a built site."""
+    files = total = pages = packed = largest = 0
+    largest_name = ""
     for path in folder.rglob("*"):
         if not path.is_file():
             continue
         size = path.stat().st_size
         files += 1
         total += size
+        if size > largest:
+            largest, largest_name = size, path.relative_to(folder).as_posix()
         if path.parent.name == "cases" and path.suffix == ".html":
             pages += size
         if compressed:
             packed += len(zlib.compress(path.read_bytes(), 6))
-    return {"files": files, "bytes": total, "case_page_bytes": pages, "zlib6_bytes": packed}
+    return {"files": files, "bytes": total, "case_page_bytes": pages, "zlib6_bytes": packed, "largest_file": largest_name,
+            "largest_bytes": largest}
 
 
 def main() -> None:
@@ -109,7 +114,7 @@ def main() -> None:
         r = results[-1]
         print(f"--case-pages {mode:<8} wall {r['wall_s']:>7.1f} s  CPU {r['cpu_s']:>7.1f} s  RSS {r['rss_mib']:>5} MiB  PSS tree {r['pss_mib']:>5} MiB  "
               f"pages {pages:>7,}  files {r['files']:>7,}  site {r['bytes'] / 2**20:>8.1f} MiB ({r['bytes'] / traces:.2f}× traces)  "
-              f"zlib-6 {r['zlib6_bytes'] / 2**20:>7.1f} MiB  load {r['load']}", flush=True)  # fmt: skip
+              f"zlib-6 {r['zlib6_bytes'] / 2**20:>7.1f} MiB  largest {r['largest_file']} {r['largest_bytes']:,} B  load {r['load']}", flush=True)  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps({"cases": args.cases, "traces_bytes": traces, "regressed": regressed, "builds": results}, indent=2) + "\n", encoding="utf-8")
     print(f"(suite and sites left in {root}: delete it when done)")

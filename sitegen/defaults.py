@@ -118,6 +118,10 @@ TABLE_PAGE_SIZE = 100
 HEADLINE_LISTED = 5
 # A list of cases or diff items longer than this starts folded, in diff.md as on the diff page.
 FOLD_AFTER = 10
+# The diff page shows this many cases of each change kind in full (each rule with its message, what changed, the
+# figures that moved, folded); each further case is one compact row (its link, its rules' codes, what changed), so
+# a change that breaks hundreds of cases keeps the page light on a phone (docs/big-suites.md, "The diff page").
+DIFF_CASES_IN_FULL = 25
 
 
 class JunitKnownFailures(StrEnum):

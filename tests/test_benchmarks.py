@@ -168,3 +168,36 @@ def test_the_steps_benchmark_runs_on_a_small_history() -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / "steps.py"), "--runs", "30", "--cases", "50", "--repeat", "1"],
                           capture_output=True, text=True, check=True)
     assert done.stdout.startswith("30 runs of 50 cases: ") and "ratio " in done.stdout
+
+
+def test_lighthouse_reads_the_figures_that_do_not_move_with_load_and_names_each_budget_missed() -> None:
+    import lighthouse
+
+    report = {
+        "environment": {"benchmarkIndex": 1626.4},
+        "audits": {
+            "dom-size": {"numericValue": 5356},
+            "network-requests": {"details": {"items": [{"resourceSize": 226052, "transferSize": 14327}, {"resourceSize": 1}]}},
+            "mainthread-work-breakdown": {"numericValue": 1909.6},
+            "total-blocking-time": {"numericValue": 432.7},
+        },
+    }
+    figures = lighthouse.figures(report)
+    assert figures == {"elements": 5356, "html-bytes": 226052, "sent-bytes": 14327, "main-thread-ms": 1910, "blocking-ms": 433,
+                       "benchmark-index": 1626}  # fmt: skip
+    scores = {"performance": 96, "accessibility": 100, "best-practices": 100, "seo": 91}
+    fine = {"diff mobile": {**scores, **figures}, "index desktop": {**scores, "performance": 50, **figures}}
+    assert lighthouse.over_budget(fine, 10000) == []  # a desktop score has no budget
+    assert lighthouse.over_budget(fine, 2000) == ["diff: 5356 DOM elements > 3,000"]
+    slow = {"diff mobile": {**scores, "performance": 86, **figures}}
+    assert lighthouse.over_budget(slow, 1234) == ["diff: performance 86 < 95"]  # no element budget at that size
+
+
+def test_case_pages_names_the_largest_file_of_a_site(tmp_path: Path) -> None:
+    import case_pages
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "a.html").write_text("x" * 300, encoding="utf-8")
+    (tmp_path / "report.json").write_text("y" * 500, encoding="utf-8")
+    sizes = case_pages.folder_bytes(tmp_path, compressed=False)
+    assert sizes == {"files": 2, "bytes": 800, "case_page_bytes": 300, "zlib6_bytes": 0, "largest_file": "report.json", "largest_bytes": 500}

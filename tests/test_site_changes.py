@@ -14,6 +14,7 @@ from bs4 import BeautifulSoup, Tag
 from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
 from helpers import make_case, make_trace, write_suite
 from sitegen.compare.wording import format_headline, format_pass_rate
+from sitegen.defaults import DIFF_CASES_IN_FULL
 from sitegen.site.pages.diff_page import OTHER_DIFFERENCES_SHOWN
 from sitegen.site.pipeline import BuildOptions, BuildResult, build_site
 
@@ -228,8 +229,10 @@ def test_the_diff_page_lists_the_first_passing_cases_and_says_where_the_rest_are
     answer_items = json.loads((site / "diff.json").read_text(encoding="utf-8"))["items"]
     assert len([item for item in answer_items if item["metric"] == "answer"]) == count  # one a case
     assert text(section.h2).endswith(f"{title} ({count:,})")
-    assert len(section.select("table.change-table > tbody")) == OTHER_DIFFERENCES_SHOWN
-    assert text(section.select_one("p.muted")) == (
+    # The first DIFF_CASES_IN_FULL in full, the rest of those listed one compact row each.
+    in_full, compact = section.select("table.change-table:not(.compact-table) > tbody"), section.select(".compact-table tbody tr")
+    assert len(in_full) == DIFF_CASES_IN_FULL and len(in_full) + len(compact) == OTHER_DIFFERENCES_SHOWN
+    assert text(section.select("p.muted")[-1]) == (
         f"The first {OTHER_DIFFERENCES_SHOWN:,} of {count:,} are listed here; diff.json and diff.md list them all."
     )
     markdown = (site / "diff.md").read_text(encoding="utf-8")

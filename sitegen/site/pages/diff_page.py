@@ -17,7 +17,7 @@ from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import PASS_RATE, DiffItem, metric_label
 from sitegen.compare.whatchanged import Part, what_changed
 from sitegen.compare.where import streak_text
-from sitegen.defaults import FOLD_AFTER
+from sitegen.defaults import DIFF_CASES_IN_FULL, FOLD_AFTER
 from sitegen.report.results import MISSING_VERDICT, Report
 from sitegen.report.status import Status
 from sitegen.site.html import urls
@@ -98,8 +98,11 @@ class KindSection(NamedTuple):
     title: str
     badge: Badge
     rules_header: str
-    entries: tuple[CaseEntry, ...]
+    entries: tuple[CaseEntry, ...]  # the first DIFF_CASES_IN_FULL, in full
+    compact: tuple[CaseEntry, ...]  # the rest, one compact row each (their rules' codes and what changed)
+    compact_lead: str  # what the compact rows are, when there are any; else ""
     folded: bool  # a long list starts folded (never the regressions)
+    fold_summary: str  # "Show the 471 cases", the fold's summary
     note: str  # the entries are the first of more; else ""
 
 
@@ -228,13 +231,22 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
             note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
         entries = tuple(_since(_entry(c, by_case.get(c.caseId, ()), slugs, failing, diff.baselineEvidence), c, diff)
                         for c in shown)
+        full, compact = entries[:DIFF_CASES_IN_FULL], entries[DIFF_CASES_IN_FULL:]
         folded = spec.kind != ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
-        sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind),
-                                    spec.rules_header, entries, folded, note))
+        sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind), spec.rules_header,
+                                    full, compact, _compact_lead(len(compact)), folded, f"Show the {len(entries):,} cases", note))
     nothing = f"Nothing {_or_list(empty)}." if empty else ""
     if diff.baselineEvidence and not groups.get(ChangeKind.CHANGED):  # only answers on both sides can tell
         nothing = f"{nothing[:-1]}; {_NONE_CHANGED}." if nothing else f"{_NONE_CHANGED.capitalize()}."
     return tuple(sections), nothing
+
+
+def _compact_lead(count: int) -> str:
+    """The line above a section's compact rows: how many, and where the rest of each case is."""
+    if not count:
+        return ""
+    return (f"The other {fmt.plural(count, 'case')}, one row each: the codes of their rules and what changed. Their rules' "
+            f"messages and the figures that moved are on each linked case's page and in {urls.DIFF_MD} and {urls.DIFF_JSON}.")
 
 
 def _or_list(words: Sequence[str]) -> str:
