@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from sitegen.checks import format_check
+from sitegen.evaluation.trajectory_match import match_trajectory, recorded_calls
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.models import Case, Trace
 from sitegen.textmatch import found_in, normalise
@@ -293,6 +294,15 @@ def check_gatekeeper_rule_set_version(case: Case, trace: Trace, config: SuiteCon
     if recorded != expected:
         return [f"expected rule_set_version {_quote(expected)}, recorded {_quote(recorded)}"]
     return []
+
+
+@rule("trajectory_mismatch")
+def check_trajectory_mismatch(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
+    """trajectory_mismatch: the recorded tool calls do not hold expectedTrajectory; the first step that does not."""
+    if case.expectedTrajectory is None:
+        return []
+    failure = match_trajectory(case.expectedTrajectory, recorded_calls(trace.toolInvocations)).failure
+    return [] if failure is None else [failure]
 
 
 # Every rule, in the order of registration (the order of the rules table in eval/README.md).

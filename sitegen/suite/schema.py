@@ -17,12 +17,14 @@ from sitegen.plumbing.jsontext import dumps_json
 from sitegen.suite.models import (
     Case,
     ComposerOutput,
+    ExpectedTrajectory,
     GatekeeperResult,
     SelfEvaluation,
     Session,
     ToolInvocation,
     ToolTraceEntry,
     Trace,
+    TrajectoryStep,
     VerifierEvaluation,
 )
 
@@ -67,7 +69,9 @@ _TRACE_FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
     },
     ToolTraceEntry: {"tool_name": "Name of a tool the Verifier counted as evidence."},
 }
-_MODELS: dict[str, type[BaseModel]] = {model.__name__: model for model in (Case, *_TRACE_FIELD_HELP)}
+_MODELS: dict[str, type[BaseModel]] = {
+    model.__name__: model for model in (Case, ExpectedTrajectory, TrajectoryStep, *_TRACE_FIELD_HELP)
+}
 
 
 def _description(model: type[BaseModel], field: str) -> str:
@@ -98,6 +102,9 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _finish_object(name: str, schema: dict[str, Any]) -> None:
+    if "enum" in schema:  # a fixed choice (defaults.py): its values, and its docstring as the description
+        schema["description"] = " ".join(schema.get("description", name).split())
+        return
     if name not in _MODELS:
         raise KeyError(f"model {name} is not known to sitegen.suite.schema: add it to _MODELS")
     model = _MODELS[name]
@@ -129,6 +136,7 @@ def _generate(model: type[BaseModel]) -> dict[str, Any]:
 def cases_schema() -> dict[str, Any]:
     """The schema of a case file: a non-empty JSON array of case objects."""
     case = _generate(Case)
+    defs = case.pop("$defs", {})
     return {
         "$schema": DRAFT,
         "$id": CASES_SCHEMA_ID,
@@ -142,7 +150,7 @@ def cases_schema() -> dict[str, Any]:
         "type": "array",
         "minItems": 1,
         "items": {"$ref": "#/$defs/Case"},
-        "$defs": {"Case": case},
+        "$defs": {"Case": case} | defs,
     }
 
 
