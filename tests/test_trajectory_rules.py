@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from helpers import ROOT, make_case, make_trace, write_suite
+from helpers import ROOT, make_case, make_trace, soup, write_suite
 from otel_agent import STYLES, write_run
 from sitegen.cli import app
 from sitegen.evaluation.engine import evaluate_case
@@ -215,3 +215,38 @@ def test_a_bad_trajectory_is_one_message_and_exit_2(tmp_path: Path, trajectory: 
     assert result.exit_code == 2, result.output
     assert f"field '{place}'" in result.output and problem in result.output, result.output
     assert "Traceback" not in result.output
+
+
+def test_the_case_page_marks_the_expected_steps_beside_the_recorded_calls(tmp_path: Path) -> None:
+    trace = json.loads((FIXTURES / "payment-timeout-pass.json").read_text(encoding="utf-8"))
+    trajectory = {"match": "in_order", "mustSucceed": True, "steps": [
+        {"tool": "lookup_knowledge"},
+        {"tool": "query_logs", "args": {"service": "payment-service"}, "argsMatch": "subset"},
+        {"tool": "query_db_status"},
+    ]}  # fmt: skip
+    case = make_case(id="pay", traceFixture="pay.json", allowedVerdicts=["PASS", "LOW_CONFID"], expectedTrajectory=trajectory)
+    cases, fixtures = write_suite(tmp_path, [case], {"pay.json": trace})
+    out = tmp_path / "site"
+    done = CliRunner().invoke(app, ["build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    page = soup(next((out / "cases").glob("pay-*.html")))
+    expected = page.select_one("#tools .expected-steps")
+    assert expected is not None
+    assert expected.select_one(".legend").get_text(" ", strip=True) == (
+        "The expected trajectory (in_order: these calls in this order, other calls between them allowed) does not hold: "
+        "2 of 3 steps matched. Each matched call must succeed."
+    )
+    steps = [" ".join(li.get_text(" ", strip=True).split()) for li in expected.select(".expected-list li")]
+    assert steps == [
+        "lookup_knowledge (the tool name alone) ✓ call 1",
+        'query_logs {"service": "payment-service", …} (every key of args is in the input with an equal value; '
+        "other keys are ignored) ✓ call 2",
+        "query_db_status (the tool name alone) ✗ no call matched",
+    ]
+    assert [a["href"] for a in expected.select(".expected-list a")] == ["#call-1", "#call-2"]
+    marks = {li["id"]: li.select_one(".expected-mark") for li in page.select("#tools .timeline > li")}
+    assert {call: mark.get_text() for call, mark in marks.items() if mark is not None} == {
+        "call-1": "expected step 1", "call-2": "expected step 2"}  # fmt: skip
+    failed = [check.get_text(" ", strip=True) for check in page.select("ul.checks li")]
+    assert any("in_order step 3 expected query_db_status, no later call matches (query_metrics at 3, query_metrics at 4)" in c
+               for c in failed), failed  # fmt: skip

@@ -404,7 +404,7 @@ def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePag
         for page, trace, phrases in zip(pages, shown, found)
     ]
     answers = [_answer_view(page.case, trace.answer, phrases) for page, trace, phrases in zip(pages, shown, found)]
-    tools = [tools_view(trace.outcome) for trace in shown]
+    tools = [tools_view(trace.outcome, page.case.expectedTrajectory) for page, trace in zip(pages, shown)]
     verifiers = [verifier_view(page.case, trace.outcome, config) for page, trace in zip(pages, shown)]
     return [_case_page(site, *parts) for parts in zip(pages, shown, comparisons, answers, tools, verifiers)]
 
