@@ -362,12 +362,26 @@ class SelfEvaluation(_TraceObject):
     verifier_evaluation: VerifierEvaluation | None = None
 
 
+# A token count: a whole number ≥ 0 (strict: 3.0 is not one).
+TokenCount = Annotated[int, Field(ge=0)]
+
+
+class Usage(_TraceObject):
+    """What the run's model calls used, as the agent reports it (`session.usage`; eval/README.md, "Tokens and cost")."""
+
+    inputTokens: TokenCount | None = None  # every input token, cache reads included
+    outputTokens: TokenCount | None = None
+    cacheReadTokens: TokenCount | None = None  # the input tokens read from the provider's cache
+    model: str | None = None  # the model's name, as `[cost.prices."MODEL"]` prices it
+
+
 class Session(_TraceObject):
     """The conversation turn that was saved."""
 
     answer: str = ""
     totalDurationMs: Milliseconds | None = None
     selfEvaluation: SelfEvaluation | None = None
+    usage: Usage | None = None
 
 
 class Trace(_TraceObject):
@@ -394,7 +408,23 @@ class Trace(_TraceObject):
 
 
 class TokenUsage(NamedTuple):
-    """The tokens an OpenTelemetry trace records its run used (`gen_ai.usage.*`); None where it records none."""
+    """The tokens a trace records its run used (a native trace's `session.usage`, an OpenTelemetry trace's
+    `gen_ai.usage.*`); None where it records none. For a case with trials, their means."""
 
-    input: int | None
-    output: int | None
+    input: int | float | None  # every input token, cache reads included
+    output: int | float | None
+    cacheRead: int | float | None = None
+    model: str | None = None  # not written to the report: what the cost was priced by
+
+    @property
+    def total(self) -> int | float:
+        """Input and output tokens together (cache reads are input tokens)."""
+        return (self.input or 0) + (self.output or 0)
+
+
+def native_usage(trace: Trace) -> TokenUsage | None:
+    """The tokens a native trace records (`session.usage`); None when it records no count."""
+    usage = trace.session.usage
+    if usage is None or (usage.inputTokens is None and usage.outputTokens is None and usage.cacheReadTokens is None):
+        return None
+    return TokenUsage(usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.model)
