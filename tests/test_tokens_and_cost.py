@@ -225,3 +225,43 @@ def test_tokens_and_cost_are_gated_paired_over_passing_cases() -> None:
     added = build_report([_result("a", cost=0.010), _result("b", cost=0.020), _result("c", cost=0.090)])
     cost = next(item for item in compare_reports(before, added).items if item.metric == "costPerPassingCase")
     assert cost.type == "CHANGED" and item_message(cost).endswith("case mix (cases added or removed).")
+
+
+def test_the_history_charts_start_when_usage_starts(tmp_path: Path) -> None:
+    case = make_case(id="a", traceFixture="a.json", expectedRootCauseKeywords=["pool"])
+    (tmp_path / "sitegen.toml").write_text(PRICES, encoding="utf-8")
+    history = None
+    for run, usage in enumerate((None, _usage(1000, 100), _usage(2000, 200)), 1):
+        cases_path, fixtures = write_suite(tmp_path / f"run{run}", [case], {"a.json": _trace("pool", usage)})
+        out = tmp_path / f"site{run}"
+        args = ["build", "--cases", str(cases_path), "--fixtures", str(fixtures), "--config", str(tmp_path / "sitegen.toml"),
+                "--out", str(out), "--run-id", f"r{run}"] + (["--history", str(history)] if history else [])  # fmt: skip
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+        history = out / "history.json"
+        if run == 1:  # no run records usage yet: no chart of it
+            assert soup(out / "history.html").select_one("#chart-history-tokens") is None
+    page = soup(out / "history.html")
+    tokens = json.loads(page.find("script", id="chart-history-tokens-data").string)
+    cost = json.loads(page.find("script", id="chart-history-cost-data").string)
+    assert (tokens["data"][0]["x"], tokens["data"][0]["y"]) == ([2, 3], [1100, 2200])  # no point for run 1, never a 0
+    assert (cost["data"][0]["x"], cost["data"][0]["y"]) == ([2, 3], [0.35, 0.7])  # in cents: $0.0035, $0.007
+    runs = json.loads(history.read_text(encoding="utf-8"))
+    assert [run.get("costPerPassingCase") for run in runs] == [None, pytest.approx(0.0035), pytest.approx(0.007)]
+
+
+def test_the_job_summary_says_what_a_passing_case_spends(tmp_path: Path) -> None:
+    from sitegen.compare.job_summary import build_summary_markdown
+
+    report = read_report_from(_evaluate(tmp_path / "a", {"a": _trace("pool", _usage(1000, 100))}), tmp_path / "a.json")
+    assert "· per passing case: 1,100 tokens, $0.0035\n" in build_summary_markdown(report)
+    unpriced = read_report_from(_evaluate(tmp_path / "b", {"a": _trace("pool", _usage(1000, 100, model="x"))}), tmp_path / "b.json")
+    assert "· per passing case: 1,100 tokens, cost not recorded\n" in build_summary_markdown(unpriced)
+    none = read_report_from(_evaluate(tmp_path / "c", {"a": _trace("pool", None)}), tmp_path / "c.json")
+    assert "per passing case" not in build_summary_markdown(none)
+
+
+def read_report_from(data: dict[str, Any], path: Path) -> Any:
+    """A report read back from report.json as a baseline is."""
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return read_report(path)
