@@ -265,3 +265,33 @@ def read_report_from(data: dict[str, Any], path: Path) -> Any:
     """A report read back from report.json as a baseline is."""
     path.write_text(json.dumps(data), encoding="utf-8")
     return read_report(path)
+
+
+def test_record_keeps_the_usage_the_agents_response_reports(tmp_path: Path) -> None:
+    from sitegen.recording.stubagent import StubAgent
+
+    cases = tmp_path / "cases.json"
+    shipped = json.loads((SHIPPED / "cases" / "diagnosis-cases.json").read_text(encoding="utf-8"))
+    cases.write_text(json.dumps(shipped[:2], ensure_ascii=False), encoding="utf-8")
+    config = tmp_path / "sitegen.toml"
+    config.write_text('[record]\ntracePath = "data.trace"\n\n[cost.prices."stub-model"]\ninput = 2\noutput = 8\ncacheRead = 1\n',
+                      encoding="utf-8")  # fmt: skip
+    with StubAgent(cases=SHIPPED / "cases" / "diagnosis-cases.json", fixtures=SHIPPED / "fixtures", trace_path="data.trace",
+                   usage=True) as agent:  # fmt: skip
+        done = runner.invoke(app, ["record", "--url", agent.url, "--out", str(tmp_path / "rec"), "--cases", str(cases),
+                                   "--config", str(config)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    saved = sorted((tmp_path / "rec").rglob("trial-001.json"))
+    usages = [json.loads(path.read_text(encoding="utf-8"))["session"]["usage"] for path in saved]
+    assert len(usages) == 2 and all(set(usage) == {"inputTokens", "outputTokens", "cacheReadTokens", "model"} for usage in usages)
+    assert all(u["cacheReadTokens"] == u["inputTokens"] // 2 and u["model"] == "stub-model" for u in usages)
+    out = tmp_path / "report.json"
+    evaluated = runner.invoke(app, ["evaluate", "--cases", str(tmp_path / "rec" / "cases.json"), "--fixtures",
+                                    str(tmp_path / "rec"), "--config", str(config), "--json", str(out)])  # fmt: skip
+    assert evaluated.exit_code in (0, 1), evaluated.output
+    recorded = json.loads((tmp_path / "rec" / "cases.json").read_text(encoding="utf-8"))
+    for result, case in zip(json.loads(out.read_text(encoding="utf-8"))["results"], recorded, strict=True):
+        trial = tmp_path / "rec" / case["traceFixture"] / "trial-001.json"
+        usage = json.loads(trial.read_text(encoding="utf-8"))["session"]["usage"]
+        cached, rest = usage["cacheReadTokens"], usage["inputTokens"] - usage["cacheReadTokens"]
+        assert result["cost"] == pytest.approx((rest * 2 + cached * 1 + usage["outputTokens"] * 8) / 1e6)
