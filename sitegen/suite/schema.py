@@ -25,6 +25,7 @@ from sitegen.suite.models import (
     ToolTraceEntry,
     Trace,
     TrajectoryStep,
+    Usage,
     VerifierEvaluation,
 )
 
@@ -45,6 +46,13 @@ _TRACE_FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
         "answer": "Final answer shown to the user.",
         "totalDurationMs": "Wall-clock time of the run in milliseconds.",
         "selfEvaluation": "The agent's own audit trail.",
+        "usage": "The tokens the run's model calls used; priced by [cost.prices] of eval/sitegen.toml.",
+    },
+    Usage: {
+        "inputTokens": "Input tokens of every model call of the run, cache reads included.",
+        "outputTokens": "Output tokens of every model call of the run.",
+        "cacheReadTokens": "The input tokens read from the provider's cache (a part of inputTokens).",
+        "model": "The model's name, as [cost.prices.\"MODEL\"] prices it.",
     },
     SelfEvaluation: {
         "executor_answer": "The Executor's unverified draft; a REJECT answer must not repeat it.",
