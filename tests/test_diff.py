@@ -807,7 +807,7 @@ def test_summary_shows_a_cost_regression_and_losses_in_known_failures() -> None:
     after = report(result("a", durationMs=2000), result("b", passed=False, failedChecks=["x: y"],
                                                          evidenceCoverage={"query_logs": False, "query_metrics": True}))
     text = diff_summary_markdown(compare_reports(before, after))
-    assert "❌ **Gate fails**: cost regression on the cases in both reports: average duration" in text
+    assert "❌ **Gate fails**: cost regression on the cases passing in both reports: average duration" in text
     section = text.split("### Other regression signals (2)", 1)[1]
     assert "| average duration |" in section and "| required tool query\\_logs used |" in section
 
@@ -826,7 +826,7 @@ def test_long_case_lists_fold_but_regressed_cases_and_regressions_do_not() -> No
     # 24 case items, and the average tool calls' move: no case passes in both reports, so it is no cost regression.
     assert changes.count("<details>") == 1 and "<summary>Show all changes (25)</summary>" in changes
     assert "Average tool calls per case rose: 4 → 4.50 (+0.50); no case passes and is measured in both reports, so the " \
-           "change comes from case-00, case-01, case-02, case-03, case-04 and 19 more" in changes
+           "change comes from case-00, case-01, case-02, case-03, case-04 and 7 more, which do not pass" in changes
     assert "12 cases regressed: case-00 (x), case-01 (x), case-02 (x), case-03 (x), case-04 (x), and 7 more · " \
            "12 known failures" in markdown_text(text)
     check_golden(text, GOLDEN / "long.md")

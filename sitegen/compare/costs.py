@@ -30,8 +30,8 @@ class PairedAverage:
     baseline: float | None
     current: float | None
     mix_changed: bool  # a case measured in one report is in that report only: cases were added or removed
-    # The cases in both reports measured in at least one that are outside the pairs: they do not pass in both, or
-    # one side does not measure them (their ids, in current-report order).
+    # The cases in both reports outside the pairs (they do not pass in both, or one side does not measure them) whose
+    # value moved the overall average: measured on one side only, or another value now (in current-report order).
     left: tuple[str, ...] = ()
 
 
@@ -56,7 +56,12 @@ def paired_average(baseline: Report, current: Report, metric: str) -> PairedAver
     )
     measured = [r.caseId for r in current.results if r.caseId in baseline.by_id and (r.caseId in before or r.caseId in after)]
     shared = [c for c in measured if c in before and c in after and before[c][1] and after[c][1]]
-    left = tuple(c for c in measured if c not in set(shared))
+    paired = set(shared)
+    # Of the cases outside the pairs, those that moved the overall average: measured on one side only, or changed.
+    left = tuple(
+        c for c in measured
+        if c not in paired and (c not in before or c not in after or not same(before[c][0], after[c][0]))
+    )  # fmt: skip
     if not shared:
         return PairedAverage(0, None, None, mix_changed, left)
     # Summed exactly: the same values in any order give the same average, so identical cases compare equal.

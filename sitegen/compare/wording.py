@@ -291,7 +291,7 @@ def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     reasons += [", ".join(cases)] if cases else []
     costs = [escape(metric_label(item.metric)) for item in diff.cost_regressions]
     if costs:
-        reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
+        reasons.append(f"cost regression on the cases passing in both reports: {', '.join(costs)}")
     kinds = {change.caseId: change.change for change in diff.caseChanges}
     known, passing = ChangeKind.STILL_FAILING, ChangeKind.STILL_PASSING
     fell: dict[ChangeKind, list[str]] = {passing: [], known: []}
