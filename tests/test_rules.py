@@ -445,6 +445,8 @@ def test_result_fields() -> None:
         "toolCallCount": 2,
         "durationMs": 1000,
         "tags": ["matrix:positive-evidence"],
+        "tokens": None,  # the trace records no usage: not recorded, never 0
+        "cost": None,
         "caseDigest": Case.model_validate(case).digest(),
         # What the agent did (sitegen/report/evidence.py); no traceDigest for a trace that was not read from a file.
         "answer": "ok",
