@@ -365,10 +365,15 @@ def _spent_stats(report: Report) -> list[Stat]:
     def detail(count: int, what: str) -> str:
         return f"over {fmt.plural(count, 'passing case')} recording {what}" if count else f"no passing case records {what}"
 
+    def css(value: float | None) -> str:
+        return "stat" if value is not None else "stat stat-unrecorded"
+
     return [
-        Stat("Tokens per passing case", fmt.tokens(report.tokensPerPassingCase), detail(with_tokens, "tokens"), "stat", None),
-        Stat("Cost per passing case", fmt.dollars(report.costPerPassingCase), detail(with_cost, "a priced model"), "stat", None),
-    ]
+        Stat("Tokens per passing case", fmt.tokens(report.tokensPerPassingCase), detail(with_tokens, "tokens"),
+             css(report.tokensPerPassingCase), None),
+        Stat("Cost per passing case", fmt.dollars(report.costPerPassingCase), detail(with_cost, "a priced model"),
+             css(report.costPerPassingCase), None),
+    ]  # fmt: skip
 
 
 def _status_stat(status: Status, count: int, detail: str, css: str) -> Stat:
