@@ -12,6 +12,7 @@ from sitegen.report.results import Report
 from sitegen.site.pages.badges import flaky_title
 from sitegen.site.pages.charts import Chart, line_chart, pass_rate_chart
 from sitegen.site.pages.common import Layout, SiteInfo, make_layout
+from sitegen.site.pages.spent import spent_charts
 
 
 class RunRow(NamedTuple):
@@ -83,7 +84,7 @@ def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str,
             "chart-history-duration", "Average duration", runs, "averageDurationMs", "Duration (s)",
             show=fmt.duration, scale=0.001, unit=" s",  # seconds, as every duration on the site reads
         ),
-        *_spent_charts(runs),
+        *spent_charts(runs),
     )
     return HistoryPage(
         layout=make_layout(
@@ -99,19 +100,6 @@ def build_history_page(site: SiteInfo, runs: Sequence[Run], current_run_id: str,
         charts=charts,
         runs=rows,
     )
-
-
-def _spent_charts(runs: Sequence[Run]) -> tuple[Chart, ...]:
-    """Tokens and dollars per passing case, once some run records them: each series starts with the first run whose
-    traces record usage (a run before has no point, never a 0; eval/README.md, "Tokens and cost")."""
-    charts = []
-    if any(run.figure("tokensPerPassingCase") is not None for run in runs):
-        charts.append(line_chart("chart-history-tokens", "Tokens per passing case", runs, "tokensPerPassingCase",
-                                 "Tokens per passing case", show=fmt.tokens))  # fmt: skip
-    if any(run.figure("costPerPassingCase") is not None for run in runs):
-        charts.append(line_chart("chart-history-cost", "Cost per passing case", runs, "costPerPassingCase",
-                                 "US cents per passing case", show=fmt.dollars, scale=100, unit=" ¢"))  # fmt: skip
-    return tuple(charts)
 
 
 def _local_subtitle(runs: Sequence[Run]) -> str:

@@ -37,6 +37,7 @@ from sitegen.site.pages.badges import (
 from sitegen.site.pages.change_views import Banner, banner, changes_by_case, pass_rate_css
 from sitegen.site.pages.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.site.pages.common import Layout, Link, Option, SiteInfo, Stat, make_layout
+from sitegen.site.pages.spent import spent_stats
 from sitegen.suite.config import SuiteConfig
 
 
@@ -351,29 +352,8 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     ]
     stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
     stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
-    stats += _spent_stats(report)
+    stats += spent_stats(report)
     return stats
-
-
-def _spent_stats(report: Report) -> list[Stat]:
-    """What a passing case spends, over the passing cases whose traces record it; "not recorded" when none does
-    (eval/README.md, "Tokens and cost")."""
-    passing = [result for result in report.results if result.status is Status.PASSED]
-    with_tokens = sum(1 for result in passing if result.tokens is not None)
-    with_cost = sum(1 for result in passing if result.cost is not None)
-
-    def detail(count: int, what: str) -> str:
-        return f"over {fmt.plural(count, 'passing case')} recording {what}" if count else f"no passing case records {what}"
-
-    def css(value: float | None) -> str:
-        return "stat" if value is not None else "stat stat-unrecorded"
-
-    return [
-        Stat("Tokens per passing case", fmt.tokens(report.tokensPerPassingCase), detail(with_tokens, "tokens"),
-             css(report.tokensPerPassingCase), None),
-        Stat("Cost per passing case", fmt.dollars(report.costPerPassingCase), detail(with_cost, "a priced model"),
-             css(report.costPerPassingCase), None),
-    ]  # fmt: skip
 
 
 def _status_stat(status: Status, count: int, detail: str, css: str) -> Stat:
