@@ -105,6 +105,73 @@ class CasePages(StrEnum):
 
 
 DEFAULT_CASE_PAGES = CasePages.ALL
+
+
+class TrajectoryMatch(StrEnum):
+    """How a case's expected tool calls must be found among the recorded ones (`expectedTrajectory.match`;
+    eval/README.md, "Trajectory rules"): the modes of LangChain's agentevals and Google ADK, counted as multisets
+    (a tool called twice is two calls). Each mode is three rules: whether order counts, whether every expected
+    step must be found, whether a call outside the steps is refused."""
+
+    # value          ordered complete exclusive  its rule in words (eval/README.md, the case page)
+    STRICT = "strict", True, True, True, "the same calls in the same order, nothing else"
+    UNORDERED = "unordered", False, True, True, "the same calls in any order, nothing else"
+    IN_ORDER = "in_order", True, True, False, "these calls in this order, other calls between them allowed"
+    SUPERSET = "superset", False, True, False, "at least these calls, in any order, other calls allowed"
+    SUBSET = "subset", False, False, True, "no call outside these, some may be missing"
+
+    ordered: bool  # the steps are found in their order
+    complete: bool  # every step must be found
+    exclusive: bool  # every call must be one of the steps
+    rule: str
+
+    def __new__(cls, value: str, ordered: bool, complete: bool, exclusive: bool, rule: str) -> TrajectoryMatch:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.ordered, member.complete, member.exclusive, member.rule = ordered, complete, exclusive, rule
+        return member
+
+
+class ArgsMatch(StrEnum):
+    """How a step's `args` are compared with a call's recorded input, both as JSON values (`argsMatch`;
+    eval/README.md, "Trajectory rules"); `ignore` is the default of a step without `args`, `exact` of one with."""
+
+    # value      shown after the expected args    its rule in words
+    EXACT = "exact", "", "the input equals args"
+    SUBSET = "subset", ", …", "every key of args is in the input with an equal value; other keys are ignored"
+    IGNORE = "ignore", "", "the tool name alone"
+
+    more: str  # what the expected call's args are followed by where a step is named: the input may hold more
+    rule: str
+
+    def __new__(cls, value: str, more: str, rule: str) -> ArgsMatch:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.more, member.rule = more, rule
+        return member
+
+    def holds(self, args: Any, recorded: Any) -> bool:
+        """Whether a call whose recorded input is `recorded` (a JSON value, None when none) matches `args`."""
+        if self is ArgsMatch.IGNORE:
+            return True
+        if self is ArgsMatch.EXACT:
+            return json_equal(args, recorded)
+        return isinstance(args, dict) and isinstance(recorded, dict) and all(
+            key in recorded and json_equal(value, recorded[key]) for key, value in args.items()
+        )
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of two JSON values as JSON sees them: 1 equals 1.0, true is not 1, key order does not count."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(value, b[key]) for key, value in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 # GitHub Pages publishes a site of at most 1 GB (docs/big-suites.md, "where each option meets GitHub's limits"): a
 # build warns once its site is this share of it.
 PAGES_SITE_LIMIT = 1_000_000_000

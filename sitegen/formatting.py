@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 UNKNOWN = "—"  # a value a page has no figure for
+NOT_RECORDED = "not recorded"  # a figure no trace records (tokens, cost): never shown as 0
 
 
 def percent(ratio: float | None) -> str:
@@ -24,6 +25,23 @@ def number(value: float | int | None, digits: int = 1) -> str:
     if isinstance(value, int) or float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.{digits}f}"
+
+
+def dollars(value: float | None) -> str:
+    """US dollars: `$1.23`, `$0.0042` (a run may cost a fraction of a cent); `not recorded` when unknown."""
+    if value is None:
+        return NOT_RECORDED
+    if abs(value) >= 1 or value == 0:
+        return f"${value:,.2f}"
+    if abs(value) < 0.000001:
+        return "< $0.000001"
+    whole, _, cents = f"{value:.6f}".rstrip("0").partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
+
+
+def tokens(value: int | float | None) -> str:
+    """A number of tokens, whole: `12,345`; `not recorded` when unknown."""
+    return NOT_RECORDED if value is None else number(round(value), 0)
 
 
 def count(value: int | float | None, digits: int = 1) -> str:

@@ -82,7 +82,17 @@ def test_rebuild_floor_swaps_in_a_copy_of_the_site(synthetic: tuple[Path, Path],
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "site", "suite"]  # no staging or old folder left
 
 
-@pytest.mark.parametrize("script", ["bench.py", "compare.py", "steps.py"])
+def test_the_trajectory_suite_holds_every_mode_and_loads(synthetic: tuple[Path, Path], tmp_path: Path) -> None:
+    import trajectories
+
+    from sitegen.suite.loading import load_cases
+
+    cases, fixtures = synthetic
+    judged = load_cases(trajectories.with_trajectories(cases, fixtures, tmp_path / "with"))
+    assert {case.expectedTrajectory.match for case in judged if case.expectedTrajectory} == set(trajectories.MODES)
+
+
+@pytest.mark.parametrize("script", ["bench.py", "compare.py", "steps.py", "trajectories.py"])
 def test_scripts_answer_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True, check=True)
     assert "usage:" in done.stdout

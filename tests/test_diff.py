@@ -233,7 +233,7 @@ def test_a_moved_average_over_unchanged_cases_is_recorded_as_changed(metric: str
     assert (item.baselineValue, item.currentValue) == (old, new)
     assert item.delta == (pytest.approx(new - old) if None not in (old, new) else None)
     assert item.pairedCaseCount == 1 and item.pairedBaselineValue == item.pairedCurrentValue
-    assert "the 1 case in both reports are unchanged" in item_message(item) and "→" in item_message(item)
+    assert "the 1 case passing in both reports is unchanged" in item_message(item) and "→" in item_message(item)
 
 
 def test_pass_rate_message_in_points() -> None:
@@ -284,7 +284,7 @@ def test_adding_a_slow_passing_case_is_no_cost_regression() -> None:
     duration = items["averageDurationMs"]
     assert (duration.pairedCaseCount, duration.pairedBaselineValue, duration.pairedCurrentValue) == (2, 1500, 1500)
     assert item_message(duration) == (
-        "Average duration rose: 1,500 ms → 21,000 ms (+19,500 ms); the 2 cases in both reports are unchanged "
+        "Average duration rose: 1,500 ms → 21,000 ms (+19,500 ms); the 2 cases passing in both reports are unchanged "
         "(1,500 ms → 1,500 ms), so the change comes from the case mix (cases added or removed)."
     )
     assert diff.hasRegression is False and diff.cost_regressions == []
@@ -304,7 +304,7 @@ def test_shared_cases_getting_slower_is_a_cost_regression_whatever_the_mix() -> 
     assert (item.type, item.baselineValue, item.currentValue) == ("REGRESSION", pytest.approx(11000 / 3), 1500)
     assert (item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue) == (2, 1000, 1500)
     assert item_message(item) == (
-        "Average duration fell: 3,666.7 ms → 1,500 ms (-2,166.7 ms); over the 2 cases in both reports "
+        "Average duration fell: 3,666.7 ms → 1,500 ms (-2,166.7 ms); over the 2 cases passing in both reports "
         "1,000 ms → 1,500 ms (+500 ms, +50.0%), more than the 10% tolerance: a cost regression."
     )
 
@@ -380,7 +380,7 @@ def test_no_case_measured_in_both_reports_is_changed_with_no_paired_values() -> 
     diff = compare_reports(report(result("old", durationMs=1000)), report(result("new", durationMs=9000)))
     item = cost_items(diff)["averageDurationMs"]
     assert (item.type, item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue) == ("CHANGED", 0, None, None)
-    assert item_message(item).endswith("no case is measured in both reports, so the change comes from the case mix "
+    assert item_message(item).endswith("no case passes and is measured in both reports, so the change comes from the case mix "
                                  "(cases added or removed).")
 
 
@@ -400,7 +400,8 @@ def test_bad_cost_tolerance_is_usage_error(tolerance: float) -> None:
 
 
 def test_only_cost_items_carry_paired_fields_in_json() -> None:
-    diff = compare_reports(report(result("a", durationMs=1000)), report(result("a", durationMs=5000, passed=False)))
+    diff = compare_reports(report(result("a", durationMs=1000), result("b")),
+                           report(result("a", durationMs=5000), result("b", passed=False)))  # fmt: skip
     items = json.loads(diff_json(diff))["items"]
     duration = next(item for item in items if item["metric"] == "averageDurationMs")
     assert list(duration)[8:] == ["pairedCaseCount", "pairedBaselineValue", "pairedCurrentValue"]
@@ -807,7 +808,7 @@ def test_summary_shows_a_cost_regression_and_losses_in_known_failures() -> None:
     after = report(result("a", durationMs=2000), result("b", passed=False, failedChecks=["x: y"],
                                                          evidenceCoverage={"query_logs": False, "query_metrics": True}))
     text = diff_summary_markdown(compare_reports(before, after))
-    assert "❌ **Gate fails**: cost regression on the cases in both reports: average duration" in text
+    assert "❌ **Gate fails**: cost regression on the cases passing in both reports: average duration" in text
     section = text.split("### Other regression signals (2)", 1)[1]
     assert "| average duration |" in section and "| required tool query\\_logs used |" in section
 
@@ -823,7 +824,10 @@ def test_long_case_lists_fold_but_regressed_cases_and_regressions_do_not() -> No
     known, changes = text[text.index("## Known failures") : text.index("## Differences, metric by metric")], text[text.index("### Changes") :]
     assert "<details>" not in regressed and "<details>" not in regressions and regressed.count("| case-") == 12
     assert known.count("<details>") == 1 and "<summary>Show all known failures (12)</summary>" in known
-    assert changes.count("<details>") == 1 and "<summary>Show all changes (24)</summary>" in changes
+    # 24 case items, and the average tool calls' move: no case passes in both reports, so it is no cost regression.
+    assert changes.count("<details>") == 1 and "<summary>Show all changes (25)</summary>" in changes
+    assert "Average tool calls per case rose: 4 → 4.50 (+0.50); no case passes and is measured in both reports, so the " \
+           "change comes from case-00, case-01, case-02, case-03, case-04 and 7 more, which do not pass" in changes
     assert "12 cases regressed: case-00 (x), case-01 (x), case-02 (x), case-03 (x), case-04 (x), and 7 more · " \
            "12 known failures" in markdown_text(text)
     check_golden(text, GOLDEN / "long.md")

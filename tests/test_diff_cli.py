@@ -152,7 +152,7 @@ def test_cost_tolerance_from_option_config_or_default(tmp_path: Path, options: l
     item = items[0]
     assert (item["metric"], item["type"]) == ("averageDurationMs", "REGRESSION" if code else "CHANGED")
     if code:
-        assert result.stderr.startswith("gate failed: cost regression on the cases in both reports: average duration")
+        assert result.stderr.startswith("gate failed: cost regression on the cases passing in both reports: average duration")
 
 
 @pytest.mark.parametrize(

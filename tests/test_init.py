@@ -189,7 +189,8 @@ def test_the_config_names_every_setting_commented_out_with_its_default(tmp_path:
     assert load_config(config, explicit=True) == SuiteConfig() and load_record_config(config) == RecordConfig()
     every = tomllib.loads(_uncommented(text))
     # [suite] holds every setting of SuiteConfig but those [diff] and [otel] set.
-    assert set(every["suite"]) == set(SuiteConfig.model_fields) - {"cost_tolerance", "alpha", "answer_similarity", "otel"}
+    assert set(every["suite"]) == set(SuiteConfig.model_fields) - {"cost_tolerance", "alpha", "answer_similarity", "otel", "cost"}
+    assert "[cost.prices." in text  # prices are examples, kept commented: no model is priced by default
     assert set(every["diff"]) == set(DiffSettings.model_fields)
     assert set(every["otel"]) == set(OtelSettings.model_fields)
     assert set(every["record"]) == set(RecordConfig.model_fields)

@@ -66,7 +66,7 @@ NO_SUCH_FIELD = (
     "unknown field: expected one of id, title, question, traceFixture, expectedRootCauseKeywords, minKeywordMatches, "
     "requiredEvidenceTools, allowedVerdicts, forbiddenVerdicts, forbiddenAnswerKeywords, forbiddenConfirmedClaimKeywords, "
     "requireV2AuditClosure, requireClaimChecks, requireComposerOutput, expectedGatekeeperRuleSetVersion, "
-    "degradedAnswerMarkers, requireSuccessfulEvidence, tags, notes (free annotations start with `_` or `x-`)"
+    "degradedAnswerMarkers, requireSuccessfulEvidence, tags, notes, expectedTrajectory (free annotations start with `_` or `x-`)"
 )
 
 

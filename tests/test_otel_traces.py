@@ -64,17 +64,23 @@ def native_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.mark.parametrize("style", STYLES)
 def test_the_report_of_otlp_traces_is_the_native_report(tmp_path: Path, native_report: dict[str, Any], style: str) -> None:
     report = _report(*_otel_suite(tmp_path, style))
-    assert {k: v for k, v in report.items() if k != "results"} == {k: v for k, v in native_report.items() if k != "results"}
+    # The spans record the model call's tokens (no price is set, so no cost); the native traces record none.
+    assert report.pop("tokensPerPassingCase") == sum(TOKENS) and native_report["tokensPerPassingCase"] is None
+    assert {k: v for k, v in report.items() if k != "results"} == {
+        k: v for k, v in native_report.items() if k not in ("results", "tokensPerPassingCase")}  # fmt: skip
     for native, otel in zip(json.loads(json.dumps(native_report["results"])), report["results"], strict=True):
-        assert otel.pop("tokens") == {"input": TOKENS[0], "output": TOKENS[1]}, native["caseId"]
+        assert otel.pop("tokens") == {"input": TOKENS[0], "output": TOKENS[1], "cacheRead": None}, native["caseId"]
+        assert native.pop("tokens") is None and otel["cost"] is None
         assert otel.pop("traceDigest") != native.pop("traceDigest")
         if native["caseId"] == _COMPOSER_WITHOUT_MODE:
             assert [c.split(":")[0] for c in otel.pop("failedChecks")] == [c.split(":")[0] for c in native.pop("failedChecks")]
         assert otel == native
 
 
-def test_a_native_report_records_no_tokens(native_report: dict[str, Any]) -> None:
-    assert all("tokens" not in result for result in native_report["results"])
+def test_a_native_trace_without_usage_records_no_tokens_and_no_cost(native_report: dict[str, Any]) -> None:
+    # Not recorded is null, never 0.
+    assert all(result["tokens"] is None and result["cost"] is None for result in native_report["results"])
+    assert native_report["tokensPerPassingCase"] is None and native_report["costPerPassingCase"] is None
 
 
 def test_a_trace_without_captured_content_is_not_run_and_says_which_switch_to_turn_on(tmp_path: Path) -> None:
@@ -285,7 +291,9 @@ def test_trials_of_otlp_files_and_a_suite_of_both_formats_build(tmp_path: Path) 
     report = json.loads((tmp_path / "site" / "report.json").read_text(encoding="utf-8"))
     payment = next(r for r in report["results"] if r["caseId"] == "payment-timeout")
     assert payment["trials"] == 3 and payment["passedTrials"] == 3
-    assert [t.get("tokens") for t in payment["trialResults"]] == [{"input": TOKENS[0], "output": TOKENS[1]}] * 2 + [None]
+    recorded = {"input": TOKENS[0], "output": TOKENS[1], "cacheRead": None}
+    assert [t["tokens"] for t in payment["trialResults"]] == [recorded] * 2 + [None]
+    assert payment["tokens"] is None  # a mean over some trials would not be a run's tokens
     diff = json.loads((tmp_path / "site" / "diff.json").read_text(encoding="utf-8"))
     assert diff["regressionCount"] == 0 and diff["caseRegressionCount"] == 0, diff["caseChanges"]
     page = soup(_page(tmp_path / "site", "mysql-slow-query"))
@@ -301,7 +309,8 @@ def test_trials_of_otlp_files_and_a_suite_of_both_formats_build(tmp_path: Path) 
     assert (tmp_path / "site" / "cases" / raw["href"]).read_bytes() == (fixtures / "mysql-slow-query.jsonl").read_bytes()
     page = soup(_page(tmp_path / "site", "payment-timeout"))
     facts = {dt.get_text(): dd.get_text() for dt, dd in zip(page.select("dt"), page.select("dd"))}
-    assert facts["Tokens (mean of 3 trials)"] == f"{TOKENS[0]:,} in · {TOKENS[1]:,} out"
+    assert facts["Tokens (mean of 3 trials)"] == "recorded by 2 of 3 trials only"
+    assert facts["Cost (mean of 3 trials)"] == "not recorded"
 
 
 EXAMPLE = ROOT / "eval" / "otel-example"

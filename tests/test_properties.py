@@ -19,7 +19,7 @@ from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, validate_trace
-from sitegen.suite.models import Case
+from sitegen.suite.models import Case, TokenUsage
 from sitegen.textmatch import normalise
 
 text = st.text(max_size=20)
@@ -167,7 +167,9 @@ written_results = st.builds(
     st.integers(),
     st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False),
     st.lists(text, max_size=3),
-    st.none() | text,
+    tokens=st.none() | st.builds(TokenUsage, *[st.none() | st.integers(0, 2**40)] * 3).filter(lambda t: t[:3] != (None,) * 3),
+    cost=st.none() | st.floats(0, 1e6, allow_nan=False),
+    caseDigest=st.none() | text,
     evidence=st.none()
     | st.builds(
         Evidence,
@@ -261,7 +263,7 @@ def test_sitegen_results_take_the_quick_way() -> None:
     from sitegen.report.report_json import _sitegen_result
     from sitegen.report.results import CaseResult
 
-    result = CaseResult("c", "t", "failed", False, ["x: y"], None, 1, 2, {"a": True}, 3, 1.5, ["t"], "sha256:1")
+    result = CaseResult("c", "t", "failed", False, ["x: y"], None, 1, 2, {"a": True}, 3, 1.5, ["t"], caseDigest="sha256:1")
     assert _sitegen_result(json.loads(json.dumps(result.to_json()))) == result
 
 
@@ -284,7 +286,7 @@ numbers = st.integers(min_value=-(2**70), max_value=2**70)
         numbers,
         st.none() | numbers | st.floats(allow_nan=False, allow_infinity=False),
         st.lists(json_text, max_size=3),
-        st.none() | json_text,
+        caseDigest=st.none() | json_text,
     )
 )
 def test_result_json_text_is_what_json_writes(result: CaseResult) -> None:

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "sitegen"
 # Public for a reason other than sitegen's own code, as ("sitegen/path.py", "name") with a comment saying the
 # reason (a name the templates, the benchmarks or an entry point need that no module refers to); keep it short.
 # Empty today: the entry point `sitegen.cli:main` is also what `python -m sitegen` calls, the commands are
-# registered by their decorator, and the templates see only view fields.
+# registered by their decorator (so are the rules), and the templates see only view fields.
 USED_FROM_OUTSIDE: set[tuple[str, str]] = set()
 
 
@@ -43,10 +43,10 @@ def _decorator_name(decorator: ast.expr) -> str:
 
 
 def _registered(node: ast.stmt) -> bool:
-    """Whether a function is a command of the command line: registered with Typer by its decorator, which the
-    source never calls by name."""
+    """Whether a function is a command of the command line or a rule: registered by its decorator (with Typer, or
+    evaluation/rules.py's `@rule`), which the source never calls by name."""
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        _decorator_name(decorator) in ("command", "callback") for decorator in node.decorator_list
+        _decorator_name(decorator) in ("command", "callback", "rule") for decorator in node.decorator_list
     )
 
 

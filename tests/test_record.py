@@ -402,7 +402,7 @@ def test_a_missing_environment_variable_is_bad_input(stub: StubAgent, tmp_path: 
 @pytest.mark.parametrize(
     ("table", "where", "expected"),
     [
-        ('bodyy = { q = "{question}" }', "record.bodyy", "unknown setting (expected one of: method, body, headers, tracePath)"),
+        ('bodyy = { q = "{question}" }', "record.bodyy", "unknown setting (expected one of: method, body, headers, tracePath, usagePath)"),
         ('method = "DELETE"', "record.method", "expected one of POST, PUT, PATCH"),
         ("method = 3", "record.method", "expected a string"),
         ("body = { when = 2024-01-01 }", "record.body", "expected JSON values only"),

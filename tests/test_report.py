@@ -57,7 +57,8 @@ def test_json_shape_and_order(tmp_path: Path) -> None:
     data = json.loads(report_json(evaluate_suite(load_cases(cases), fixtures, SuiteConfig())))
     assert list(data) == [
         "formatVersion", "totalCases", "passedCases", "failedCases", "notRunCases", "passRate",
-        "verdictDistribution", "averageToolCallCount", "averageDurationMs", "results",
+        "verdictDistribution", "averageToolCallCount", "averageDurationMs", "tokensPerPassingCase", "costPerPassingCase",
+        "results",
     ]  # fmt: skip
     assert [r["caseId"] for r in data["results"]] == ["pass-1", "fail-1", "missing-1", "invalid-1"]
 

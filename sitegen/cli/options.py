@@ -49,7 +49,8 @@ CostToleranceOpt = Annotated[
     typer.Option(
         "--cost-tolerance",
         min=0.0,
-        help="Relative tolerance for average tool calls and duration, judged over the cases in both reports: "
+        help="Relative tolerance for the cost signals (tool calls, duration, tokens, dollars), judged over the cases "
+        "passing in both reports: "
         "a rise of more than R × baseline is a cost regression (e.g. 0.1 = 10%). "
         "Default: [diff] costTolerance in the config file, else 0.1.",
     ),

@@ -4,11 +4,12 @@ messages are compare/wording.py's, diff.json's shape compare/diff_json.py's).
 Decisions where eval/README.md ("Comparing with the baseline") leaves room (also in tests):
 - Numbers are equal when they agree to 1e-9 relative (1e-12 absolute), so a float written by another
   program (the Java harness) never yields a spurious item; `delta` is still plain current − baseline.
-- The aggregate cost signals (averageToolCallCount, averageDurationMs) are judged on the *paired* average:
-  over the cases that have the value in both reports (a case has a tool-call count when its trace was
-  read, a duration when it also records one). Risen by more than the relative cost tolerance T
-  (|Δ| > T × |paired baseline|) is a REGRESSION, fallen by more an IMPROVEMENT, else CHANGED: adding or
-  removing cases alone can never make a cost regression. The item is recorded whenever the report's own
+- The aggregate cost signals (averageToolCallCount, averageDurationMs, tokensPerPassingCase, costPerPassingCase)
+  are judged on the *paired* average: over the cases that pass in both reports and have the value in both (a case
+  has a tool-call count when its trace was read, a duration, tokens or a cost when it also records them). Risen by
+  more than the relative cost tolerance T (|Δ| > T × |paired baseline|) is a REGRESSION, fallen by more an
+  IMPROVEMENT, else CHANGED: adding or removing cases, or a case that stops passing (a required tool no longer
+  called is fewer calls), can never make a cost regression or improvement. The item is recorded whenever the report's own
   average changed, and also when only the paired average moved beyond T (a cheap new case must not hide
   the shared cases getting slower). Per-case toolCallCount / durationMs stay CHANGED on any change.
 - A null on one side of a cost signal or a duration (and a number on the other) is recorded with delta null.
@@ -159,7 +160,7 @@ def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: f
         out.add(
             kind, None, metric, before, after,
             pairedCaseCount=paired.count, pairedBaselineValue=paired.baseline, pairedCurrentValue=paired.current,
-            mixChanged=paired.mix_changed, costTolerance=tolerance,
+            mixChanged=paired.mix_changed, costTolerance=tolerance, pairedLeft=paired.left,
         )
 
 

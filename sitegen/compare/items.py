@@ -26,10 +26,14 @@ RATES = (PASS_RATE, TRIAL_PASS_RATE)
 AVERAGE_TOOL_CALLS = "averageToolCallCount"
 AVERAGE_DURATION = "averageDurationMs"
 DURATIONS = (AVERAGE_DURATION, "durationMs")
+TOKENS_PER_PASSING_CASE = "tokensPerPassingCase"
+COST_PER_PASSING_CASE = "costPerPassingCase"
 # The aggregate cost signals, each with its label and the per-case field it averages (compare/costs.py).
 COST_METRICS = {
     AVERAGE_TOOL_CALLS: ("Average tool calls per case", "toolCallCount"),
     AVERAGE_DURATION: ("Average duration", "durationMs"),
+    TOKENS_PER_PASSING_CASE: ("Tokens per passing case", "tokens"),
+    COST_PER_PASSING_CASE: ("Cost per passing case", "cost"),
 }
 
 
@@ -40,6 +44,8 @@ METRIC_LABELS = {
     TRIAL_PASS_RATE: "trial pass rate",
     AVERAGE_TOOL_CALLS: "average tool calls per case",
     AVERAGE_DURATION: "average duration",
+    TOKENS_PER_PASSING_CASE: "tokens per passing case",
+    COST_PER_PASSING_CASE: "cost per passing case",
     "present": "in the report",
     Status.PASSED.value: Status.PASSED.word,  # the result field `passed`, named by its status word
     "matchedKeywordCount": "expected keywords found",
@@ -103,6 +109,7 @@ class DiffItem:
     trialCounts: tuple[tuple[int, int], tuple[int, int]] | None = None
     mixChanged: bool | None = None
     costTolerance: float | None = None
+    pairedLeft: tuple[str, ...] = ()  # cost items: the cases in both reports outside the pairs (compare/costs.py)
     # The `passRate` item's McNemar test of the single-trial cases (diff.json has it once, as `pairedTest`), read
     # at `alpha`.
     pairedTest: PairedTest | None = None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sitegen.errors import BadInput
-from sitegen.formatting import percent
+from sitegen.formatting import NOT_RECORDED, dollars, percent, tokens
 from sitegen.report.failures_by_rule import RuleCount, by_rule_markdown
 from sitegen.report.mdtext import escape_cell, escape_inline, table
 from sitegen.report.status import Status
@@ -71,7 +71,16 @@ def report_headline(report: Report) -> str:
             f" · {figures.passed} of {figures.total} trials passed "
             f"({percent(figures.rate)}, 95% interval {percent(low)}–{percent(high)})"
         )
-    return line
+    return line + spent_clause(report)
+
+
+def spent_clause(report: Report) -> str:
+    """` · per passing case: 1,500 tokens, $0.006` when some passing case's trace records usage (a figure not
+    recorded said so, never 0); empty when none does (eval/README.md, "Tokens and cost")."""
+    if report.tokensPerPassingCase is None and report.costPerPassingCase is None:
+        return ""
+    cost = dollars(report.costPerPassingCase)
+    return f" · per passing case: {tokens(report.tokensPerPassingCase)} tokens, {'cost ' if cost == NOT_RECORDED else ''}{cost}"
 
 
 def _failing_cases(report: Report) -> list[str]:

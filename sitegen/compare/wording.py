@@ -22,11 +22,13 @@ from sitegen.compare.items import (
     AVERAGE_TOOL_CALLS,
     CHANGED,
     COST_METRICS,
+    COST_PER_PASSING_CASE,
     DURATIONS,
     IMPROVEMENT,
     PASS_RATE,
     RATES,
     REGRESSION,
+    TOKENS_PER_PASSING_CASE,
     TRIAL_PASS_RATE,
     DiffItem,
     is_number,
@@ -36,7 +38,7 @@ from sitegen.compare.items import (
 from sitegen.compare.whatchanged import divergence_parts, phrase_text, what_changed
 from sitegen.defaults import HEADLINE_LISTED
 from sitegen.finite import difference
-from sitegen.formatting import number, percent, plural
+from sitegen.formatting import dollars, number, percent, plural, tokens
 from sitegen.report.status import Status
 from sitegen.stats import fewest_telling_flips
 
@@ -63,6 +65,10 @@ def describe_value(metric: str, value: Any) -> str:
     for prefix, words in _WORDS.items():
         if metric.startswith(prefix) and value in words:
             return words[value]
+    if metric == COST_PER_PASSING_CASE:
+        return dollars(value)
+    if metric == TOKENS_PER_PASSING_CASE:
+        return tokens(value)
     if value is None:
         return "unknown" if metric in DURATIONS or metric == AVERAGE_TOOL_CALLS else "none"
     if metric in RATES:
@@ -177,7 +183,9 @@ def item_message(item: DiffItem) -> str:
         return f"{message[:-1]}; {chance_clause(item.pairedTest, item.alpha)}."
     if metric in COST_METRICS:
         assert item.pairedCaseCount is not None and item.mixChanged is not None and item.costTolerance is not None
-        paired = PairedAverage(item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue, item.mixChanged)
+        paired = PairedAverage(
+            item.pairedCaseCount, item.pairedBaselineValue, item.pairedCurrentValue, item.mixChanged, item.pairedLeft
+        )
         moved = not same(item.baselineValue, item.currentValue)
         clause = paired_clause(metric, paired, item.type, item.costTolerance, moved)
         return f"{_values_message(_cost_sentence(item), item)[:-1]}; {clause}."
@@ -211,14 +219,16 @@ def passed_message(sentence: str, passes: bool, checks: Iterable[str]) -> str:
 
 
 def paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: float, moved: bool) -> str:
-    """Why a cost item has its type: the paired averages against the tolerance, and whether the case mix explains it."""
-    mix = "the change comes from the case mix (cases added or removed)"
+    """Why a cost item has its type: the paired averages (over the cases passing in both reports) against the
+    tolerance, and what else moved the overall average: cases added or removed, or the cases named that left the
+    comparison."""
+    mix = _outside_pairs(paired)
     if paired.baseline is None or paired.current is None:
-        return "no case is measured in both reports" + (f", so {mix}" if paired.mix_changed and moved else "")
-    cases = plural(paired.count, "case")
+        return "no case passes and is measured in both reports" + (f", so {mix}" if mix and moved else "")
+    cases = plural(paired.count, "case") + " passing"
     values = f"{describe_value(metric, paired.baseline)} → {describe_value(metric, paired.current)}"
     if same(paired.baseline, paired.current):
-        clause = f"the {cases} in both reports are unchanged ({values})"
+        clause = f"the {cases} in both reports {'is' if paired.count == 1 else 'are'} unchanged ({values})"
     else:
         ratio = (paired.current - paired.baseline) / paired.baseline if paired.baseline else math.inf
         relative = f", {ratio:+.1%}" if math.isfinite(ratio) else ""
@@ -226,11 +236,25 @@ def paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: floa
         limit = f"the {tolerance * 100:g}% tolerance"
         judged = {REGRESSION: f"more than {limit}: a cost regression", IMPROVEMENT: f"more than {limit}"}
         clause = f"over the {cases} in both reports {values} ({delta}{relative}), {judged.get(kind, f'within {limit}')}"
-    if kind == CHANGED and paired.mix_changed and moved:
+    if kind == CHANGED and mix and moved:
         clause += f", so {mix}"
     elif kind != CHANGED and not moved:
-        clause += ", hidden in the overall average by the case mix"
+        clause += f", hidden in the overall average by {'the case mix' if paired.mix_changed else 'the other cases'}"
     return clause
+
+
+def _outside_pairs(paired: PairedAverage) -> str:
+    """What moved an overall average beside the paired cases: the case mix only when cases were added or removed,
+    else the cases that left the comparison, named (compare/costs.py)."""
+    if paired.mix_changed:
+        return "the change comes from the case mix (cases added or removed)"
+    if not paired.left:
+        return ""
+    shown = ", ".join(paired.left[:HEADLINE_LISTED]) + (
+        f" and {len(paired.left) - HEADLINE_LISTED} more" if len(paired.left) > HEADLINE_LISTED else ""
+    )
+    verb = "does" if len(paired.left) == 1 else "do"
+    return f"the change comes from {shown}, which {verb} not pass and get measured in both reports"
 
 
 def trial_clause(before: tuple[int, int], after: tuple[int, int], kind: str, p_value: float, alpha: float) -> str:
@@ -277,7 +301,7 @@ def gate_text(diff: DiffReport, escape: Callable[[str], str] = str) -> str:
     reasons += [", ".join(cases)] if cases else []
     costs = [escape(metric_label(item.metric)) for item in diff.cost_regressions]
     if costs:
-        reasons.append(f"cost regression on the cases in both reports: {', '.join(costs)}")
+        reasons.append(f"cost regression on the cases passing in both reports: {', '.join(costs)}")
     kinds = {change.caseId: change.change for change in diff.caseChanges}
     known, passing = ChangeKind.STILL_FAILING, ChangeKind.STILL_PASSING
     fell: dict[ChangeKind, list[str]] = {passing: [], known: []}

@@ -16,7 +16,7 @@ from sitegen.report.results import CaseResult, Report, build_report
 from sitegen.report.status import Status
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
-from sitegen.suite.models import Case
+from sitegen.suite.models import Case, native_usage
 
 
 def evaluate_case(case: Case, outcome: LoadedTrace | TrialTraces | FixtureProblem, config: SuiteConfig) -> CaseResult:
@@ -50,6 +50,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         )
     trace = outcome.trace
     failures = run_rules(case, trace, config)
+    tokens = outcome.tokens if outcome.tokens is not None else native_usage(trace)
     return CaseResult(
         caseId=case.id,
         title=case.display_title,
@@ -63,9 +64,11 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         toolCallCount=len(trace.toolInvocations),
         durationMs=trace.session.totalDurationMs,
         tags=list(case.tags),
+        tokens=tokens,
+        cost=config.cost.cost(tokens),
         caseDigest=case.digest(),
         traceLoaded=True,
-        evidence=trace_evidence(trace, outcome.digest, outcome.tokens),
+        evidence=trace_evidence(trace, outcome.digest),
     )
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from sitegen.checks import format_check
+from sitegen.evaluation.trajectory_match import match_trajectory, recorded_calls
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.models import Case, Trace
 from sitegen.textmatch import found_in, normalise
@@ -13,8 +15,32 @@ from sitegen.textmatch import found_in, normalise
 Rule = Callable[[Case, Trace, SuiteConfig], list[str]]
 
 
-def _fail(code: str, message: str) -> str:
-    return format_check(code, message)
+class RegisteredRule(NamedTuple):
+    """A rule code and the function that checks it: the one place the code is spelled."""
+
+    code: str
+    check: Rule
+
+
+# Filled by @rule in the order of the rules table in eval/README.md; failures are listed in this order.
+_REGISTERED: list[RegisteredRule] = []
+
+
+def rule(code: str) -> Callable[[Rule], Rule]:
+    """Register a rule under its code: the function returns messages, the code is put before each of them here."""
+
+    def register(body: Rule) -> Rule:
+        if any(known.code == code for known in _REGISTERED):
+            raise ValueError(f"rule code {code!r} is registered twice")
+
+        @functools.wraps(body)
+        def check(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
+            return [format_check(code, message) for message in body(case, trace, config)]
+
+        _REGISTERED.append(RegisteredRule(code, check))
+        return check
+
+    return register
 
 
 def _quote(text: str) -> str:
@@ -54,30 +80,34 @@ def _tool_covered(case: Case, trace: Trace, tool: str) -> bool:
     return bool(invocations) or any(entry.tool_name == tool for entry in summary)
 
 
+@rule("verdict_missing")
 def check_verdict_missing(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """verdict_missing: the verifier verdict is absent, empty or whitespace-only."""
     if trace.verdict is None:
-        return [_fail("verdict_missing", "selfEvaluation.verifier_evaluation.verdict is absent, empty or whitespace-only")]
+        return ["selfEvaluation.verifier_evaluation.verdict is absent, empty or whitespace-only"]
     return []
 
 
+@rule("verdict_not_allowed")
 def check_verdict_not_allowed(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """verdict_not_allowed: the verdict is not one of allowedVerdicts."""
     verdict = trace.verdict
     if verdict is not None and verdict not in case.allowedVerdicts:
         allowed = ", ".join(case.allowedVerdicts)
-        return [_fail("verdict_not_allowed", f"verdict {_quote(verdict)} is not in allowedVerdicts [{allowed}]")]
+        return [f"verdict {_quote(verdict)} is not in allowedVerdicts [{allowed}]"]
     return []
 
 
+@rule("verdict_forbidden")
 def check_verdict_forbidden(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """verdict_forbidden: the verdict is one of forbiddenVerdicts."""
     verdict = trace.verdict
     if verdict is not None and verdict in case.forbiddenVerdicts:
-        return [_fail("verdict_forbidden", f"verdict {_quote(verdict)} is in forbiddenVerdicts")]
+        return [f"verdict {_quote(verdict)} is in forbiddenVerdicts"]
     return []
 
 
+@rule("keyword_coverage")
 def check_keyword_coverage(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """keyword_coverage: fewer than minKeywordMatches distinct expected keywords are in the answer."""
     keywords = distinct_keywords(case)
@@ -87,22 +117,21 @@ def check_keyword_coverage(case: Case, trace: Trace, config: SuiteConfig) -> lis
         return []
     missing = [k for k in keywords if k not in matched]
     return [
-        _fail(
-            "keyword_coverage",
-            f"answer matches {len(matched)} of {len(keywords)} expected keywords, needs {needed}; "
-            f"missing: {', '.join(_quote(k) for k in missing) or 'none'}",
-        )
+        f"answer matches {len(matched)} of {len(keywords)} expected keywords, needs {needed}; "
+        f"missing: {', '.join(_quote(k) for k in missing) or 'none'}"
     ]
 
 
+@rule("forbidden_answer_keyword")
 def check_forbidden_answer_keyword(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """forbidden_answer_keyword: one failure per forbidden phrase found in the answer."""
     return [
-        _fail("forbidden_answer_keyword", f"answer contains forbidden phrase {_quote(k)}")
+        f"answer contains forbidden phrase {_quote(k)}"
         for k in found_in(trace.session.answer, case.forbiddenAnswerKeywords)
     ]
 
 
+@rule("missing_evidence_tool")
 def check_missing_evidence_tool(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """missing_evidence_tool: one failure per required tool that does not count as evidence."""
     failures = []
@@ -116,10 +145,11 @@ def check_missing_evidence_tool(case: Case, trace: Trace, config: SuiteConfig) -
             reason = f"required tool {_quote(tool)} has no successful invocation in toolInvocations (requireSuccessfulEvidence)"
         else:
             reason = f"required tool {_quote(tool)} is in neither toolInvocations nor tool_trace_summary"
-        failures.append(_fail("missing_evidence_tool", reason))
+        failures.append(reason)
     return failures
 
 
+@rule("degraded_output_contract")
 def check_degraded_output_contract(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """degraded_output_contract: a REJECT answer must use the degraded template and leak nothing."""
     if trace.verdict != config.reject_verdict:
@@ -129,62 +159,54 @@ def check_degraded_output_contract(case: Case, trace: Trace, config: SuiteConfig
     markers = case.degradedAnswerMarkers if case.degradedAnswerMarkers is not None else list(config.degraded_answer_markers)
     if markers and not found_in(answer, markers):
         failures.append(
-            _fail(
-                "degraded_output_contract",
-                f"verdict is {config.reject_verdict} but the answer lacks every degraded marker "
-                f"({', '.join(_quote(m) for m in markers)})",
-            )
+            f"verdict is {config.reject_verdict} but the answer lacks every degraded marker "
+            f"({', '.join(_quote(m) for m in markers)})"
         )
     draft = (trace.executor_answer or "").strip()
     if draft and normalise(draft) in normalise(answer):
-        failures.append(
-            _fail("degraded_output_contract", f"verdict is {config.reject_verdict} but the answer contains executor_answer verbatim")
-        )
+        failures.append(f"verdict is {config.reject_verdict} but the answer contains executor_answer verbatim")
     for marker in found_in(answer, config.raw_executor_markers):
         failures.append(
-            _fail(
-                "degraded_output_contract",
-                f"verdict is {config.reject_verdict} but the answer contains raw Executor marker {_quote(marker)}",
-            )
+            f"verdict is {config.reject_verdict} but the answer contains raw Executor marker {_quote(marker)}"
         )
     return failures
 
 
+@rule("gatekeeper_missing")
 def check_gatekeeper_missing(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """gatekeeper_missing: under requireV2AuditClosure, gatekeeper_result is absent."""
     if case.requireV2AuditClosure and (trace.verifier is None or trace.verifier.gatekeeper_result is None):
-        return [_fail("gatekeeper_missing", "verifier_evaluation.gatekeeper_result is absent (requireV2AuditClosure)")]
+        return ["verifier_evaluation.gatekeeper_result is absent (requireV2AuditClosure)"]
     return []
 
 
+@rule("claim_checks_missing")
 def check_claim_checks_missing(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """claim_checks_missing: absent under requireV2AuditClosure, or absent or empty under requireClaimChecks."""
     claims = trace.verifier.claim_checks if trace.verifier else None
     flags = [flag for flag in ("requireV2AuditClosure", "requireClaimChecks") if getattr(case, flag)]
     if claims is None and flags:
-        return [_fail("claim_checks_missing", f"verifier_evaluation.claim_checks is absent ({', '.join(flags)})")]
+        return [f"verifier_evaluation.claim_checks is absent ({', '.join(flags)})"]
     if claims == [] and case.requireClaimChecks:
-        return [
-            _fail("claim_checks_missing", "verifier_evaluation.claim_checks is an empty list (requireClaimChecks needs at least one)")
-        ]
+        return ["verifier_evaluation.claim_checks is an empty list (requireClaimChecks needs at least one)"]
     return []
 
 
+@rule("composer_output_missing")
 def check_composer_output_missing(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """composer_output_missing: under requireV2AuditClosure, composer_output is absent."""
     if case.requireV2AuditClosure and (trace.verifier is None or trace.verifier.composer_output is None):
-        return [_fail("composer_output_missing", "verifier_evaluation.composer_output is absent (requireV2AuditClosure)")]
+        return ["verifier_evaluation.composer_output is absent (requireV2AuditClosure)"]
     return []
 
 
+@rule("gatekeeper_fail_pass")
 def check_gatekeeper_fail_pass(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """gatekeeper_fail_pass: the gatekeeper failed yet the verdict is PASS (always checked)."""
     gatekeeper = trace.verifier.gatekeeper_result if trace.verifier else None
     status = (gatekeeper.status or "").strip().casefold() if gatekeeper else ""
     if status == "fail" and trace.verdict == config.pass_verdict:
-        return [
-            _fail("gatekeeper_fail_pass", f"gatekeeper_result.status is 'fail' but the verdict is {_quote(config.pass_verdict)}")
-        ]
+        return [f"gatekeeper_result.status is 'fail' but the verdict is {_quote(config.pass_verdict)}"]
     return []
 
 
@@ -201,6 +223,7 @@ def _claim_problem(claim: Any, config: SuiteConfig) -> str | None:
     return None
 
 
+@rule("claim_check_invalid")
 def check_claim_check_invalid(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """claim_check_invalid: under requireClaimChecks, one failure per malformed claim check (blank fields are absent)."""
     if not case.requireClaimChecks or trace.verifier is None or not trace.verifier.claim_checks:
@@ -212,34 +235,35 @@ def check_claim_check_invalid(case: Case, trace: Trace, config: SuiteConfig) -> 
             continue
         claim_id = claim.get("claim_id") if isinstance(claim, dict) else None
         label = f"claim_checks[{index}]" + ("" if _blank(claim_id) else f" ({_quote(str(claim_id))})")
-        failures.append(_fail("claim_check_invalid", f"{label} {problem}"))
+        failures.append(f"{label} {problem}")
     return failures
 
 
+@rule("composer_mode_missing")
 def check_composer_mode_missing(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """composer_mode_missing: under requireComposerOutput, no recognised composer_output.mode."""
     if not case.requireComposerOutput:
         return []
     composer = trace.verifier.composer_output if trace.verifier else None
     if composer is None:
-        return [_fail("composer_mode_missing", "verifier_evaluation.composer_output is absent (requireComposerOutput)")]
+        return ["verifier_evaluation.composer_output is absent (requireComposerOutput)"]
     modes = [m.casefold() for m in config.composer_modes]
     if (composer.mode or "").strip().casefold() not in modes:
         shown = _quote(composer.mode) if composer.mode else "absent"
-        return [
-            _fail("composer_mode_missing", f"composer_output.mode is {shown}, expected one of {', '.join(config.composer_modes)}")
-        ]
+        return [f"composer_output.mode is {shown}, expected one of {', '.join(config.composer_modes)}"]
     return []
 
 
+@rule("forbidden_confirmed_claim")
 def check_forbidden_confirmed_claim(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """forbidden_confirmed_claim: one failure per unsupported claim phrase that reached the answer."""
     return [
-        _fail("forbidden_confirmed_claim", f"answer states unsupported claim {_quote(k)}")
+        f"answer states unsupported claim {_quote(k)}"
         for k in found_in(trace.session.answer, case.forbiddenConfirmedClaimKeywords)
     ]
 
 
+@rule("raw_executor_leak")
 def check_raw_executor_leak(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """raw_executor_leak: one failure per raw Executor marker in the answer, under requireV2AuditClosure or whenever
     the composer fell back (the seed: "Composer fallback still avoids raw JSON leakage", whatever the case flags)."""
@@ -249,11 +273,12 @@ def check_raw_executor_leak(case: Case, trace: Trace, config: SuiteConfig) -> li
         return []
     fallback = " (composer fell back)" if fell_back else ""
     return [
-        _fail("raw_executor_leak", f"answer contains raw Executor marker {_quote(marker)}{fallback}")
+        f"answer contains raw Executor marker {_quote(marker)}{fallback}"
         for marker in found_in(trace.session.answer, config.raw_executor_markers)
     ]
 
 
+@rule("gatekeeper_rule_set_version")
 def check_gatekeeper_rule_set_version(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """gatekeeper_rule_set_version: the recorded rule set version differs from the expected one or is missing.
 
@@ -265,35 +290,24 @@ def check_gatekeeper_rule_set_version(case: Case, trace: Trace, config: SuiteCon
     gatekeeper = trace.verifier.gatekeeper_result if trace.verifier else None
     recorded = gatekeeper.rule_set_version if gatekeeper else None
     if recorded is None or not recorded.strip():
-        return [
-            _fail("gatekeeper_rule_set_version", f"expected rule_set_version {_quote(expected)}, but none is recorded")
-        ]
+        return [f"expected rule_set_version {_quote(expected)}, but none is recorded"]
     if recorded != expected:
-        return [
-            _fail("gatekeeper_rule_set_version", f"expected rule_set_version {_quote(expected)}, recorded {_quote(recorded)}")
-        ]
+        return [f"expected rule_set_version {_quote(expected)}, recorded {_quote(recorded)}"]
     return []
 
 
-# In the order of the rules table in eval/README.md; failures are listed in this order.
-RULES: tuple[tuple[str, Rule], ...] = (
-    ("verdict_missing", check_verdict_missing),
-    ("verdict_not_allowed", check_verdict_not_allowed),
-    ("verdict_forbidden", check_verdict_forbidden),
-    ("keyword_coverage", check_keyword_coverage),
-    ("forbidden_answer_keyword", check_forbidden_answer_keyword),
-    ("missing_evidence_tool", check_missing_evidence_tool),
-    ("degraded_output_contract", check_degraded_output_contract),
-    ("gatekeeper_missing", check_gatekeeper_missing),
-    ("claim_checks_missing", check_claim_checks_missing),
-    ("composer_output_missing", check_composer_output_missing),
-    ("gatekeeper_fail_pass", check_gatekeeper_fail_pass),
-    ("claim_check_invalid", check_claim_check_invalid),
-    ("composer_mode_missing", check_composer_mode_missing),
-    ("forbidden_confirmed_claim", check_forbidden_confirmed_claim),
-    ("raw_executor_leak", check_raw_executor_leak),
-    ("gatekeeper_rule_set_version", check_gatekeeper_rule_set_version),
-)
+@rule("trajectory_mismatch")
+def check_trajectory_mismatch(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
+    """trajectory_mismatch: the recorded tool calls do not hold expectedTrajectory; the first step that does not."""
+    if case.expectedTrajectory is None:
+        return []
+    failure = match_trajectory(case.expectedTrajectory, recorded_calls(trace.toolInvocations)).failure
+    return [] if failure is None else [failure]
+
+
+# Every rule, in the order of registration (the order of the rules table in eval/README.md).
+RULES: tuple[RegisteredRule, ...] = tuple(_REGISTERED)
+
 
 def run_rules(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
     """Run every rule and collect all failures, in contract order."""

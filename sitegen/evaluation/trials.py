@@ -4,7 +4,7 @@ What each field of the case's result takes from its trials is fixed in eval/READ
 passes by the policy (`all`: every trial passed, pass^k; `majority`: more than half; `any`: at least one,
 pass@k); `failedChecks` lists each distinct failed check once, with how many trials failed it; `verdict` is
 the most common (ties: the earliest trial's); `matchedKeywordCount` the lowest; a tool counts as evidence only
-when it did in every trial; `toolCallCount` and `durationMs` are means; the evidence (answer, tool calls, gatekeeper status, composer mode)
+when it did in every trial; `toolCallCount` and `durationMs` are means, and so are `tokens` and `cost` when every trial records them; the evidence (answer, tool calls, gatekeeper status, composer mode)
 is the first trial's, with a `traceDigest` over every trial's.
 """
 
@@ -20,6 +20,7 @@ from sitegen.finite import finite_mean
 from sitegen.report.evidence import UNREAD, trials_digest
 from sitegen.report.results import CaseResult, TrialResult
 from sitegen.report.status import Status
+from sitegen.suite.models import TokenUsage
 
 
 def trial_checks(results: Sequence[CaseResult]) -> list[str]:
@@ -45,6 +46,19 @@ def _mean(values: Sequence[int | float]) -> int | float:
     """The mean, as an integer when it is one (so that equal trials report as a single trace would)."""
     mean = finite_mean(values)
     return int(mean) if float(mean).is_integer() else mean
+
+
+def _mean_tokens(usages: Sequence[TokenUsage | None]) -> TokenUsage | None:
+    """The trials' mean tokens, each count over the trials; None unless every trial records tokens (a mean over
+    some would not be a run's cost)."""
+    if not usages or any(usage is None for usage in usages):
+        return None
+    recorded = [usage for usage in usages if usage is not None]
+
+    def mean(values: list[int | float | None]) -> int | float | None:
+        return None if any(value is None for value in values) else _mean([value for value in values if value is not None])
+
+    return TokenUsage(*(mean([getattr(usage, part) for usage in recorded]) for part in ("input", "output", "cacheRead")))
 
 
 def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy) -> CaseResult:
@@ -74,6 +88,8 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
         toolCallCount=_mean([result.toolCallCount for result in read]) if read else 0,
         durationMs=_mean(durations) if durations else None,
         tags=list(first.tags),
+        tokens=_mean_tokens([result.tokens for result in results]),
+        cost=finite_mean(costs) if (costs := [r.cost for r in results if r.cost is not None]) and len(costs) == len(results) else None,
         caseDigest=first.caseDigest,
         traceLoaded=bool(read),
         evidence=dataclasses.replace(evidence[0], traceDigest=digest),
@@ -86,6 +102,8 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
                 matchedKeywordCount=result.matchedKeywordCount,
                 toolCallCount=result.toolCallCount,
                 durationMs=result.durationMs,
+                tokens=result.tokens,
+                cost=result.cost,
                 evidence=result.evidence,
             )
             for name, result in trials

@@ -25,7 +25,18 @@ from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.plumbing.deadline import TooLarge, TooSlow
 from sitegen.plumbing.jsontext import dumps_json
-from sitegen.report.figures import COUNT, COUNTS, INTERVAL, MEAN, MEAN_OR_NULL, RATE, FigureKind, figures
+from sitegen.report.figures import (
+    COUNT,
+    COUNTS,
+    DOLLARS_SPENT,
+    INTERVAL,
+    MEAN,
+    MEAN_OR_NULL,
+    RATE,
+    TOKENS_SPENT,
+    FigureKind,
+    figures,
+)
 from sitegen.report.results import CaseResult, Report, TrialFigures
 from sitegen.report.status import Status
 
@@ -151,7 +162,7 @@ class _RunRecord(BaseModel):
 # How history.json reads each kind of the report's figures (report/figures.py); a run may lack any of them.
 _AS_READ: dict[FigureKind, Any] = {
     COUNT: int | None, RATE: RatioOrNull, MEAN: NumberOrNull, MEAN_OR_NULL: NumberOrNull,
-    COUNTS: dict[str, Count] | None, INTERVAL: IntervalOrNull,
+    COUNTS: dict[str, Count] | None, INTERVAL: IntervalOrNull, TOKENS_SPENT: NumberOrNull, DOLLARS_SPENT: NumberOrNull,
 }
 # The report's figures as a run records them: the numbers in the report's order, then the verdict counts.
 _AGGREGATE_FIGURES = sorted(figures(Report), key=lambda figured: figured[2].kind is COUNTS)

@@ -43,6 +43,7 @@ from sitegen.plumbing.progress import Progress
 from sitegen.recording.bounded import bounded_client, send_bounded
 from sitegen.recording.redaction import Redactor
 from sitegen.recording.request import RecordConfig, ResolvedHeaders, fill_body
+from sitegen.recording.usage import response_usage, with_usage
 from sitegen.slugs import assign_slugs
 from sitegen.suite.loading import load_case_file
 from sitegen.suite.models import Case
@@ -299,6 +300,7 @@ class Recorder:
         trace = find_trace(parsed, self.config.trace_path)
         if isinstance(trace, str):
             return self._fail(job, trace, reply, attempts)
+        trace = with_usage(trace, response_usage(parsed, self.config.usage_path))
         try:
             data = json_bytes(self.redactor.value(trace))
         except RecursionError:  # nested deeper than the JSON writer goes (the reader took it): this trial alone fails

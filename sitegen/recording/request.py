@@ -55,6 +55,9 @@ class RecordConfig(BaseModel):
     body: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_RECORD_BODY))
     headers: dict[str, str] = Field(default_factory=dict)
     tracePath: Annotated[str, Field(pattern=r"^([^.]+(\.[^.]+)*)?$")] = ""
+    # Where the response reports the run's token usage, kept as the trace's session.usage (recording/usage.py);
+    # "" reads none.
+    usagePath: Annotated[str, Field(pattern=r"^([^.]+(\.[^.]+)*)?$")] = "usage"
 
     @field_validator("method")
     @classmethod
@@ -88,6 +91,11 @@ class RecordConfig(BaseModel):
     def trace_path(self) -> tuple[str, ...]:
         """The dotted tracePath as its parts (empty: the response itself is the trace)."""
         return tuple(self.tracePath.split(".")) if self.tracePath else ()
+
+    @property
+    def usage_path(self) -> tuple[str, ...]:
+        """The dotted usagePath as its parts (empty: the response's usage is not read)."""
+        return tuple(self.usagePath.split(".")) if self.usagePath else ()
 
 
 def load_record_config(path: Path | None, *, explicit: bool = False) -> RecordConfig:

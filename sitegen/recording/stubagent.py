@@ -64,6 +64,7 @@ class StubAgent:
     trace_path: str = ""
     require_headers: Mapping[str, str] = field(default_factory=dict)
     echo_headers: bool = False  # put the request's headers into each trace, as an agent that logs them would
+    usage: bool = False  # report token usage beside the trace, as OpenAI's API does (`usage`, `model`)
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -169,6 +170,10 @@ class StubAgent:
             trace["session"]["requestHeaders"] = dict(headers)
         for part in reversed([p for p in self.trace_path.split(".") if p]):
             trace = {part: trace}
+        if self.usage:
+            tokens = _rng(self.seed, case.id, trial or attempt, "usage").randrange(1000, 5000)
+            usage = {"prompt_tokens": tokens, "completion_tokens": tokens // 4, "prompt_tokens_details": {"cached_tokens": tokens // 2}}
+            trace = {**trace, "usage": usage, "model": "stub-model"}
         return 200, {"Content-Type": "application/json"}, json.dumps(trace, ensure_ascii=False).encode("utf-8")
 
     def _find_case(self, body: dict[str, Any]) -> Case | None:

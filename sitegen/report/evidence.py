@@ -1,6 +1,6 @@
 """What the agent did in a trace, as a report records it beside each result and trial (eval/README.md, "The report"):
-its answer, its tool calls, the gatekeeper status, the composer mode and the trace file's digest; and, for an
-OpenTelemetry trace that records them, the tokens it used.
+its answer, its tool calls, the gatekeeper status, the composer mode and the trace file's digest. (The tokens it
+used are the result's own fields: report/results.py.)
 
 A comparison reads it from the two reports alone, so any report is a complete baseline.
 """
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from sitegen.defaults import INPUT_CLIP
 from sitegen.plumbing.digests import short_digest
 from sitegen.plumbing.jsontext import compact
-from sitegen.suite.models import TokenUsage
 
 if TYPE_CHECKING:
     from sitegen.suite.models import Trace
@@ -68,7 +67,6 @@ class Evidence:
     gatekeeperStatus: str | None = None
     composerMode: str | None = None
     traceDigest: str | None = None
-    tokens: TokenUsage | None = None  # an OpenTelemetry trace's `gen_ai.usage.*`; None: not recorded (a native trace)
     # False: read from a report that does not record the calls' inputs (an older sitegen's): they are unknown,
     # and written back as they were read (without `input` and `inputDigest`).
     inputsRecorded: bool = True
@@ -76,32 +74,26 @@ class Evidence:
     def __reduce__(self) -> tuple[type[Evidence], tuple[Any, ...]]:
         # As ToolCall's: pickled by its fields, the quick way.
         fields = (
-            self.answer, self.toolCalls, self.gatekeeperStatus, self.composerMode, self.traceDigest, self.tokens,
-            self.inputsRecorded,
+            self.answer, self.toolCalls, self.gatekeeperStatus, self.composerMode, self.traceDigest, self.inputsRecorded,
         )  # fmt: skip
         return Evidence, fields
 
     def to_json(self) -> dict[str, Any]:
-        """The evidence fields of a result or trial, in their fixed order; `tokens` only when recorded, so a report
-        of native traces is what it always was."""
+        """The evidence fields of a result or trial, in their fixed order."""
         if self.inputsRecorded:
             calls = [call.to_json() for call in self.toolCalls]
         else:
             calls = [{"toolName": call.toolName, "success": call.success} for call in self.toolCalls]
-        data = {
+        return {
             "answer": self.answer,
             "toolCalls": calls,
             "gatekeeperStatus": self.gatekeeperStatus,
             "composerMode": self.composerMode,
             "traceDigest": self.traceDigest,
         }
-        if self.tokens is not None:
-            data[TOKENS_KEY] = {"input": self.tokens.input, "output": self.tokens.output}
-        return data
 
 
 EVIDENCE_KEYS = ("answer", "toolCalls", "gatekeeperStatus", "composerMode", "traceDigest")
-TOKENS_KEY = "tokens"  # beside them when the trace records its tokens (an OpenTelemetry trace)
 
 def _text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
@@ -175,19 +167,8 @@ def evidence_from_json(data: dict[str, Any]) -> Evidence | None:
         _text_or_none(data.get("gatekeeperStatus")),
         _text_or_none(data.get("composerMode")),
         _text_or_none(data.get("traceDigest")),
-        _tokens_from_json(data.get(TOKENS_KEY)),
-        all("inputDigest" in call for call in entries),
+        inputsRecorded=all("inputDigest" in call for call in entries),
     )
-
-
-def _tokens_from_json(value: Any) -> TokenUsage | None:
-    """`tokens` as read: each count a whole number ≥ 0 or null; anything else is not a record of tokens."""
-    if not isinstance(value, dict):
-        return None
-    counts = [value.get("input"), value.get("output")]
-    if not all(count is None or (type(count) is int and count >= 0) for count in counts) or counts == [None, None]:
-        return None
-    return TokenUsage(*counts)
 
 
 def trials_digest(trials: list[tuple[str, str | None]]) -> str | None:
@@ -213,9 +194,8 @@ def _optional_text(text: str | None) -> str | None:
     return None if text is None else _as_utf8(text)
 
 
-def trace_evidence(trace: Trace, digest: str | None, tokens: TokenUsage | None = None) -> Evidence:
-    """What the agent did in a trace that was read: its answer, calls, gatekeeper status and composer mode (and the
-    tokens an OpenTelemetry trace records)."""
+def trace_evidence(trace: Trace, digest: str | None) -> Evidence:
+    """What the agent did in a trace that was read: its answer, calls, gatekeeper status and composer mode."""
     verifier = trace.verifier
     gatekeeper = verifier.gatekeeper_result if verifier else None
     composer = verifier.composer_output if verifier else None
@@ -225,7 +205,6 @@ def trace_evidence(trace: Trace, digest: str | None, tokens: TokenUsage | None =
         _optional_text(gatekeeper.status if gatekeeper else None),
         _optional_text(composer.mode if composer else None),
         digest,
-        tokens,
     )
 
 

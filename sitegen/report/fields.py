@@ -22,6 +22,7 @@ from typing import Any, get_type_hints
 
 from sitegen.report.evidence import EVIDENCE_KEYS, evidence_from_json, written_evidence
 from sitegen.report.status import Status
+from sitegen.suite.models import TokenUsage
 
 _ONLY_STR, _ONLY_BOOL = frozenset((str,)), frozenset((bool,))
 _STATUSES = {status.value: status for status in Status}
@@ -177,6 +178,43 @@ class Duration(Kind):
         return number_or_none(data.get(name))
 
 
+class Dollars(Duration):
+    """A cost in US dollars or None (not recorded, never 0); read, anything but a number is None."""
+
+
+def usage_json(tokens: TokenUsage | None) -> dict[str, Any] | None:
+    """A result's `tokens` as report.json writes it: `{input, output, cacheRead}`, or None when not recorded."""
+    return None if tokens is None else {"input": tokens.input, "output": tokens.output, "cacheRead": tokens.cacheRead}
+
+
+def usage_from_json(value: Any) -> TokenUsage | None:
+    """`tokens` as read: each count a number ≥ 0 (a trial mean may be a fraction) or null, not all null; anything
+    else is not a record of tokens."""
+    if not isinstance(value, dict):
+        return None
+    counts = [value.get("input"), value.get("output"), value.get("cacheRead")]
+    if counts == [None, None, None] or not all(count is None or _token_count(count) for count in counts):
+        return None
+    return TokenUsage(*counts)
+
+
+def _token_count(value: Any) -> bool:
+    return type(value) in (int, float) and 0 <= value < 2**63
+
+
+class Tokens(Kind):
+    """The tokens a trace records (`{input, output, cacheRead}`) or None: written null when not recorded."""
+
+    def written(self, value: str) -> str:
+        return f"_usage_json({value})"
+
+    def checks(self, value: str) -> list[str]:
+        return [f"if {value} is not None:", f"    {value} = _usage_from_json({value})", f"    if {value} is None: return None"]
+
+    def read(self, data: dict[str, Any], name: str) -> Any:
+        return usage_from_json(data.get(name))
+
+
 class Coverage(Kind):
     """A map of tool name to bool, written sorted; read, only true is true."""
 
@@ -295,7 +333,7 @@ def source(model: type, made: str) -> str:
 def _compiled(model: type, made: str, namespace: dict[str, Any]) -> Any:
     namespace.update({f"_kind{index}": kind for index, (_, kind) in enumerate(declared(model))})
     namespace.update(_ONLY_STR=_ONLY_STR, _ONLY_BOOL=_ONLY_BOOL, _STATUSES=_STATUSES, _model=model)
-    namespace.update(_written_evidence=written_evidence)
+    namespace.update(_written_evidence=written_evidence, _usage_json=usage_json, _usage_from_json=usage_from_json)
     exec(compile(source(model, made), f"<report fields: {model.__name__}.{made}>", "exec"), namespace)  # noqa: S102
     return namespace["to_json" if made == "writer" else "read"]
 

@@ -6,13 +6,14 @@ report.json, report.md's table and the history's runs (history/runs.py) follow f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple, get_type_hints
 
 from sitegen.errors import BadInput
 from sitegen.finite import RANGE_TEXT, in_float_range
-from sitegen.formatting import number, percent
+from sitegen.formatting import dollars, number, percent, tokens
 from sitegen.report.fields import number_or_none
 
 class FigureKind:
@@ -64,6 +65,18 @@ class Mean(FigureKind):
         return number(value) if digits is None else number(value, digits)
 
 
+class Spent(Mean):
+    """What the passing cases spend, over those that record it (tokens, dollars): None when none does, said
+    "not recorded", never 0 (eval/README.md, "Tokens and cost")."""
+
+    def __init__(self, shown: Callable[[float | None], str]) -> None:
+        super().__init__(nullable=True)
+        self._shown = shown
+
+    def shown(self, value: Any, digits: int | None) -> str:
+        return self._shown(value)
+
+
 class Counts(FigureKind):
     """Cases counted by a value (the verdicts), written sorted by it; read, the counts that are numbers."""
 
@@ -88,6 +101,8 @@ RATE = Rate()
 MEAN = Mean(nullable=False)
 MEAN_OR_NULL = Mean(nullable=True)
 COUNTS = Counts()
+TOKENS_SPENT = Spent(tokens)
+DOLLARS_SPENT = Spent(dollars)
 INTERVAL = Interval()
 _MISSING: Any = object()  # a figure a report does not state
 

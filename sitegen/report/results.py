@@ -17,9 +17,21 @@ from sitegen.checks import check_codes
 from sitegen.finite import finite_mean
 from sitegen.report import fields as written
 from sitegen.report.evidence import Evidence
-from sitegen.report.figures import COUNT, COUNTS, INTERVAL, MEAN, MEAN_OR_NULL, RATE, Figure, figures_json
+from sitegen.report.figures import (
+    COUNT,
+    COUNTS,
+    DOLLARS_SPENT,
+    INTERVAL,
+    MEAN,
+    MEAN_OR_NULL,
+    RATE,
+    TOKENS_SPENT,
+    Figure,
+    figures_json,
+)
 from sitegen.report.status import Status
 from sitegen.stats import wilson_interval
+from sitegen.suite.models import TokenUsage
 
 REPORT_FORMAT_VERSION = 1
 MISSING_VERDICT = "MISSING"
@@ -36,6 +48,9 @@ class TrialResult:
     matchedKeywordCount: Annotated[int, written.Count()]
     toolCallCount: Annotated[int, written.Count()]
     durationMs: Annotated[int | float | None, written.Duration()]
+    # What the trial's model calls used and cost (eval/README.md, "Tokens and cost"); None: not recorded.
+    tokens: Annotated[TokenUsage | None, written.Tokens()] = None
+    cost: Annotated[float | None, written.Dollars()] = None
     # None: the report read back does not record it (an older sitegen's).
     evidence: Annotated[Evidence | None, written.EvidenceKind()] = None
 
@@ -71,6 +86,10 @@ class CaseResult:
     toolCallCount: Annotated[int | float, written.Count(mean=True)]  # a case with trials: their mean
     durationMs: Annotated[int | float | None, written.Duration()]
     tags: Annotated[list[str], written.Texts()] = field(default_factory=list)
+    # What the run's model calls used, and what that cost by `[cost.prices]` (eval/README.md, "Tokens and cost");
+    # None: not recorded (never 0). For a case with trials, their means when every trial records them.
+    tokens: Annotated[TokenUsage | None, written.Tokens()] = None
+    cost: Annotated[float | None, written.Dollars()] = None
     caseDigest: Annotated[str | None, written.OptionalText()] = None
     # What the agent did (for a case with trials: its first trial's, with a digest over every trial's). None: the
     # report read back does not record it (written by the Java harness or an older sitegen).
@@ -135,6 +154,10 @@ class Report:
     averageToolCallCount: Annotated[float, Figure(MEAN, label="Average tool calls", digits=2)]
     averageDurationMs: Annotated[float | None, Figure(MEAN_OR_NULL, label="Average duration (ms)")]
     results: list[CaseResult]
+    # Over the passing cases that record them: their mean tokens (input and output) and cost in US dollars; None
+    # when none does (eval/README.md, "Tokens and cost").
+    tokensPerPassingCase: Annotated[float | None, Figure(TOKENS_SPENT, label="Tokens per passing case")] = None
+    costPerPassingCase: Annotated[float | None, Figure(DOLLARS_SPENT, label="Cost per passing case")] = None
 
     def to_json(self, results: bool = True) -> dict[str, Any]:
         """The report as report.json holds it (eval/README.md, "The report"): its format version, its figures, its
@@ -172,6 +195,9 @@ def build_report(results: list[CaseResult]) -> Report:
     passed = sum(1 for r in results if r.status is Status.PASSED)
     not_run = sum(1 for r in results if r.status is Status.NOT_RUN)
     ran = [r for r in results if r.traceLoaded]
+    passing = [r for r in results if r.status is Status.PASSED]
+    tokens = [r.tokens.total for r in passing if r.tokens is not None]
+    costs = [r.cost for r in passing if r.cost is not None]
     durations = [r.durationMs for r in ran if r.durationMs is not None]
     verdicts = Counter(r.verdict if r.verdict else MISSING_VERDICT for r in results)
     return Report(
@@ -184,5 +210,7 @@ def build_report(results: list[CaseResult]) -> Report:
         averageToolCallCount=finite_mean([r.toolCallCount for r in ran]) if ran else 0.0,
         averageDurationMs=finite_mean(durations) if durations else None,
         results=results,
+        tokensPerPassingCase=finite_mean(tokens) if tokens else None,
+        costPerPassingCase=finite_mean(costs) if costs else None,
     )
 

@@ -23,6 +23,7 @@ from sitegen.defaults import (
 )
 from sitegen.errors import BadInput
 from sitegen.plumbing.jsonread import describe_error, format_loc
+from sitegen.suite.pricing import CostSettings, cost_settings
 
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"
@@ -82,6 +83,8 @@ class SuiteConfig(BaseModel):
     answer_similarity: float = DEFAULT_ANSWER_SIMILARITY
     # `[otel]` (its own table): how an OpenTelemetry trace is read (suite/genai_mapping.py).
     otel: OtelSettings = OtelSettings()
+    # `[cost]` (its own table): each model's prices, by which a trace's tokens cost (suite/pricing.py).
+    cost: CostSettings = CostSettings()
 
     def fingerprint(self) -> str:
         """A stable text form, used to hash the configuration into build status."""
@@ -107,7 +110,7 @@ class DiffSettings(BaseModel):
 
 # The settings of `[diff]`, kept in SuiteConfig under their own names; `[otel]` is a table of its own.
 _DIFF_FIELDS = {"costTolerance": "cost_tolerance", "alpha": "alpha", "answerSimilarity": "answer_similarity"}
-_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in (*_DIFF_FIELDS.values(), "otel"))
+_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in (*_DIFF_FIELDS.values(), "otel", "cost"))
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -121,7 +124,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
-    """Read `[suite]`, `[diff]` and `[otel]` from a TOML file; a missing default file means built-in defaults."""
+    """Read `[suite]`, `[diff]`, `[otel]` and `[cost]` from a TOML file; a missing default file means built-in defaults."""
     if path is None:
         return SuiteConfig()
     if not path.is_file():
@@ -144,9 +147,10 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
         first = exc.errors()[0]
         raise BadInput(path, _diff_problem(first), where=format_loc(("diff", *first["loc"]))) from None
     otel = _otel_settings(path, data.get("otel", {}))
+    cost = cost_settings(path, data.get("cost", {}))
     try:
         diff_values = {field: getattr(settings, key) for key, field in _DIFF_FIELDS.items()}
-        return SuiteConfig.model_validate({**suite, **diff_values, "otel": otel})
+        return SuiteConfig.model_validate({**suite, **diff_values, "otel": otel, "cost": cost})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None

@@ -32,6 +32,12 @@ _TOOL_OUTPUT = ("gen_ai.tool.call.result", "output.value", "spring.ai.tool.call.
 # Token counts: the current names, the previous ones, OpenInference's.
 _INPUT_TOKENS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
 _OUTPUT_TOKENS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.token_count.completion")
+# Input tokens read from the provider's cache (a part of the input tokens): the current name, the one instrumentations
+# wrote before it, OpenInference's; and the model that priced them (the response's, else the request's).
+_CACHE_READ_TOKENS = (
+    "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens", "llm.token_count.prompt_details.cache_read",
+)  # fmt: skip
+_MODEL = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 # The span event that the current conventions also allow the messages on.
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
@@ -378,9 +384,11 @@ def _tokens(root: Span, models: Sequence[Span]) -> TokenUsage | None:
     spans = [root] if _count(root, _INPUT_TOKENS) is not None or _count(root, _OUTPUT_TOKENS) is not None else models
     inputs = [n for n in (_count(span, _INPUT_TOKENS) for span in spans) if n is not None]
     outputs = [n for n in (_count(span, _OUTPUT_TOKENS) for span in spans) if n is not None]
+    cached = [n for n in (_count(span, _CACHE_READ_TOKENS) for span in spans) if n is not None]
     if not inputs and not outputs:
         return None
-    return TokenUsage(sum(inputs) if inputs else None, sum(outputs) if outputs else None)
+    model = next((value for span in (root, *models) for key in _MODEL if isinstance(value := span.attributes.get(key), str)), None)
+    return TokenUsage(sum(inputs) if inputs else None, sum(outputs) if outputs else None, sum(cached) if cached else None, model)
 
 
 def _count(span: Span, keys: Sequence[str]) -> int | None:

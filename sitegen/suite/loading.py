@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import errno
 import hashlib
 import json
@@ -30,6 +29,7 @@ from sitegen.plumbing.jsonread import (
     parse_json_text,
 )
 from sitegen.plumbing.jsonread import json_kind as _json_kind
+from sitegen.suite.case_problems import case_problem
 from sitegen.suite.config import OtelSettings
 from sitegen.suite.discovery import suite_path
 from sitegen.suite.genai_mapping import ContentMissing, map_run
@@ -157,7 +157,7 @@ def load_case_file(path: Path, text: str | None = None) -> CaseFile:
         try:
             case = Case.model_validate(item)
         except ValidationError as exc:
-            field, problem = _case_problem(exc.errors())
+            field, problem = case_problem(exc.errors())
             raise BadInput(path, problem, where=f"{label}, field {field!r}") from None
         if case.id in seen:
             raise BadInput(
@@ -202,26 +202,6 @@ def _skip_json_space(text: str, offset: int) -> int:
     while offset < len(text) and text[offset] in " \t\n\r":
         offset += 1
     return offset
-
-
-def _case_problem(errors: Sequence[Any]) -> tuple[str, str]:
-    """The field and the message for a case that failed validation: an unknown field first (most likely a typo)."""
-    first = min(errors, key=lambda error: error["type"] != "extra_forbidden")
-    field = format_loc(first["loc"])
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    if first["type"] == "extra_forbidden":
-        return field, f"{_unknown_field_problem(field)}{more}"
-    return field, f"{describe_error(first)}{more}"
-
-
-def _unknown_field_problem(name: str) -> str:
-    """Why a case field name is refused, with the closest defined field when one is close enough."""
-    defined = {field.casefold(): field for field in Case.model_fields}
-    close = difflib.get_close_matches(name.casefold(), list(defined), n=1, cutoff=0.6)
-    annotation = "free annotations start with `_` or `x-`"
-    if close:
-        return f"unknown field: did you mean `{defined[close[0]]}`? ({annotation})"
-    return f"unknown field: expected one of {', '.join(Case.model_fields)} ({annotation})"
 
 
 def _case_label(item: Any, index: int) -> str:

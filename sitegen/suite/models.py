@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
+from sitegen.defaults import ArgsMatch, TrajectoryMatch
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.plumbing.digests import short_digest
 from sitegen.textmatch import normalise
@@ -88,6 +89,78 @@ def _number_as_text(value: Any, info: ValidationInfo) -> Any:
     return value
 
 
+class TrajectoryStep(BaseModel):
+    """One expected tool call of a case's trajectory: the tool, and the input it must be called with."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        return _drop_nulls(data)
+
+    tool: Text = Field(description="The tool's name, as the trace records it (toolInvocations[*].toolName).")
+    args: dict[str, Any] | None = Field(
+        default=None, description="The call's input (a JSON object), compared with the recorded input as argsMatch says."
+    )
+    # strict=False: the JSON text of a mode is its value (the case model is strict, which wants the enum itself).
+    argsMatch: ArgsMatch | None = Field(
+        default=None,
+        strict=False,
+        description="exact: the input equals args; subset: every key of args equal, others ignored; ignore: the tool "
+        "name alone. Default: exact with args, ignore without.",
+    )
+
+    @model_validator(mode="after")
+    def _args_agree(self) -> TrajectoryStep:
+        if self.argsMatch is ArgsMatch.IGNORE and self.args is not None:
+            raise PydanticCustomError(
+                "args_ignored", "argsMatch 'ignore' with args: expected args left out, or argsMatch exact or subset"
+            )
+        if self.argsMatch in (ArgsMatch.EXACT, ArgsMatch.SUBSET) and self.args is None:
+            raise PydanticCustomError(
+                "args_missing", "argsMatch '{mode}' without args: expected args to compare", {"mode": self.argsMatch.value}
+            )
+        return self
+
+    @property
+    def matcher(self) -> ArgsMatch:
+        """How the args are compared: argsMatch, else exact with args and ignore without (eval/README.md)."""
+        if self.argsMatch is not None:
+            return self.argsMatch
+        return ArgsMatch.IGNORE if self.args is None else ArgsMatch.EXACT
+
+
+class ExpectedTrajectory(BaseModel):
+    """The tool calls a case requires, and how they must be found in the trace (eval/README.md, "Trajectory rules")."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_absent(cls, data: Any) -> Any:
+        return _drop_nulls(data)
+
+    match: TrajectoryMatch = Field(
+        strict=False,
+        description="strict: the same calls in the same order, nothing else; unordered: the same calls in any order, "
+        "nothing else; in_order: these calls in this order, others between allowed; superset: at least these calls, "
+        "others allowed; subset: no call outside these.",
+    )
+    steps: list[TrajectoryStep] = Field(description="The expected calls; a tool called twice is listed twice.")
+    mustSucceed: bool = Field(default=False, description="Each matched call must have success: true.")
+
+    @model_validator(mode="after")
+    def _steps_say_something(self) -> ExpectedTrajectory:
+        # An empty list asks something only of a mode that refuses calls outside it ("call no tool").
+        if not self.steps and not self.match.exclusive:
+            raise PydanticCustomError(
+                "no_steps", "match '{mode}' with no steps checks nothing: expected at least one step",
+                {"mode": self.match.value},
+            )
+        return self
+
+
 class Case(BaseModel):
     """One fixed exam question: what the answer must contain, which evidence, which verdicts."""
 
@@ -150,6 +223,9 @@ class Case(BaseModel):
     )
     tags: TextList = Field(default=[], description="Free labels, e.g. matrix:reject-safety; the site groups and filters by them.")
     notes: str = Field(default="", description="Free text for readers, shown on the case page.")
+    expectedTrajectory: ExpectedTrajectory | None = Field(
+        default=None, description="The tool calls the agent must make, and how they are matched (trajectory_mismatch)."
+    )
 
     _annotations: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -194,6 +270,8 @@ class Case(BaseModel):
         # The form the digest had when notes and annotations were kept as unknown fields: an unchanged case keeps its digest.
         if not self.notes:
             del data["notes"]
+        if self.expectedTrajectory is None:  # likewise for a case written before trajectories could be expected
+            del data["expectedTrajectory"]
         data.update(self._annotations)
         canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return short_digest(canonical.encode("utf-8"))
@@ -284,12 +362,26 @@ class SelfEvaluation(_TraceObject):
     verifier_evaluation: VerifierEvaluation | None = None
 
 
+# A token count: a whole number ≥ 0 (strict: 3.0 is not one).
+TokenCount = Annotated[int, Field(ge=0)]
+
+
+class Usage(_TraceObject):
+    """What the run's model calls used, as the agent reports it (`session.usage`; eval/README.md, "Tokens and cost")."""
+
+    inputTokens: TokenCount | None = None  # every input token, cache reads included
+    outputTokens: TokenCount | None = None
+    cacheReadTokens: TokenCount | None = None  # the input tokens read from the provider's cache
+    model: str | None = None  # the model's name, as `[cost.prices."MODEL"]` prices it
+
+
 class Session(_TraceObject):
     """The conversation turn that was saved."""
 
     answer: str = ""
     totalDurationMs: Milliseconds | None = None
     selfEvaluation: SelfEvaluation | None = None
+    usage: Usage | None = None
 
 
 class Trace(_TraceObject):
@@ -316,7 +408,23 @@ class Trace(_TraceObject):
 
 
 class TokenUsage(NamedTuple):
-    """The tokens an OpenTelemetry trace records its run used (`gen_ai.usage.*`); None where it records none."""
+    """The tokens a trace records its run used (a native trace's `session.usage`, an OpenTelemetry trace's
+    `gen_ai.usage.*`); None where it records none. For a case with trials, their means."""
 
-    input: int | None
-    output: int | None
+    input: int | float | None  # every input token, cache reads included
+    output: int | float | None
+    cacheRead: int | float | None = None
+    model: str | None = None  # not written to the report: what the cost was priced by
+
+    @property
+    def total(self) -> int | float:
+        """Input and output tokens together (cache reads are input tokens)."""
+        return (self.input or 0) + (self.output or 0)
+
+
+def native_usage(trace: Trace) -> TokenUsage | None:
+    """The tokens a native trace records (`session.usage`); None when it records no count."""
+    usage = trace.session.usage
+    if usage is None or (usage.inputTokens is None and usage.outputTokens is None and usage.cacheReadTokens is None):
+        return None
+    return TokenUsage(usage.inputTokens, usage.outputTokens, usage.cacheReadTokens, usage.model)

@@ -17,12 +17,15 @@ from sitegen.plumbing.jsontext import dumps_json
 from sitegen.suite.models import (
     Case,
     ComposerOutput,
+    ExpectedTrajectory,
     GatekeeperResult,
     SelfEvaluation,
     Session,
     ToolInvocation,
     ToolTraceEntry,
     Trace,
+    TrajectoryStep,
+    Usage,
     VerifierEvaluation,
 )
 
@@ -43,6 +46,13 @@ _TRACE_FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
         "answer": "Final answer shown to the user.",
         "totalDurationMs": "Wall-clock time of the run in milliseconds.",
         "selfEvaluation": "The agent's own audit trail.",
+        "usage": "The tokens the run's model calls used; priced by [cost.prices] of eval/sitegen.toml.",
+    },
+    Usage: {
+        "inputTokens": "Input tokens of every model call of the run, cache reads included.",
+        "outputTokens": "Output tokens of every model call of the run.",
+        "cacheReadTokens": "The input tokens read from the provider's cache (a part of inputTokens).",
+        "model": "The model's name, as [cost.prices.\"MODEL\"] prices it.",
     },
     SelfEvaluation: {
         "executor_answer": "The Executor's unverified draft; a REJECT answer must not repeat it.",
@@ -67,7 +77,9 @@ _TRACE_FIELD_HELP: dict[type[BaseModel], dict[str, str]] = {
     },
     ToolTraceEntry: {"tool_name": "Name of a tool the Verifier counted as evidence."},
 }
-_MODELS: dict[str, type[BaseModel]] = {model.__name__: model for model in (Case, *_TRACE_FIELD_HELP)}
+_MODELS: dict[str, type[BaseModel]] = {
+    model.__name__: model for model in (Case, ExpectedTrajectory, TrajectoryStep, *_TRACE_FIELD_HELP)
+}
 
 
 def _description(model: type[BaseModel], field: str) -> str:
@@ -98,6 +110,9 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _finish_object(name: str, schema: dict[str, Any]) -> None:
+    if "enum" in schema:  # a fixed choice (defaults.py): its values, and its docstring as the description
+        schema["description"] = " ".join(schema.get("description", name).split())
+        return
     if name not in _MODELS:
         raise KeyError(f"model {name} is not known to sitegen.suite.schema: add it to _MODELS")
     model = _MODELS[name]
@@ -129,6 +144,7 @@ def _generate(model: type[BaseModel]) -> dict[str, Any]:
 def cases_schema() -> dict[str, Any]:
     """The schema of a case file: a non-empty JSON array of case objects."""
     case = _generate(Case)
+    defs = case.pop("$defs", {})
     return {
         "$schema": DRAFT,
         "$id": CASES_SCHEMA_ID,
@@ -142,7 +158,7 @@ def cases_schema() -> dict[str, Any]:
         "type": "array",
         "minItems": 1,
         "items": {"$ref": "#/$defs/Case"},
-        "$defs": {"Case": case},
+        "$defs": {"Case": case} | defs,
     }
 
 

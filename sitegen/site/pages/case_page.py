@@ -50,7 +50,7 @@ from sitegen.site.pages.trial_cells import TrialsView, shown_trial, trials_view
 from sitegen.site.pages.verifier import VerifierView, verifier_view
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces
-from sitegen.suite.models import Case, TokenUsage
+from sitegen.suite.models import Case
 
 
 class Pager(NamedTuple):
@@ -357,7 +357,7 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
             Fact(f"Keywords (lowest of {k})", keywords),
             Fact(f"Tool calls (mean of {k})", fmt.count(result.toolCallCount, 2)),
             Fact(f"Duration (mean of {k})", fmt.duration(result.durationMs)),
-            *_token_facts([trial.evidence.tokens for trial in result.trialResults if trial.evidence], f" (mean of {k})"),
+            *_usage_facts(result, f" (mean of {k})"),
             Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
         )
     read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
@@ -369,7 +369,7 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
         Fact("Keywords", keywords),
         Fact("Tool calls", f"{result.toolCallCount:,}" if isinstance(outcome, LoadedTrace) else _unread_calls(outcome)),
         Fact("Duration", fmt.duration(result.durationMs)),
-        *_token_facts([result.evidence.tokens] if result.evidence else [], ""),
+        *_usage_facts(result, ""),
         Fact("Trace", f"{case.traceFixture} · {read}"),
     )
 
@@ -381,16 +381,20 @@ def _unread_calls(problem: FixtureProblem) -> str:
     return f"{fmt.plural(problem.tool_spans, 'tool span')}, not read"
 
 
-def _token_facts(usages: Sequence[TokenUsage | None], how: str) -> tuple[Fact, ...]:
-    """The tokens an OpenTelemetry trace records (`gen_ai.usage.*`), in and out; none for a trace that records none."""
-    inputs = [usage.input for usage in usages if usage is not None and usage.input is not None]
-    outputs = [usage.output for usage in usages if usage is not None and usage.output is not None]
-    if not inputs and not outputs:
-        return ()
-    shown = [
-        f"{fmt.count(sum(counts) / len(counts), 0)} {side}" for counts, side in ((inputs, "in"), (outputs, "out")) if counts
-    ]
-    return (Fact(f"Tokens{how}", " · ".join(shown)),)
+def _usage_facts(result: CaseResult, how: str) -> tuple[Fact, ...]:
+    """The tokens the trace records (`session.usage`, `gen_ai.usage.*`) and what they cost; "not recorded" where it
+    records none, never 0 (eval/README.md, "Tokens and cost")."""
+    tokens = result.tokens
+    if tokens is None:
+        some = sum(1 for trial in result.trialResults or () if trial.tokens is not None)
+        shown = f"recorded by {some} of {result.trials} trials only" if some else fmt.NOT_RECORDED
+        return Fact(f"Tokens{how}", shown), Fact(f"Cost{how}", fmt.NOT_RECORDED)
+    shown = f"{fmt.tokens(tokens.input)} in"
+    if tokens.cacheRead:
+        shown += f" ({fmt.tokens(tokens.cacheRead)} from cache)"
+    shown += f" · {fmt.tokens(tokens.output)} out"
+    cost = fmt.dollars(result.cost) if result.cost is not None else "not priced: no [cost.prices] entry for its model"
+    return Fact(f"Tokens{how}", shown), Fact(f"Cost{how}", cost)
 
 
 def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) -> Pager:
@@ -454,7 +458,7 @@ def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePag
     ]
     answers = [_answer_view(page.case, trace.answer, phrases, not isinstance(trace.outcome, FixtureProblem))
                for page, trace, phrases in zip(pages, shown, found)]
-    tools = [tools_view(trace.outcome) for trace in shown]
+    tools = [tools_view(trace.outcome, page.case.expectedTrajectory) for page, trace in zip(pages, shown)]
     verifiers = [verifier_view(page.case, trace.outcome, config) for page, trace in zip(pages, shown)]
     return [_case_page(site, *parts) for parts in zip(pages, shown, comparisons, answers, tools, verifiers)]
 

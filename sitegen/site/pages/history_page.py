@@ -13,6 +13,7 @@ from sitegen.report.results import Report
 from sitegen.site.pages.badges import flaky_title
 from sitegen.site.pages.charts import Chart, line_chart, pass_rate_chart, step_label
 from sitegen.site.pages.common import Layout, SiteInfo, make_layout
+from sitegen.site.pages.spent import spent_charts
 
 
 class RunRow(NamedTuple):
@@ -102,6 +103,7 @@ def build_history_page(
             "chart-history-duration", "Average duration", runs, "averageDurationMs", "Duration (s)",
             show=fmt.duration, scale=0.001, unit=" s",  # seconds, as every duration on the site reads
         ),
+        *spent_charts(runs),
     )
     return HistoryPage(
         layout=make_layout(

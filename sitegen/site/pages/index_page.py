@@ -44,6 +44,7 @@ from sitegen.site.pages.badges import (
 from sitegen.site.pages.change_views import Banner, banner, changes_by_case, pass_rate_css
 from sitegen.site.pages.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.site.pages.common import Layout, Link, Option, SiteInfo, Stat, make_layout
+from sitegen.site.pages.spent import spent_stats
 from sitegen.suite.config import SuiteConfig
 
 
@@ -361,6 +362,7 @@ def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
     ]
     stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
     stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
+    stats += spent_stats(report)
     return stats
 
 

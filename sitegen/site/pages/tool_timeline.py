@@ -15,6 +15,7 @@ from sitegen import formatting as fmt
 from sitegen.finite import FLOAT_MAX
 from sitegen.site.pages.badges import Badge, mark_na, mark_no, mark_yes
 from sitegen.site.pages.common import Fact
+from sitegen.site.pages.expected_steps import ExpectedSteps, expected_steps
 from sitegen.site.pages.text import (
     BUDGET_SPENT,
     MAX_TOOL_CALLS,
@@ -25,7 +26,7 @@ from sitegen.site.pages.text import (
     pretty,
 )
 from sitegen.suite.loading import FixtureProblem, LoadedTrace
-from sitegen.suite.models import INPUT_KEYS, ToolInvocation
+from sitegen.suite.models import INPUT_KEYS, ExpectedTrajectory, ToolInvocation
 
 # A call's recorded fields shown first, in this order: what went in (suite/models.py's INPUT_KEYS, the report's
 # definition of a call's input), then what came out; then the rest.
@@ -58,6 +59,7 @@ class ToolCall(NamedTuple):
     bar_width: str
     payloads: tuple[Payload, ...]
     css: str  # "call-failed" for a call that failed (its bar is red, its badge says so), else ""
+    step: int | None = None  # the expected step (expectedTrajectory) this call matched, if any
 
 
 class Tick(NamedTuple):
@@ -75,6 +77,7 @@ class ToolsView(NamedTuple):
     note: str | None
     axis: tuple[Tick, ...] = ()  # time since the first call started, at 0, ¼, ½, ¾ and all of the span
     axis_label: str = ""
+    expected: ExpectedSteps | None = None  # the case's expected trajectory matched against these calls
 
 
 def _payload(budget: Budget, label: str, value: Any, unfolded: bool) -> Payload:
@@ -150,10 +153,13 @@ def unread_tools_summary(problem: FixtureProblem) -> str:
             "check above says which switch captures it.")
 
 
-def tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
-    """The timeline of a case's tool calls (the first MAX_TOOL_CALLS of them)."""
+def tools_view(outcome: LoadedTrace | FixtureProblem, trajectory: ExpectedTrajectory | None = None) -> ToolsView:
+    """The timeline of a case's tool calls (the first MAX_TOOL_CALLS of them), each marked with the expected step of
+    `trajectory` it matched."""
+    expected = expected_steps(trajectory, outcome)
     if not isinstance(outcome, LoadedTrace):
-        return ToolsView((), unread_tools_summary(outcome), None)
+        return ToolsView((), unread_tools_summary(outcome), None, expected=expected)
+    marks = expected.marks if expected is not None else {}
     calls = outcome.trace.toolInvocations
     durations = [float(call.durationMs) if call.durationMs and call.durationMs > 0 else 0.0 for call in calls]
     recorded = _start_times(calls)
@@ -181,11 +187,12 @@ def tools_view(outcome: LoadedTrace | FixtureProblem) -> ToolsView:
                 bar_width=_coordinate(max(width, 0.5)),
                 payloads=payloads,
                 css="call-failed" if call.success is False else "",
+                step=marks.get(index + 1),
             )
         )
     whole = min(span * unit, FLOAT_MAX)
     summary = _tools_summary(calls, whole, recorded is not None)
-    return ToolsView(tuple(rows), summary, _tools_note(len(calls)), *_axis(whole, recorded is not None))
+    return ToolsView(tuple(rows), summary, _tools_note(len(calls)), *_axis(whole, recorded is not None), expected)
 
 
 def _coordinate(value: float) -> str:
