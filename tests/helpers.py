@@ -352,6 +352,23 @@ EXPECT_TIMEOUT_MS = 30_000
 AXE_SCRIPT = Path(str(importlib.resources.files("axe_playwright_python").joinpath("axe.min.js")))
 
 
+# The rules every whole-page accessibility check runs: WCAG 2.0–2.2 A and AA, and axe's best practices.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+
+
+def axe_violations(page: Any) -> list[str]:
+    """axe-core's violations of AXE_TAGS on the whole page (AXE_SCRIPT injected already), a line each: rule, impact,
+    help, and the first five elements with what fails there."""
+    result = page.evaluate(
+        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})", AXE_TAGS
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — {node['target']}: {node['failureSummary']}"
+        for v in result["violations"]
+        for node in v["nodes"][:5]
+    ]
+
+
 def axe_version() -> str:
     """The version of axe-core in AXE_SCRIPT, from the banner at its top ("/*! axe v4.12.1")."""
     with AXE_SCRIPT.open(encoding="utf-8") as script:

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
-from helpers import AXE_SCRIPT, ROOT, axe_version, new_context, settle, soup
+from helpers import AXE_SCRIPT, ROOT, axe_version, axe_violations, new_context, settle, soup
 from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
 
-AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
 # Each page type of tests/data/site's site: the index, a failing and a passing case page, the diff, the history.
 PAGES = ["index.html", "cases/db-pool-d8b4ded081.html", "cases/pay-timeout-ada928c7cc.html", "diff.html", "history.html"]
 # The same of the shipped suite, whose longer tag lists and case lists are what tests the target sizes.
@@ -37,17 +36,6 @@ def shipped_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "site"
 
 
-def _violations(page: Any) -> list[str]:
-    result = page.evaluate(
-        "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})", AXE_TAGS
-    )
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} — {node['target']}: {node['failureSummary']}"
-        for v in result["violations"]
-        for node in v["nodes"][:5]
-    ]
-
-
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_axe_violation_on_any_page_type(
@@ -61,7 +49,7 @@ def test_no_axe_violation_on_any_page_type(
             page.goto((site / name).as_uri())
             settle(page)
             page.add_script_tag(path=str(AXE_SCRIPT))
-            problems = _violations(page)
+            problems = axe_violations(page)
             if problems:
                 found[f"{site.parent.name}/{name}"] = problems
         assert not found, "\n".join(f"{name}:\n  " + "\n  ".join(problems) for name, problems in found.items())
@@ -78,7 +66,7 @@ def test_axe_reports_a_violation(browser: Any, browser_site: Path) -> None:
         settle(page)
         page.evaluate("document.querySelector('main').appendChild(document.createElement('img')).src = 'x.png'")
         page.add_script_tag(path=str(AXE_SCRIPT))
-        assert any(problem.startswith("image-alt") for problem in _violations(page))
+        assert any(problem.startswith("image-alt") for problem in axe_violations(page))
     finally:
         context.close()
 

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from helpers import AXE_SCRIPT, EPOCH, make_case, make_trace, new_context, settle, soup, write_suite
+from helpers import AXE_SCRIPT, EPOCH, axe_violations, make_case, make_trace, new_context, settle, soup, write_suite
 from sitegen.defaults import DIFF_CASES_IN_FULL
 from sitegen.site.pipeline import BuildOptions, build_site
-from test_accessibility import _violations
 
 CASES = 330
 REGRESSED = 260  # cases 0–259 pass in the baseline and fail now
@@ -119,6 +118,6 @@ def test_no_axe_violation_and_no_sideways_scroll(browser: Any, big_change: Path,
         page.screenshot(path=str(tmp_path / f"compact-{width}-{scheme}.png"))
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         page.add_script_tag(path=str(AXE_SCRIPT))
-        assert _violations(page) == []
+        assert axe_violations(page) == []
     finally:
         context.close()
