@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sitegen.defaults import DEFAULT_CASES, DEFAULT_CONFIG_PATH, DEFAULT_FIXTURES
 from sitegen.errors import BadInput
+from sitegen.plumbing.inputfiles import present
 
 # What makes a folder a suite's: its config file, or the folder of its case file.
 SUITE_MARKERS = (DEFAULT_CONFIG_PATH, DEFAULT_CASES.parent)
@@ -18,7 +19,7 @@ SUITE_MARKERS = (DEFAULT_CONFIG_PATH, DEFAULT_CASES.parent)
 def find_suite_root(start: Path) -> Path | None:
     """The nearest of `start` and the folders above it that holds eval/sitegen.toml or eval/cases/, or None."""
     for folder in (start, *start.parents):
-        if (folder / DEFAULT_CONFIG_PATH).is_file() or (folder / DEFAULT_CASES.parent).is_dir():
+        if present(folder / DEFAULT_CONFIG_PATH) or (folder / DEFAULT_CASES.parent).is_dir():
             return folder
     return None
 
@@ -55,7 +56,7 @@ class SuiteFolder:
         if given is not None:
             return given
         found = self.default(DEFAULT_CONFIG_PATH)
-        return found if found.is_file() else None
+        return found if present(found) else None
 
 
 SUITE_OPTIONS = "--cases and --fixtures"
