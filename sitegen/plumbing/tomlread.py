@@ -62,8 +62,10 @@ def _check_depth(path: Path, text: str) -> None:
         if char in _BREAK:
             dots = 0
         if depth > MAX_SETTINGS_DEPTH or dots >= MAX_SETTINGS_DEPTH:
-            what = "arrays and inline tables nested" if depth > MAX_SETTINGS_DEPTH else "a dotted key of parts"
-            problem = f"{what} more than {MAX_SETTINGS_DEPTH} deep (expected settings within that)"
+            if depth > MAX_SETTINGS_DEPTH:
+                problem = f"arrays and inline tables nested more than {MAX_SETTINGS_DEPTH} deep (expected settings within that)"
+            else:
+                problem = f"a dotted key of more than {MAX_SETTINGS_DEPTH} parts (expected settings within that)"
             raise BadInput(path, problem, where=_place(text, token.start()))
 
 
