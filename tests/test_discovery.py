@@ -197,3 +197,17 @@ def test_serve_from_a_subfolder_serves_the_suites_site(deep: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("command", [["check"], ["evaluate"], ["build"], ["diff", "a.json", "b.json"], ["outputs"]])
+def test_from_a_deleted_current_folder_the_message_names_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    monkeypatch.setenv("PWD", str(gone))  # as the shell keeps it
+    gone.rmdir()
+    result = run(*command)
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {gone}: the current folder no longer exists (deleted?): run sitegen from a folder that exists\n"

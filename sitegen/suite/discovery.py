@@ -75,6 +75,15 @@ def suite_inputs(cases: Path | None, fixtures: Path | None, config: Path | None,
 
 def suite_folder(cwd: Path | None = None) -> SuiteFolder:
     """The suite's folder as seen from `cwd` (default: the current folder)."""
-    here = Path.cwd() if cwd is None else cwd
+    here = current_folder() if cwd is None else cwd
     found = find_suite_root(here)
     return SuiteFolder(None if found is None else Path(os.path.relpath(found, here)), here)
+
+
+def current_folder() -> Path:
+    """The current folder; BadInput naming it (as the shell knows it, $PWD) when it was deleted under the command."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        shown = os.environ.get("PWD") or "."
+        raise BadInput(shown, "the current folder no longer exists (deleted?): run sitegen from a folder that exists") from None
