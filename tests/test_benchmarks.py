@@ -82,7 +82,7 @@ def test_rebuild_floor_swaps_in_a_copy_of_the_site(synthetic: tuple[Path, Path],
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "site", "suite"]  # no staging or old folder left
 
 
-@pytest.mark.parametrize("script", ["bench.py", "compare.py"])
+@pytest.mark.parametrize("script", ["bench.py", "compare.py", "long_traces.py"])
 def test_scripts_answer_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True, check=True)
     assert "usage:" in done.stdout
@@ -162,3 +162,12 @@ def test_every_citation_of_a_results_section_names_one() -> None:
             cited.setdefault(section, []).append(name)
     assert cited, "no citation found: the pattern no longer matches how the project cites RESULTS.md"
     assert {section: names for section, names in cited.items() if section not in sections} == {}
+
+
+@pytest.mark.parametrize("scenario", ["tools", "chain", "spans"])
+def test_long_trace_scenarios_build_against_their_baseline(tmp_path: Path, scenario: str) -> None:
+    import long_traces  # noqa: PLC0415 - a script of the benchmarks folder
+
+    long_traces.measure(scenario, 30, None, tmp_path / "suite")
+    diff = json.loads((tmp_path / "suite" / "site" / "diff.json").read_text(encoding="utf-8"))
+    assert [change["caseId"] for change in diff["caseChanges"]] == ["long"]
