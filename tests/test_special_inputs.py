@@ -138,3 +138,11 @@ def test_the_reader_says_why_it_read_nothing(tmp_path: Path) -> None:
     assert read_regular(tmp_path) == Unreadable(Refusal.FOLDER)
     assert read_regular(tmp_path / "dangling") == Unreadable(Refusal.MISSING)
     assert read_regular(tmp_path / "none") == Unreadable(Refusal.MISSING)
+
+
+def test_a_status_file_or_trace_cache_that_is_a_pipe_only_means_a_full_build(suite: Path) -> None:
+    assert _sitegen(suite, "build").returncode == 0
+    _special(suite / "site" / ".sitegen-status.json", "fifo")
+    done = _sitegen(suite, "build")
+    assert done.returncode == 0, done.stderr
+    assert (suite / "site" / ".sitegen-status.json").is_file()  # written anew, whole
