@@ -19,7 +19,7 @@ from sitegen.plumbing.jsonread import TextProblem, decode_utf8, lone_surrogate, 
 # What Path.exists() takes for "not there" (a dangling or looping link, a file where a folder should be).
 _MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 # O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one; a regular file ignores it.
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _CHUNK = 1 << 20
 
 
