@@ -240,6 +240,14 @@ DEFAULT_RECORD_BODY: dict[str, Any] = {"question": "{question}"}
 
 # Runs the site's history keeps (--history-limit).
 DEFAULT_HISTORY_LIMIT = 200
+# The most any input file may be (the case file, a trace, a report, a history, the settings: plumbing/inputfiles.py;
+# eval/README.md, "What each input may be"): far above any real one, far below what would exhaust memory.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+# The settings file (eval/sitegen.toml) is a few hundred bytes: at most this, its arrays and inline tables nested at
+# most MAX_SETTINGS_DEPTH deep, a dotted key of at most as many parts (past that, tomllib's time grows as the
+# square), its integers 64-bit as TOML says.
+MAX_SETTINGS_BYTES = 1024 * 1024
+MAX_SETTINGS_DEPTH = 64
 # The most any answer over HTTP may be: an agent's answer to `sitegen record`, a history downloaded by a build.
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 # A case is flaky when its pass/fail flipped at least FLAKY_FLIPS times in its last FLAKY_WINDOW runs.

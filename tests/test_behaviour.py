@@ -16,7 +16,7 @@ from sitegen.compare.behaviour import UNCHANGED, UNKNOWN, compare_behaviour, per
 from sitegen.compare.diff_json import diff_json, item_document
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.wording import item_message
-from sitegen.compare.similarity import EXACT_CELLS, LINE_CELLS, similarity
+from sitegen.compare.similarity import EXACT_CELLS, TOKEN_CELLS, similarity
 from sitegen.report.report_json import result_from_json
 from sitegen.report.results import CaseResult, Report, build_report
 
@@ -58,16 +58,29 @@ def _interleaved(count: int, other: str) -> str:
     return "".join(f"s{i}\n{other}{i}\n" for i in range(count))
 
 
-def test_very_long_unlike_answers_fall_back_to_lines_then_to_the_ends() -> None:
+def test_very_long_unlike_answers_fall_back_to_sentences_then_to_the_ends() -> None:
     a, b = _interleaved(4_000, "x"), _interleaved(4_000, "y")
-    assert len(a) * len(b) > EXACT_CELLS and (2 * 4_000) ** 2 <= LINE_CELLS
-    # Common ends "s0\n" and "3999\n"; between them, by lines, the shared lines s1 … s3999 match whole (a
-    # character diff would also match the digits of every x/y line).
-    kept = len("s0\n") + len("3999\n") + sum(len(f"s{i}\n") for i in range(1, 4_000))
-    assert similarity(a, b) == round(2 * kept / (len(a) + len(b)), 3) < _reference(a[:300], b[:300])
+    assert len(a) * len(b) > EXACT_CELLS and (2 * 4_000) ** 2 <= TOKEN_CELLS
+    # Common ends "s0\n" and "3999\n"; between them, by sentences (lines here), the shared lines s1 … s3999 match
+    # whole, and each pair of lines between them (`x1\n`, `y1\n`) character by character: all but the letter.
+    kept = len(a) - 4_000
+    assert similarity(a, b) == round(2 * kept / (len(a) + len(b)), 3)
     a, b = _interleaved(20_000, "x"), _interleaved(20_000, "y")
-    assert (2 * 20_000) ** 2 > LINE_CELLS  # too many lines as well: only the common ends count
+    assert (2 * 20_000) ** 2 > TOKEN_CELLS  # too many sentences as well: only the common ends count
     assert similarity(a, b) == round(2 * (len("s0\n") + len("19999\n")) / (len(a) + len(b)), 3)
+
+
+@pytest.mark.parametrize("language", ["zh", "en"])
+def test_two_long_one_paragraph_answers_differing_in_two_characters_are_alike(language: str) -> None:
+    # Past the exact bound (two 32,000-character middles) a paragraph has no line to fall back to: its sentences,
+    # then the characters of the sentences that differ, are compared instead.
+    sentence = "支付接口超时，连接池耗尽，请扩容。" if language == "zh" else "The payment API timed out, the pool is exhausted. "
+    answer = (sentence * (32_000 // len(sentence) + 1))[:32_000]
+    edited = answer[:10] + "X" + answer[11:31_990] + "Y" + answer[31_991:]
+    assert "\n" not in answer and (len(answer) - 20) ** 2 > EXACT_CELLS
+    assert similarity(answer, edited) == round(2 * (len(answer) - 2) / (2 * len(answer)), 3) == 1.0
+    words = "".join(f"word{n} " for n in range(6_000))  # no sentence end at all: word by word
+    assert len(words) > 32_000 and similarity(words, "X" + words[1:-2] + "Y ") > 0.99
 
 
 @pytest.mark.parametrize(("score", "percent"), [(1.0, 0), (0.0, 100), (0.615, 39), (0.625, 38), (0.994, 1), (0.995, 1), (0.996, 0)])

@@ -92,7 +92,7 @@ def test_the_trajectory_suite_holds_every_mode_and_loads(synthetic: tuple[Path, 
     assert {case.expectedTrajectory.match for case in judged if case.expectedTrajectory} == set(trajectories.MODES)
 
 
-@pytest.mark.parametrize("script", ["bench.py", "compare.py", "steps.py", "trajectories.py"])
+@pytest.mark.parametrize("script", ["bench.py", "compare.py", "steps.py", "trajectories.py", "long_traces.py"])
 def test_scripts_answer_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--help"], capture_output=True, text=True, check=True)
     assert "usage:" in done.stdout
@@ -211,3 +211,10 @@ def test_case_pages_names_the_largest_file_of_a_site(tmp_path: Path) -> None:
     (tmp_path / "report.json").write_text("y" * 500, encoding="utf-8")
     sizes = case_pages.folder_bytes(tmp_path, compressed=False)
     assert sizes == {"files": 2, "bytes": 800, "case_page_bytes": 300, "zlib6_bytes": 0, "largest_file": "report.json", "largest_bytes": 500}
+@pytest.mark.parametrize("scenario", ["tools", "chain", "spans"])
+def test_long_trace_scenarios_build_against_their_baseline(tmp_path: Path, scenario: str) -> None:
+    import long_traces  # noqa: PLC0415 - a script of the benchmarks folder
+
+    long_traces.measure(scenario, 30, None, tmp_path / "suite")
+    diff = json.loads((tmp_path / "suite" / "site" / "diff.json").read_text(encoding="utf-8"))
+    assert [change["caseId"] for change in diff["caseChanges"]] == ["long"]

@@ -134,6 +134,20 @@ def test_config_file_changes_defaults(tmp_path: Path) -> None:
         ("[suite]\nverdicts = []\n", "sitegen.toml:suite.verdicts: expected a non-empty list of non-empty strings"),
         ("[suite]\nreject_verdict = 3\n", "sitegen.toml:suite.reject_verdict: expected a non-empty string"),
         ("suite = 3\n", "sitegen.toml: expected [suite] to be a table"),
+        # Past Python's limits (RecursionError, ValueError inside tomllib), or tomllib's time (dotted keys): the
+        # limits of plumbing/tomlread.py, each at its place.
+        ("[suite]\nverdicts = " + "[" * 500 + "]" * 500 + "\n", "sitegen.toml:2:76: arrays and inline tables nested more than 64 deep"),
+        ("x = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n", "sitegen.toml:1:325: arrays and inline tables nested more than 64 deep"),
+        ("a" + ".a" * 50_000 + " = 1\n", "sitegen.toml:1:128: a dotted key of more than 64 parts"),
+        ("[" + "a." * 50_000 + "a]\n", "sitegen.toml:1:129: a dotted key of more than 64 parts"),
+        (  # brackets and dots in comments and strings are text
+            "[suite]\n# " + "[." * 99 + "\nverdicts = ['" + "[." * 99 + "', \"" + "{." * 99 + "\"]\nreject_verdict = 3\n",
+            "sitegen.toml:suite.reject_verdict: expected a non-empty string",
+        ),
+        ("[elsewhere]\nq = " + "1" * 5000 + "\n", "sitegen.toml:2:5: an integer of more than 4300 digits (expected a 64-bit integer)"),
+        ("[diff]\nalpha = 0x" + "f" * 5000 + "\n", "sitegen.toml:diff.alpha: an integer of 20000 bits (expected a 64-bit integer)"),
+        ("[suite]\nverdicts = [0x" + "f" * 5000 + "]\n", "sitegen.toml:suite.verdicts[0]: an integer of 20000 bits"),
+        ("[diff]\nalpha = 9223372036854775808\n", "sitegen.toml:diff.alpha: an integer of 64 bits (expected a 64-bit integer)"),
     ],
 )
 def test_bad_config_exits_2(suite: tuple[Path, Path], tmp_path: Path, text: str, message: str) -> None:

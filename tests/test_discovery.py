@@ -229,3 +229,17 @@ def test_reports_are_the_same_bytes_from_any_folder(deep: Path, monkeypatch: pyt
     for page in (deep / "site").rglob("*"):
         if page.suffix in (".html", ".json", ".md", ".xml"):
             assert "../eval" not in page.read_text(encoding="utf-8"), page
+
+
+@pytest.mark.parametrize("command", [["check"], ["evaluate"], ["build"], ["diff", "a.json", "b.json"], ["outputs"]])
+def test_from_a_deleted_current_folder_the_message_names_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    monkeypatch.setenv("PWD", str(gone))  # as the shell keeps it
+    gone.rmdir()
+    result = run(*command)
+    assert result.exit_code == 2, result.output
+    assert result.output == f"error: {gone}: the current folder no longer exists (deleted?): run sitegen from a folder that exists\n"

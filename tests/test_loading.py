@@ -10,7 +10,8 @@ import pytest
 
 from helpers import make_case, make_trace, write_suite
 from sitegen.errors import BadInput
-from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, read_input
+from sitegen.plumbing.inputfiles import read_input
+from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_cases, load_trace
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -247,3 +247,103 @@ def test_no_baseline_gives_an_internal_error(spoiling: Spoiling, good_report: di
                      "--fail-on-regression")
         _answers("build", "--cases", cases, "--fixtures", fixtures, "--baseline", str(baseline), "--out", str(root / "site"),
                  "--junit", str(root / "site" / "junit.xml"), "--fail-on-regression")
+
+
+# --- the OpenTelemetry reader's attribute keys (suite/otlp.py, suite/genai_mapping.py) -----------------------------
+
+MESSAGE_KEYS = [("gen_ai.completion.", ".content"), ("gen_ai.prompt.", ".content"), ("gen_ai.completion.", ".role"),
+                ("llm.output_messages.", ".message.content"), ("llm.input_messages.", ".message.role")]  # fmt: skip
+# Digits str.isdigit() takes and int() refuses, or reads only below its limit, and what int() takes besides digits.
+HOSTILE_INDEXES = ["²", "①", "¹", "١", "٣٤", "1" * 5000, "0" * 4301, "+1", " 1", "1_0", "-1", "", "0x1", "𝟏"]
+indexes = st.sampled_from(HOSTILE_INDEXES) | st.text(st.characters(categories=["Nd", "No"]), max_size=4) | st.integers(0, 3).map(str)
+attribute_values = st.text(max_size=8) | st.integers(-(2**63), 2**63 - 1) | st.booleans() | st.sampled_from(["[]", "{}", "[{\"role\": 1}]"])
+
+
+def _otlp_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, list):  # a kvlistValue, keys as given (repeated ones too)
+        return {"kvlistValue": {"values": [{"key": key, "value": _otlp_value(item)} for key, item in value]}}
+    return {"stringValue": value}
+
+
+def otlp_trace(attributes: list[tuple[str, Any]]) -> str:
+    """An OTLP JSON trace of one invoke_agent span with these attributes (and a tool call under it)."""
+    def span(span_id: str, name: str, parent: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        return {
+            "traceId": "ab" * 16, "spanId": span_id, "parentSpanId": parent, "name": name, "kind": 1,
+            "startTimeUnixNano": "1000000000", "endTimeUnixNano": "2000000000",
+            "attributes": [{"key": key, "value": _otlp_value(value)} for key, value in pairs],
+        }  # fmt: skip
+
+    spans = [span("01" * 8, "invoke_agent", "", attributes), span("02" * 8, "execute_tool query_db", "01" * 8, [("gen_ai.tool.name", "query_db")])]
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]})
+
+
+@st.composite
+def otlp_attributes(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    """Message attributes under hostile indexes, a claim list as a kvlist with keys maybe repeated, an answer."""
+    pairs: list[tuple[str, Any]] = [("output.value", "the pool is exhausted")] if draw(st.booleans()) else []
+    for _ in range(draw(st.integers(1, 4))):
+        prefix, suffix = draw(st.sampled_from(MESSAGE_KEYS))
+        pairs.append((f"{prefix}{draw(indexes)}{suffix}", draw(attribute_values)))
+    if draw(st.booleans()):
+        keys = draw(st.lists(st.sampled_from(["claim_id", "verification", "x"]), min_size=1, max_size=4))
+        pairs.append(("claims", [(key, draw(attribute_values)) for key in keys]))
+    return list(dict(pairs).items())  # span attributes themselves once each (a repeat is refused, and tested elsewhere)
+
+
+@hunt
+@given(attributes=otlp_attributes())
+@example(attributes=[("gen_ai.completion.².content", "x")])
+@example(attributes=[("gen_ai.completion.①.content", "x")])
+@example(attributes=[(f"gen_ai.completion.{'1' * 5000}.content", "x")])
+@example(attributes=[("llm.output_messages.¹.message.content", "x")])
+@example(attributes=[("output.value", "a"), ("claims", [("verification", "BOGUS"), ("verification", "SUPPORTED")])])
+def test_no_otlp_attribute_key_gives_an_internal_error(attributes: list[tuple[str, Any]], good_report: dict[str, Any]) -> None:
+    _suite_commands(good_report, GOOD_CASES, [otlp_trace(attributes)] * 3, loops=False)
+
+
+# --- the settings (suite/config.py, plumbing/tomlread.py) ----------------------------------------------------------
+
+HUGE_TOML_VALUES = [
+    "[" * 500 + "]" * 500, "{a = " * 2000 + "1" + "}" * 2000, "1" * 5000, "0x" + "f" * 5000, "-" + "9" * 4400,
+    "0o" + "7" * 3000, "0b" + "1" * 9000, "9223372036854775808", "1" + "0" * 400 + ".5", "1e400", "nan", "inf",
+    '"\\ud800"', "'''" + "[" * 50 + "'''", "[" + "[1]," * 300 + "]",
+]
+toml_values = st.sampled_from(HUGE_TOML_VALUES) | st.sampled_from(['"x"', "[]", '["PASS"]', "0.5", "-1", "true", "3"])
+toml_keys = st.sampled_from(["verdicts", "reject_verdict", "trialPolicy", "costTolerance", "alpha", "answerSimilarity",
+                             "verifierName", "claimChecksAttribute", "unknown", "a.b.c", "a" + ".a" * 100])  # fmt: skip
+toml_tables = st.sampled_from(["suite", "diff", "otel", "record", "elsewhere", "a" + ".a" * 100])
+
+
+@st.composite
+def settings_texts(draw: st.DrawFn) -> str:
+    """A settings file with hostile values under known and unknown keys of known and unknown tables."""
+    lines = []
+    for _ in range(draw(st.integers(1, 3))):
+        lines.append(f"[{draw(toml_tables)}]")
+        lines += [f"{draw(toml_keys)} = {draw(toml_values)}" for _ in range(draw(st.integers(1, 3)))]
+    return "\n".join(lines) + "\n"
+
+
+@hunt
+@given(text=settings_texts())
+@example(text="[suite]\nverdicts = " + "[" * 500 + "]" * 500 + "\n")
+@example(text="x = " + "{a = " * 50_000 + "1" + "}" * 50_000 + "\n")
+@example(text="[elsewhere]\nunknown = " + "1" * 5000 + "\n")
+@example(text="[diff]\nalpha = 0x" + "f" * 5000 + "\n")
+@example(text="[otel]\nverifierName = 0x" + "f" * 5000 + "\n")
+@example(text="a" + ".a" * 50_000 + " = 1\n")
+def test_no_settings_give_an_internal_error(text: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="hunt-") as folder:
+        root = Path(folder)
+        cases, fixtures = _suite(root, GOOD_CASES, GOOD_TRACES)
+        config = root / "sitegen.toml"
+        config.write_text(text, encoding="utf-8")
+        _answers("check", "--cases", cases, "--fixtures", fixtures, "--config", str(config))
+        _answers("evaluate", "--cases", cases, "--fixtures", fixtures, "--config", str(config), "--json", str(root / "r.json"))
+        if (root / "r.json").exists():
+            _answers("diff", str(root / "r.json"), str(root / "r.json"), "--config", str(config))

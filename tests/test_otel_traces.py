@@ -408,3 +408,44 @@ def test_nested_agents_read_the_outermost_and_every_tool_call(tmp_path: Path) ->
     outcome = _load(tmp_path, _document(spans))
     assert isinstance(outcome, LoadedTrace), outcome
     assert outcome.trace.session.answer == "outer answer" and [c.toolName for c in outcome.trace.toolInvocations] == ["query_logs"]
+
+
+@pytest.mark.parametrize(
+    "index", ["²", "①", "١", "1" * 5000, "+1", " 1", "1_0"], ids=["superscript", "circled", "arabic-indic", "5000-digits", "sign", "space", "underscore"]
+)
+def test_an_attribute_key_index_is_ascii_digits_int_reads_and_nothing_else(tmp_path: Path, index: str) -> None:
+    # str.isdigit() takes `²` and `①`, which int() refuses; int() takes 5,000 digits only past Python's limit.
+    for prefix, content in (("gen_ai.completion.", ".content"), ("llm.output_messages.", ".message.content")):
+        root = _span("01" * 8, **{f"{prefix}0{content}".replace(".", "__"): "the pool is full"})
+        root["attributes"].append({"key": f"{prefix}{index}{content}", "value": {"stringValue": "not a message"}})
+        outcome = _load(tmp_path, _document([root]))
+        assert isinstance(outcome, LoadedTrace), outcome
+        assert outcome.trace.session.answer == "the pool is full"
+
+
+def test_a_key_repeated_in_a_kvlist_is_refused_as_in_attributes(tmp_path: Path) -> None:
+    claims = {"kvlistValue": {"values": [
+        {"key": "claim_id", "value": {"stringValue": "c1"}},
+        {"key": "verification", "value": {"stringValue": "BOGUS"}},
+        {"key": "verification", "value": {"stringValue": "SUPPORTED"}},
+    ]}}  # fmt: skip
+    root = _span("01" * 8, output__value="the pool is full")
+    root["attributes"].append({"key": "claims", "value": {"arrayValue": {"values": [claims]}}})
+    outcome = _load(tmp_path, _document([root]), OtelSettings(claimChecksAttribute="claims"))
+    assert isinstance(outcome, FixtureProblem), outcome
+    assert "attributes[1].value.arrayValue.values[0].kvlistValue.values[2]: key 'verification' given twice" in outcome.message
+
+
+def test_the_root_of_many_agents_under_a_deep_chain_is_found_in_linear_time(tmp_path: Path) -> None:
+    # N agents each under an N-deep chain of spans: walking each agent's chain would take N² steps (6 × 10⁸ here, a minute or more).
+    depth = 25_000
+    spans = [_span(f"{1:016x}", output__value="outer answer")]
+    spans += [_span(f"{n:016x}", "work", f"{n - 1:016x}") for n in range(2, depth)]
+    spans += [_span(f"{depth + n:016x}", "invoke_agent helper", f"{depth - 1:016x}") for n in range(depth)]
+    import time
+
+    started = time.process_time()
+    outcome = _load(tmp_path, _document(spans))
+    assert isinstance(outcome, LoadedTrace), outcome
+    assert outcome.trace.session.answer == "outer answer"
+    assert time.process_time() - started < 30  # linear: a few seconds

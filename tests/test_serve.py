@@ -678,3 +678,30 @@ def test_an_unforeseen_failure_of_a_rebuild_is_said_with_its_traceback() -> None
     assert said.startswith("internal error in sitegen ") and "KeyError: 'missing'" in said
     assert "the last good site is still served" in said and "Traceback (most recent call last)" in said
     assert rebuild_error(BadInput(Path("cases.json"), "expected a JSON array")) == "cases.json: expected a JSON array"
+
+
+def test_a_poll_whose_tab_was_closed_prints_no_traceback(live: tuple[SiteServer, BuildCounter], capfd: pytest.CaptureFixture[str]) -> None:
+    import struct
+
+    server, builds = live
+    host, port = server.server_address[:2]
+    seen, polls = builds.value, []
+    for _ in range(8):
+        poll = socket.create_connection((host, port), timeout=TIMEOUT)
+        poll.sendall(f"GET {POLL_PATH}?build={seen} HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\n\r\n".encode("ascii"))
+        poll.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed: reset, as a tab's
+        polls.append(poll)
+    deadline = time.monotonic() + TIMEOUT
+    while builds.polls < len(polls) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert builds.polls == len(polls)
+    for poll in polls:
+        poll.close()
+    builds.advance()  # every poll now answers a tab that is gone
+    while builds.polls and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert builds.polls == 0
+    time.sleep(0.2)  # the handler threads finish after the answer
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err
+    assert _get(server, "/index.html")[0] == 200  # and the preview serves on

@@ -11,8 +11,10 @@ import pytest
 
 import sitegen.site.case_jobs as case_pages
 from helpers import SITE_CASES, append_answer, edit_json, rebuild_and_compare, site_options
+from sitegen.plumbing.inputfiles import RegularFile, read_regular
 from sitegen.site import tracecache
 from sitegen.site.pipeline import build_site
+from sitegen.suite import loading
 
 
 @pytest.fixture
@@ -29,15 +31,17 @@ def _remembered(suite: Path) -> dict[str, tracecache.Remembered]:
 
 
 def _traces_opened(monkeypatch: pytest.MonkeyPatch, suite: Path) -> list[str]:
-    """The trace files the case pages open (case_pages.read_trace), by name."""
+    """The trace files the case pages read (case_pages.read_trace, and read_fixture when it falls back), by name."""
     opened: list[str] = []
 
-    def counting_open(path: str, *args: object, **kwargs: object):  # noqa: ANN202
-        if str(path).startswith(str((suite / "fixtures").resolve())):
+    def counting_read(path: str | Path, *args: object, **kwargs: object):  # noqa: ANN202
+        found = read_regular(path, *args, **kwargs)  # type: ignore[arg-type]
+        if str(path).startswith(str((suite / "fixtures").resolve())) and isinstance(found, RegularFile):
             opened.append(os.path.basename(path))
-        return open(path, *args, **kwargs)  # noqa: SIM115
+        return found
 
-    monkeypatch.setattr(case_pages, "open", counting_open, raising=False)
+    monkeypatch.setattr(case_pages, "read_regular", counting_read)
+    monkeypatch.setattr(loading, "read_regular", counting_read)
     return opened
 
 

@@ -207,3 +207,32 @@ def test_with_trials_the_shown_pair_is_judged() -> None:
                   trials=2, passedTrials=2, trialResults=[trial("t1", True, "PASS", "one"), trial("t2", True, "WARN", "three")])  # fmt: skip
     behaviour = compare_behaviour(base, cur)
     assert behaviour.traceChanged is True and behaviour.behaviourChanged is False
+
+
+def test_a_reordered_call_is_noted_moved_with_the_step_of_its_twin() -> None:
+    from sitegen.report.evidence import Evidence
+    from sitegen.site.pages.trajectory_view import trajectory_view
+
+    before = Evidence("a", (_call("logs"), _call("metrics"), _call("db")))
+    after = Evidence("a", (_call("db"), _call("logs"), _call("metrics")))
+    view = trajectory_view(before, after, [])
+    notes = {row.number: row.note for row in view.rows if row.note}
+    assert notes == {1: "Moved: the baseline made it at step 4.", 4: "Moved: made now at step 1."}, view.rows
+
+
+def test_moved_notes_of_long_trajectories_take_linear_time() -> None:
+    # N different calls on each side, none paired: searching every step for each one-sided step is N² (4 × 10⁸
+    # here, minutes); indexed, a second. Only the rows a page shows get a note, but every step is a twin.
+    import time
+
+    from sitegen.report.evidence import Evidence
+    from sitegen.site.pages.trajectory_view import MAX_STEPS, trajectory_view
+
+    count = 20_000
+    before = Evidence("a", tuple(_call(f"old_{n}") for n in range(count)))
+    after = Evidence("a", tuple(_call(f"new_{n}") for n in range(count)))
+    started = time.process_time()
+    view = trajectory_view(before, after, [])
+    assert time.process_time() - started < 30
+    assert len(view.rows) == MAX_STEPS and not any(row.note for row in view.rows)
+    assert view.summary.startswith("40,000 steps: 20,000 left out now, 20,000 added now"), view.summary

@@ -10,6 +10,7 @@ from sitegen.commands.console import Console
 from sitegen.compare.changes import ChangeKind
 from sitegen.defaults import DEFAULT_OUT
 from sitegen.errors import BadInput
+from sitegen.plumbing.inputfiles import load_json_file, present
 from sitegen.suite.discovery import suite_folder
 
 def _change_outputs() -> tuple[tuple[str, str], ...]:
@@ -27,11 +28,9 @@ def run(out: Path | None, console: Console) -> int:
 
 def site_outputs(site: Path) -> list[tuple[str, str]]:
     """The pass rate, the case counts and, against a baseline, the count of each kind of change (0 without one)."""
-    from sitegen.suite.loading import load_json_file
-
     report = _object(site / "report.json", load_json_file(site / "report.json", "report", expected="a JSON object"))
     diff_path = site / "diff.json"
-    diff = _object(diff_path, load_json_file(diff_path, "diff", expected="a JSON object")) if diff_path.is_file() else {}
+    diff = _object(diff_path, load_json_file(diff_path, "diff", expected="a JSON object")) if present(diff_path) else {}
     counts = diff.get("caseChangeCounts", {})
     if not isinstance(counts, dict):
         raise BadInput(diff_path, "expected an object of counts", where="caseChangeCounts")
@@ -44,7 +43,7 @@ def site_outputs(site: Path) -> list[tuple[str, str]]:
         ("passed", _count(site / "report.json", report, "passedCases")),
         ("failed", _count(site / "report.json", report, "failedCases")),
         ("not-run", _count(site / "report.json", report, "notRunCases")),
-        ("has-baseline", "true" if diff_path.is_file() else "false"),
+        ("has-baseline", "true" if present(diff_path) else "false"),
         ("has-regression", "true" if has_regression else "false"),
         *((name, _count(diff_path, counts, kind, default=0, where="caseChangeCounts.")) for name, kind in _change_outputs()),
     ]

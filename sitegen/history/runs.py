@@ -24,6 +24,7 @@ from sitegen.defaults import DEFAULT_HISTORY_LIMIT, FLAKY_FLIPS, FLAKY_WINDOW, H
 from sitegen.errors import BadInput, UsageError
 from sitegen.finite import RANGE_TEXT, in_float_range
 from sitegen.plumbing.deadline import TooLarge, TooSlow
+from sitegen.plumbing.inputfiles import present, read_input
 from sitegen.plumbing.jsontext import dumps_json
 from sitegen.report.figures import (
     COUNT,
@@ -226,8 +227,6 @@ def parse_history(source: str, text: str) -> list[Run]:
 
 def read_history(path: Path) -> list[Run]:
     """Read a history.json file (oldest run first); a missing or corrupt file is BadInput."""
-    from sitegen.suite.loading import read_input
-
     return parse_history(str(path), read_input(path, "history file").text)
 
 
@@ -279,14 +278,14 @@ def load_history(
     read within `timeout` seconds in all and MAX_RESPONSE_BYTES, or it is bad input.
     """
     if source is None:
-        return History(read_history(site_history) if site_history.exists() else [])
+        return History(read_history(site_history) if present(site_history) else [])
     if is_url(source):
         text = _fetch(str(source), timeout)
         if text is None:
             return _missing(str(source), "HTTP 404", optional)
         return History(parse_history(str(source), text))
     path = Path(source)
-    if not path.exists():
+    if not present(path):
         return _missing(str(path), "no such file", optional)
     return History(read_history(path))
 

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sitegen.defaults import DEFAULT_RECORD_BODY, DEFAULT_RECORD_METHOD, RECORD_METHODS
 from sitegen.errors import BadInput
-from sitegen.suite.config import read_toml
+from sitegen.plumbing.inputfiles import present
+from sitegen.plumbing.tomlread import read_toml
 
 _ENV_REFERENCE = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -100,10 +101,8 @@ class RecordConfig(BaseModel):
 
 def load_record_config(path: Path | None, *, explicit: bool = False) -> RecordConfig:
     """Read `[record]` from the TOML config file; no file (unless named explicitly) or no table: the defaults."""
-    if path is None or (not path.is_file() and not explicit):
+    if path is None or (not present(path) and not explicit):
         return RecordConfig()
-    if not path.is_file():
-        raise BadInput(path, "config file not found (expected a TOML file)")
     table = read_toml(path).get("record", {})
     if not isinstance(table, dict):
         raise BadInput(path, "expected [record] to be a table", where="record")

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from sitegen.errors import BadInput
+from sitegen.plumbing.inputfiles import load_json_file
+from sitegen.plumbing.jsonread import json_kind
 from sitegen.plumbing.jsontext import LONE_SURROGATE as _LONE_SURROGATE
 from sitegen.plumbing.jsontext import dumps_json, indented, loads
 from sitegen.report import fields
@@ -121,13 +123,12 @@ def read_report(path: Path, text: str | bytes | None = None, checked: bool = Fal
     `text`: the file's text (or bytes, when `checked`), already read. `checked`: the file was read before
     with every check of its JSON (duplicate keys, number limits), so it is parsed the quick way.
     """
-    from sitegen.suite.loading import load_json_file
-
     if checked and text is not None:
         data, results = _sealed_report(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass"))
     else:
         assert not isinstance(text, bytes), "bytes are for a file read before with every check"
         data = load_json_file(path, "report", text, expected="a report JSON object")
+        _check_report_arrays(path, data)
         results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(data, dict):
         raise BadInput(path, "expected a report JSON object with a 'results' array")
@@ -156,3 +157,28 @@ def read_report(path: Path, text: str | bytes | None = None, checked: bool = Fal
     worked_out = build_report(parsed)
     # The report's own figures when it states them (a Java report averages its own way), else those worked out.
     return Report(**read_figures(path, data, worked_out), results=parsed)
+
+
+# The fields of a report's results (and of their trials) that the reader takes as arrays: a report may leave one
+# out or write null, as the Java harness's do, but any other value is no report's.
+_RESULT_ARRAYS = ("failedChecks", "tags", "trialResults")
+_TRIAL_ARRAYS = ("failedChecks",)
+
+
+def _check_report_arrays(path: Path, data: Any) -> None:
+    """Raise BadInput at the first result or trial whose array field holds something else (`"tags": 1`)."""
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        return  # read_report says what is wrong with that
+    for index, result in enumerate(results):
+        if not isinstance(result, dict):
+            continue
+        trials = result.get("trialResults")
+        places = [(f"results[{index}]", result, _RESULT_ARRAYS)]
+        if isinstance(trials, list):
+            places += [(f"results[{index}].trialResults[{n}]", trial, _TRIAL_ARRAYS) for n, trial in enumerate(trials) if isinstance(trial, dict)]
+        for where, item, names in places:
+            for name in names:
+                found = item.get(name)
+                if found is not None and not isinstance(found, list):
+                    raise BadInput(path, f"field {name!r}: expected an array, got {json_kind(found)}", where=where)

@@ -24,6 +24,7 @@ from sitegen.compare.changes import CaseChange
 from sitegen.compare.diff_report import CaseComparison, compare_case
 from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
 from sitegen.evaluation.engine import evaluate_case
+from sitegen.plumbing.inputfiles import RegularFile, read_regular
 from sitegen.report.report_json import result_json_text
 from sitegen.report.report_markdown import result_markdown_row
 from sitegen.report.results import CaseResult
@@ -118,11 +119,11 @@ def read_trace(name: str, context: PageContext, *, remembered: bool) -> TraceInp
                 known = remembered_digest(context.remembered, name, found) if remembered else None
                 if known is not None:
                     return TraceInput(known[5], None, known)
-                with open(path, "rb") as handle:
-                    read = FixtureBytes(Path(path), handle.read())
-                    after = os.fstat(handle.fileno())
-                found_digest = trace_digest(read)
-                return TraceInput(found_digest, read, to_remember(found, after, found_digest))
+                opened = read_regular(path)  # a file swapped for a pipe since: read_fixture says so below
+                if isinstance(opened, RegularFile):
+                    read = FixtureBytes(Path(path), opened.data)
+                    found_digest = trace_digest(read)
+                    return TraceInput(found_digest, read, to_remember(found, opened.info, found_digest))
         except OSError:
             pass
     read_any = read_fixture(context.fixtures, name, context.fixtures_root)

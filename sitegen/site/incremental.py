@@ -62,6 +62,7 @@ from typing import Any
 
 from sitegen import __version__
 from sitegen.defaults import DEFAULT_CASE_PAGES, CasePages
+from sitegen.plumbing.inputfiles import Unreadable, read_regular
 from sitegen.plumbing.jsontext import LONE_SURROGATE, compact_sorted_exact_bytes, identity, loads
 from sitegen.report.report_json import result_from_json, result_texts
 from sitegen.report.results import CaseResult
@@ -269,10 +270,10 @@ def read_status(site: Path, settings: str) -> BuildStatus:
     """What the previous build of `site` recorded, as far as this build may use it: the seals of the inputs it
     validated when it was this sitegen, and its pages and results when it had these settings too; else nothing
     (a missing, unreadable or foreign status file only means a full build)."""
-    try:
-        text = (site / STATUS_FILE).read_bytes()
-    except OSError:
+    found = read_regular(site / STATUS_FILE)  # a pipe or a device there is no status: never waited on
+    if isinstance(found, Unreadable):
         return BuildStatus(settings)
+    text = found.data
     try:
         data = loads(text)
     except (ValueError, RecursionError):
@@ -290,10 +291,10 @@ def status_from_data(data: dict[str, Any], settings: str, report_path: Path) -> 
     empty = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)
     if data.get("settings") != settings:
         return empty
-    try:
-        report = report_path.read_bytes()
-    except OSError:
+    found = read_regular(report_path)
+    if isinstance(found, Unreadable):
         return empty
+    report = found.data
     if report_seal(report) != data.get("report"):
         return empty  # edited, replaced or missing: its results are not this status's
     status = BuildStatus(settings, validated_cases=cases_seal, validated_baseline=baseline_seal_)

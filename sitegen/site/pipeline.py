@@ -64,6 +64,7 @@ from sitegen.history.runs import (
 from sitegen.history.since import FailingSince, failing_since_all
 from sitegen.history.steps import PassStep, pass_rate_steps, steps_json
 from sitegen.plumbing.gcpause import cycle_collection_paused
+from sitegen.plumbing.inputfiles import present, read_input
 from sitegen.plumbing.progress import Progress
 from sitegen.report.failures_by_rule import RuleCount, failures_by_rule
 from sitegen.report.report_json import read_report, report_json, report_json_bytes
@@ -107,7 +108,7 @@ from sitegen.site.workers import Tasks, run_batches, run_tasks, start_method, wo
 from sitegen.slugs import assign_slugs
 from sitegen.suite.casefile import CaseList, read_case_list
 from sitegen.suite.config import SuiteConfig, config_for, resolve_cost_tolerance
-from sitegen.suite.loading import check_fixtures_folder, read_input
+from sitegen.suite.loading import check_fixtures_folder
 from sitegen.suite.validate import verdict_warnings
 
 HISTORY_FILE = urls.HISTORY_JSON
@@ -229,7 +230,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     check_out_apart(options.out, options.fixtures, options.cases)
     config = config_for(options.config)
     baseline_path = options.baseline
-    if baseline_path is None and options.default_baseline.is_file():
+    if baseline_path is None and present(options.default_baseline):
         baseline_path = options.default_baseline
     code = incremental.code_fingerprint()
     assets, settings, previous = _site_settings(options, case_pages, config, code, has_baseline=baseline_path is not None)

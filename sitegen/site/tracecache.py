@@ -28,6 +28,7 @@ import orjson
 
 from sitegen.errors import CannotWrite, UsageError
 from sitegen.plumbing.files import write_bytes_atomic
+from sitegen.plumbing.inputfiles import Unreadable, read_regular
 
 CACHE_FORMAT_VERSION = 1
 # A file changed this recently may change again without its times changing (file system clocks tick in
@@ -95,9 +96,12 @@ def load_remembered(fixtures_root: Path) -> dict[str, Remembered]:
     path = _cache_file(fixtures_root)
     if path is None:
         return {}
+    found = read_regular(path)  # a cache that is a pipe or a device is no cache: never waited on
+    if isinstance(found, Unreadable):
+        return {}
     try:
-        data = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        data = orjson.loads(found.data)
+    except orjson.JSONDecodeError:
         return {}
     if not isinstance(data, dict) or data.get("formatVersion") != CACHE_FORMAT_VERSION:
         return {}

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sitegen.plumbing.inputfiles import InputFile
 from sitegen.plumbing.jsontext import identity, loads
 from sitegen.suite import loading
-from sitegen.suite.loading import InputFile
 from sitegen.suite.models import Case
 
 

@@ -4,7 +4,6 @@ other default is defaults.py's."""
 
 from __future__ import annotations
 
-import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,8 +21,10 @@ from sitegen.defaults import (
     TrialPolicy,
 )
 from sitegen.errors import BadInput
+from sitegen.plumbing.inputfiles import present
 from sitegen.plumbing.jsonread import describe_error, format_loc
 from sitegen.suite.pricing import CostSettings, cost_settings
+from sitegen.plumbing.tomlread import read_toml
 
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"
@@ -113,21 +114,11 @@ _DIFF_FIELDS = {"costTolerance": "cost_tolerance", "alpha": "alpha", "answerSimi
 _SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in (*_DIFF_FIELDS.values(), "otel", "cost"))
 
 
-def read_toml(path: Path) -> dict[str, Any]:
-    """The tables of a TOML config file; BadInput naming the file when it is not UTF-8 TOML."""
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadInput(path, f"not UTF-8 text (byte {exc.start}): expected a UTF-8 TOML file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise BadInput(path, f"invalid TOML: {exc}") from None
-
-
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
     """Read `[suite]`, `[diff]`, `[otel]` and `[cost]` from a TOML file; a missing default file means built-in defaults."""
     if path is None:
         return SuiteConfig()
-    if not path.is_file():
+    if not present(path):
         if explicit:
             raise BadInput(path, "config file not found (expected a TOML file with a [suite] table)")
         return SuiteConfig()

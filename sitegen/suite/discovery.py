@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sitegen.defaults import DEFAULT_CASES, DEFAULT_CONFIG_PATH, DEFAULT_FIXTURES
 from sitegen.errors import BadInput
+from sitegen.plumbing.inputfiles import present
 
 # What makes a folder a suite's: its config file, or the folder of its case file.
 SUITE_MARKERS = (DEFAULT_CONFIG_PATH, DEFAULT_CASES.parent)
@@ -19,7 +20,7 @@ SUITE_MARKERS = (DEFAULT_CONFIG_PATH, DEFAULT_CASES.parent)
 def find_suite_root(start: Path) -> Path | None:
     """The nearest of `start` and the folders above it that holds eval/sitegen.toml or eval/cases/, or None."""
     for folder in (start, *start.parents):
-        if (folder / DEFAULT_CONFIG_PATH).is_file() or (folder / DEFAULT_CASES.parent).is_dir():
+        if present(folder / DEFAULT_CONFIG_PATH) or (folder / DEFAULT_CASES.parent).is_dir():
             return folder
     return None
 
@@ -56,7 +57,7 @@ class SuiteFolder:
         if given is not None:
             return given
         found = self.default(DEFAULT_CONFIG_PATH)
-        return found if found.is_file() else None
+        return found if present(found) else None
 
 
 SUITE_OPTIONS = "--cases and --fixtures"
@@ -78,7 +79,7 @@ def suite_inputs(cases: Path | None, fixtures: Path | None, config: Path | None,
 
 def suite_folder(cwd: Path | None = None) -> SuiteFolder:
     """The suite's folder as seen from `cwd` (default: the current folder)."""
-    here = Path.cwd() if cwd is None else cwd
+    here = current_folder() if cwd is None else cwd
     found = find_suite_root(here)
     return SuiteFolder(None if found is None else Path(os.path.relpath(found, here)), here)
 
@@ -99,3 +100,12 @@ def _suite_path(path: str, here: str) -> str:
         if root is not None and absolute.is_relative_to(root):
             return absolute.relative_to(root).as_posix() or "."
     return path
+
+
+def current_folder() -> Path:
+    """The current folder; BadInput naming it (as the shell knows it, $PWD) when it was deleted under the command."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        shown = os.environ.get("PWD") or "."
+        raise BadInput(shown, "the current folder no longer exists (deleted?): run sitegen from a folder that exists") from None

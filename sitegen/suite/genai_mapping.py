@@ -9,6 +9,7 @@ as it validates a native file, so every rule, report, diff and page works on it 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -38,6 +39,9 @@ _CACHE_READ_TOKENS = (
     "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens", "llm.token_count.prompt_details.cache_read",
 )  # fmt: skip
 _MODEL = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+# A message's index in a flattened attribute key (`gen_ai.prompt.<index>.content`): ASCII digits, as exporters
+# write it, few enough for int() to read (str.isdigit() also takes `²` and `①`, which int() refuses).
+_INDEX = re.compile(r"[0-9]{1,18}")
 # The span event that the current conventions also allow the messages on.
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
@@ -132,19 +136,34 @@ def _outermost(found: list[Span], spans: Sequence[Span], kind: str) -> Span:
     """The one span of `found` that no other of them encloses (is an ancestor of)."""
     parents = {span.span_id: span.parent_id for span in spans}
     ids = {span.span_id for span in found}
-    outer = []
-    for span in found:
-        parent, seen = span.parent_id, set()
-        while parent and parent not in ids and parent not in seen:
-            seen.add(parent)
-            parent = parents.get(parent, "")
-        if not parent or parent in seen:
-            outer.append(span)
+    inside: dict[str, bool] = {}  # span id → whether one of `found` encloses it or is it: each chain walked once
+    outer = [span for span in found if not _enclosed(span.parent_id, ids, parents, inside)]
     if not outer:
         raise OtlpProblem(f"every {kind} span is inside another: their parent span ids form a loop")
     if len(outer) > 1:
         raise OtlpProblem(f"{len(outer)} {kind} spans, none inside another: expected one agent run per file")
     return outer[0]
+
+
+def _enclosed(start: str, ids: set[str], parents: dict[str, str], inside: dict[str, bool]) -> bool:
+    """Whether the span `start` is one of `ids` or inside one, remembering the answer for every span on the way
+    (a chain of N spans under N agents is then walked once, not N times); a loop of parents encloses nothing."""
+    path: list[str] = []
+    on_path: set[str] = set()
+    node = start
+    while True:
+        if not node or node in on_path:
+            found = False
+            break
+        if node in ids or node in inside:
+            found = node in ids or inside[node]
+            break
+        on_path.add(node)
+        path.append(node)
+        node = parents.get(node, "")
+    for walked in path:
+        inside[walked] = found
+    return found
 
 
 def _operation(span: Span) -> str:
@@ -268,7 +287,7 @@ def _indexed(attributes: dict[str, Any], prefix: str, content: str, role: str, d
     for key, value in attributes.items():
         if key.startswith(prefix) and key.endswith(content):
             index = key[len(prefix) : -len(content)]
-            if index.isdigit():
+            if _INDEX.fullmatch(index):  # ASCII digits int() reads (`²`, `①` and 5,000 digits are no index)
                 found.append((int(index), _role(attributes.get(f"{prefix}{index}{role}"), default_role), _text(value)))
     return [(who, text) for _, who, text in sorted(found)] if found else None
 

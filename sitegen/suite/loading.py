@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
 import re
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,15 +17,8 @@ from pydantic import ValidationError
 from sitegen.checks import FIXTURE_CONTENT_MISSING, FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
 from sitegen.errors import BadInput
 from sitegen.plumbing.digests import from_hexdigest
-from sitegen.plumbing.jsonread import (
-    TextProblem,
-    decode_utf8,
-    describe_error,
-    format_loc,
-    lone_surrogate,
-    parse_int,
-    parse_json_text,
-)
+from sitegen.plumbing.inputfiles import Refusal, Unreadable, load_json_file, read_input, read_regular
+from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
 from sitegen.plumbing.jsonread import json_kind as _json_kind
 from sitegen.suite.case_problems import case_problem
 from sitegen.suite.config import OtelSettings
@@ -37,47 +28,6 @@ from sitegen.suite.models import Case, TokenUsage, Trace
 from sitegen.suite.otlp import OtlpProblem, file_spans, is_otlp_document, starts_as_json_lines
 
 
-class InputFile:
-    """A required input file as read: its bytes, and the text they are (decoded when first asked for).
-
-    A build parses an input it validated before from its bytes (the seals of site/incremental.py), so the
-    text of a big case file or baseline is not decoded there at all.
-    """
-
-    def __init__(self, path: Path, data: bytes) -> None:
-        self.path = path
-        self.data = data
-        self._text: str | None = None
-
-    def decode(self) -> str:
-        """The file's text, decoded once; BadInput (with line and column) when it is not UTF-8."""
-        if self._text is None:
-            text = decode_utf8(self.data)
-            if isinstance(text, TextProblem):
-                raise BadInput(self.path, text.problem, where=text.where)
-            self._text = text
-        return self._text
-
-    text = property(decode)
-
-
-def read_input(path: Path, what: str, *, decoded: bool = True) -> InputFile:
-    """Read a required UTF-8 input file, or raise BadInput naming it: when it is not UTF-8 too, unless
-    `decoded` is False (for a caller that may need only the bytes: its text is checked when asked for)."""
-    if not path.exists():
-        raise BadInput(path, f"{what} not found")
-    if path.is_dir():
-        raise BadInput(path, f"is a directory (expected the {what})")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise BadInput(path, f"cannot read the {what}: {exc.strerror}") from None
-    found = InputFile(path, data)
-    if decoded:
-        found.decode()
-    return found
-
-
 def check_fixtures_folder(path: Path) -> None:
     """Raise BadInput unless `path` is a folder: a misspelt --fixtures must stop the command, not fail every case
     with fixture_missing."""
@@ -85,48 +35,6 @@ def check_fixtures_folder(path: Path) -> None:
         raise BadInput(path, "fixtures folder not found (expected the folder the cases' traceFixture paths are relative to)")
     if not path.is_dir():
         raise BadInput(path, "is not a folder (expected the fixtures folder)")
-
-
-def load_json_file(path: Path, what: str, text: str | None = None, expected: str = "a JSON document") -> Any:
-    """Read and parse a required JSON input, raising BadInput with line and column (`text`: already read)."""
-    text = read_input(path, what).text if text is None else text
-    if not text.strip():
-        raise BadInput(path, f"the {what} is empty (expected {expected})")
-    value = parse_json_text(text, strict_keys=True)
-    if isinstance(value, TextProblem):
-        raise BadInput(path, value.problem, where=value.where)
-    # Refused before anything is written: no output could hold it (a trace's is kept, as it is the agent's text).
-    lone = lone_surrogate(text)
-    if lone is not None:
-        raise BadInput(path, lone.problem, where=lone.where)
-    if what == "report":
-        _check_report_arrays(path, value)
-    return value
-
-
-# The fields of a report's results (and of their trials) that its reader (report/results.py) takes as arrays: a
-# report may leave one out or write null, as the Java harness's do, but any other value is no report's.
-_RESULT_ARRAYS = ("failedChecks", "tags", "trialResults")
-_TRIAL_ARRAYS = ("failedChecks",)
-
-
-def _check_report_arrays(path: Path, data: Any) -> None:
-    """Raise BadInput at the first result or trial whose array field holds something else (`"tags": 1`)."""
-    results = data.get("results") if isinstance(data, dict) else None
-    if not isinstance(results, list):
-        return  # the reader says what is wrong with that
-    for index, result in enumerate(results):
-        if not isinstance(result, dict):
-            continue
-        trials = result.get("trialResults")
-        places = [(f"results[{index}]", result, _RESULT_ARRAYS)]
-        if isinstance(trials, list):
-            places += [(f"results[{index}].trialResults[{n}]", trial, _TRIAL_ARRAYS) for n, trial in enumerate(trials) if isinstance(trial, dict)]
-        for where, item, fields in places:
-            for name in fields:
-                found = item.get(name)
-                if found is not None and not isinstance(found, list):
-                    raise BadInput(path, f"field {name!r}: expected an array, got {_json_kind(found)}", where=where)
 
 
 class CaseFile(NamedTuple):
@@ -291,10 +199,6 @@ def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> 
     return target
 
 
-# What Path.exists() takes for "not there" (a dangling or looping link, a file where a folder should be).
-_MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
-
-
 def plain_fixture_name(name: str) -> bool:
     """Whether a traceFixture names a file right in the fixtures folder: no separator, drive or NUL."""
     # Chained tests rather than any() over the characters: this runs for every case of every rebuild.
@@ -321,20 +225,16 @@ def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Fix
     if isinstance(target, FixtureProblem):
         return target
     shown = f"{suite_path(fixtures_dir)}/{name}"
-    try:
-        mode = os.stat(target).st_mode
-    except OSError as exc:
-        if exc.errno in _MISSING_ERRNOS:
+    found = read_regular(target)
+    if isinstance(found, Unreadable):
+        if found.why is Refusal.FOLDER:
+            return _read_trial_folder(fixtures_dir, name, target, root)
+        if found.why is Refusal.MISSING:
             return FixtureProblem(FIXTURE_MISSING, f"trace file {shown} does not exist")
-        return unusable("trace cannot be read", shown, exc.strerror or "")
-    if stat.S_ISDIR(mode):
-        return _read_trial_folder(fixtures_dir, name, target, root)
-    if not stat.S_ISREG(mode):
-        return unusable("trace is not a regular file", shown)
-    try:
-        return FixtureBytes(target, target.read_bytes())
-    except OSError as exc:
-        return unusable("trace cannot be read", shown, exc.strerror or "")
+        if found.why is Refusal.UNREADABLE:
+            return unusable("trace cannot be read", shown, found.detail)
+        return unusable(f"trace {found.says()}", shown)
+    return FixtureBytes(target, found.data)
 
 
 # A folder of trials

@@ -218,11 +218,17 @@ def _event(data: Any, path: str) -> SpanEvent:
 def attributes(owner: dict[str, Any], prefix: str) -> dict[str, Any]:
     """The `attributes` list of a span, event or kvlist (`values`) as a dict; a key given twice is a problem (it
     could hide a verdict)."""
+    return _keyed(_list(owner, "attributes", prefix), f"{prefix}attributes")
+
+
+def _keyed(items: list[Any], path: str) -> dict[str, Any]:
+    """Key/value objects as a dict; a key given twice is a problem, in attributes as in a kvlistValue (a claim
+    listing `verification` twice must not pass on its last value)."""
     found: dict[str, Any] = {}
-    for index, item in enumerate(_list(owner, "attributes", prefix)):
-        key, value = _key_value(item, f"{prefix}attributes[{index}]")
+    for index, item in enumerate(items):
+        key, value = _key_value(item, f"{path}[{index}]")
         if key in found:
-            raise OtlpProblem(f"attribute {key!r} given twice: expected each key once", f"{prefix}attributes[{index}]")
+            raise OtlpProblem(f"key {key!r} given twice: expected each key once", f"{path}[{index}]")
         found[key] = value
     return found
 
@@ -267,11 +273,7 @@ def any_value(value: Any, path: str) -> Any:
         kvlist = value["kvlistValue"] or {}
         if not isinstance(kvlist, dict):
             raise OtlpProblem(f"expected an object, got {json_kind(kvlist)}", f"{path}.kvlistValue")
-        found: dict[str, Any] = {}
-        for i, item in enumerate(_list(kvlist, "values", f"{path}.kvlistValue.")):
-            key, inner = _key_value(item, f"{path}.kvlistValue.values[{i}]")
-            found[key] = inner
-        return found
+        return _keyed(_list(kvlist, "values", f"{path}.kvlistValue."), f"{path}.kvlistValue.values")
     if "bytesValue" in value:
         data = value["bytesValue"]
         if not isinstance(data, str):

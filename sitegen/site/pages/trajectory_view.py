@@ -150,22 +150,30 @@ def _outcome(before: ToolCall, after: ToolCall) -> str:
     return "No longer fails." if before.success is False else "Another outcome is recorded."
 
 
-def _moved_notes(steps: Sequence[Step]) -> dict[int, str]:
-    """A note for each call on one side only that the other side makes unpaired at another step, with the same
-    input: the call moved (the step of its twin, from 1)."""
+def _moved_notes(steps: Sequence[Step], shown: int) -> dict[int, str]:
+    """A note for each of the first `shown` steps that is a call on one side only which the other side makes
+    unpaired at another step, with the same input: the call moved (the step of its twin, from 1). Each side's
+    one-sided calls are indexed once, so a trajectory of N steps costs N lookups, not N²."""
+    first_at: dict[tuple[str, str, str | None], int] = {}  # (kind, tool, input digest) → its first step
+    for where, step in enumerate(steps):
+        call = _one_sided_call(step)
+        if call is not None:
+            first_at.setdefault((step.kind, call.toolName, call.inputDigest), where)
     notes: dict[int, str] = {}
-    for index, step in enumerate(steps):
-        call = step.after if step.kind == ADDED else step.before if step.kind == REMOVED else None
+    for index, step in enumerate(steps[:shown]):
+        call = _one_sided_call(step)
         if call is None:
             continue
-        other = REMOVED if step.kind == ADDED else ADDED
-        for where, twin in enumerate(steps):
-            twin_call = twin.before if other == REMOVED else twin.after
-            if twin.kind == other and twin_call is not None and (twin_call.toolName, twin_call.inputDigest) == (call.toolName, call.inputDigest):
-                side = "the baseline made it" if step.kind == ADDED else "made now"
-                notes[index] = f"Moved: {side} at step {where + 1}."
-                break
+        where = first_at.get((REMOVED if step.kind == ADDED else ADDED, call.toolName, call.inputDigest))
+        if where is not None:
+            side = "the baseline made it" if step.kind == ADDED else "made now"
+            notes[index] = f"Moved: {side} at step {where + 1}."
     return notes
+
+
+def _one_sided_call(step: Step) -> ToolCall | None:
+    """The call of a step made on one side only (None for a step of both sides)."""
+    return step.after if step.kind == ADDED else step.before if step.kind == REMOVED else None
 
 
 def _row(
@@ -233,7 +241,7 @@ def trajectory_view(
     divergence = first_divergence(steps)
     first = divergence.step if divergence is not None else 0
     recorded = (before.inputsRecorded, after.inputsRecorded)
-    moved = _moved_notes(steps)
+    moved = _moved_notes(steps, MAX_STEPS)
     rows = _runs_of_same(
         [_row(n, step, n == first, frozenset(required), recorded, moved.get(n - 1, "")) for n, step in enumerate(steps[:MAX_STEPS], 1)]
     )

@@ -6,6 +6,7 @@ import io
 import os
 import re
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -220,6 +221,15 @@ class SiteServer(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away mid-answer (a closed tab's reload poll: a broken pipe, a reset) is no error to
+        print; anything else is, with its traceback, as the standard server prints it."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            if self.log is not None:
+                self.log(f"{client_address[0]} went away before its answer was sent")
+            return
+        super().handle_error(request, client_address)
 
     def server_close(self) -> None:
         """Close the socket; polls waiting on the build counter answer at once, so their threads end too."""
