@@ -435,6 +435,7 @@ def test_result_fields() -> None:
         "gatekeeperStatus": None,
         "composerMode": None,
         "traceDigest": None,
+        "keywordPolarity": {},  # no expected keywords (eval/README.md, "Negated keywords")
     }
 
 

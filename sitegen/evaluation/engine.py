@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sitegen.evaluation.rules import evidence_coverage, matched_keywords, run_rules
+from sitegen.evaluation.rules import evidence_coverage, keyword_readings, matched_keywords, run_rules
 from sitegen.evaluation.trials import combine_trials
 from sitegen.report.evidence import UNREAD, trace_evidence
 from sitegen.report.results import CaseResult, Report, build_report
@@ -57,7 +57,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         passed=not failures,
         failedChecks=failures,
         verdict=trace.verdict,
-        matchedKeywordCount=len(matched_keywords(case, trace)),
+        matchedKeywordCount=len(matched_keywords(case, trace, config)),
         requiredKeywordCount=len(case.expectedRootCauseKeywords),
         evidenceCoverage=evidence_coverage(case, trace),
         toolCallCount=len(trace.toolInvocations),
@@ -66,6 +66,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         caseDigest=case.digest(),
         traceLoaded=True,
         evidence=trace_evidence(trace, outcome.digest, outcome.tokens),
+        keywordPolarity={r.keyword: r.polarity.value for r in keyword_readings(case, trace, config)},
     )
 
 

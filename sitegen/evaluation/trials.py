@@ -5,7 +5,8 @@ passes by the policy (`all`: every trial passed, pass^k; `majority`: more than h
 pass@k); `failedChecks` lists each distinct failed check once, with how many trials failed it; `verdict` is
 the most common (ties: the earliest trial's); `matchedKeywordCount` the lowest; a tool counts as evidence only
 when it did in every trial; `toolCallCount` and `durationMs` are means; the evidence (answer, tool calls, gatekeeper status, composer mode)
-is the first trial's, with a `traceDigest` over every trial's.
+is the first trial's, with a `traceDigest` over every trial's; `keywordPolarity` the first trial's (each trial
+keeps its own).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
         caseDigest=first.caseDigest,
         traceLoaded=bool(read),
         evidence=dataclasses.replace(evidence[0], traceDigest=digest),
+        keywordPolarity=first.keywordPolarity,
         trialResults=[
             TrialResult(
                 fixture=name,
@@ -87,6 +89,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
                 toolCallCount=result.toolCallCount,
                 durationMs=result.durationMs,
                 evidence=result.evidence,
+                keywordPolarity=result.keywordPolarity,
             )
             for name, result in trials
         ],

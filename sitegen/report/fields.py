@@ -21,10 +21,12 @@ from itertools import product
 from typing import Any, get_type_hints
 
 from sitegen.report.evidence import EVIDENCE_KEYS, evidence_from_json, written_evidence
+from sitegen.negation import Polarity
 from sitegen.report.status import Status
 
 _ONLY_STR, _ONLY_BOOL = frozenset((str,)), frozenset((bool,))
 _STATUSES = {status.value: status for status in Status}
+_POLARITIES = frozenset(polarity.value for polarity in Polarity)
 
 
 def number_or_none(value: Any) -> int | float | None:
@@ -192,6 +194,26 @@ class Coverage(Kind):
         return {str(key): flag is True for key, flag in value.items()} if isinstance(value, dict) else {}
 
 
+class Polarities(Kind):
+    """Each expected keyword → how the answer mentions it (sitegen/negation.py's Polarity values), written sorted,
+    left out when None (a result whose trace was not read); read, the entries whose value is a polarity, and
+    None when absent (a report of an older sitegen's or the Java harness's: not known)."""
+
+    optional = True
+
+    def written(self, value: str) -> str:
+        return f"dict(sorted({value}.items()))"
+
+    def checks(self, value: str) -> list[str]:
+        return [f"if {value} is not None and (type({value}) is not dict or not set({value}.values()) <= _POLARITIES): return None"]
+
+    def read(self, data: dict[str, Any], name: str) -> Any:
+        value = data.get(name)
+        if not isinstance(value, dict):
+            return None
+        return {str(key): polarity for key, polarity in value.items() if polarity in _POLARITIES}
+
+
 class EvidenceKind(Kind):
     """What the agent did (report/evidence.py): its fields beside the others, all or none."""
 
@@ -295,6 +317,7 @@ def source(model: type, made: str) -> str:
 def _compiled(model: type, made: str, namespace: dict[str, Any]) -> Any:
     namespace.update({f"_kind{index}": kind for index, (_, kind) in enumerate(declared(model))})
     namespace.update(_ONLY_STR=_ONLY_STR, _ONLY_BOOL=_ONLY_BOOL, _STATUSES=_STATUSES, _model=model)
+    namespace.update(_POLARITIES=_POLARITIES)
     namespace.update(_written_evidence=written_evidence)
     exec(compile(source(model, made), f"<report fields: {model.__name__}.{made}>", "exec"), namespace)  # noqa: S102
     return namespace["to_json" if made == "writer" else "read"]
