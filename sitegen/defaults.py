@@ -174,14 +174,14 @@ NEGATION_TRIGGERS = (
     "并非", "不是", "没有", "并没有", "没", "未", "排除", "否认", "无", "并无", "并不", "不存在", "不属于", "不涉及",
     "不再", "不会", "而非",
     # English (Latin triggers match whole words; n't ends one).
-    "not", "no", "never", "n't", "without", "ruled out", "rule out", "rules out", "no longer", "none", "nor",
+    "not", "no", "never", "n't", "n’t", "without", "ruled out", "rule out", "rules out", "no longer", "none", "nor",
     "neither", "absence of", "free of", "denied", "excluded",
 )  # fmt: skip
 NEGATION_PSEUDO_TRIGGERS = (
     "无法", "无论", "无效", "无限", "无疑", "非常", "不断", "不仅", "不只", "不止", "未必", "未能", "未知", "没想到",
     "没法", "毫无疑问", "不得不", "不一定",
-    "not only", "not just", "no doubt", "not necessarily", "without doubt", "no sooner", "can't", "cannot",
-    "couldn't", "not sure",
+    "not only", "not just", "no doubt", "not necessarily", "without doubt", "no sooner", "can't", "can’t", "cannot",
+    "couldn't", "couldn’t", "not sure",
 )  # fmt: skip
 NEGATION_TERMINATORS = (
     "但", "但是", "而是", "不过", "然而", "却", "只是", "导致", "造成", "引起", "引发", "因此", "所以", "因为",

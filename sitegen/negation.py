@@ -67,7 +67,8 @@ def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regex for the phrases (normalised, longest first); a Latin edge must be a word's edge."""
     parts = []
     for phrase in sorted({normalise(p) for p in phrases if normalise(p)}, key=len, reverse=True):
-        left = r"(?<![0-9a-z_])" if phrase[0].isascii() and phrase[0].isalnum() else ""
+        clitic = phrase[:2] in ("n'", "n’")  # "n't" ends a word ("wasn't"): it has no left edge of its own
+        left = r"(?<![0-9a-z_])" if phrase[0].isascii() and phrase[0].isalnum() and not clitic else ""
         right = r"(?![0-9a-z_])" if phrase[-1].isascii() and phrase[-1].isalnum() else ""
         parts.append(left + re.escape(phrase) + right)
     return re.compile("|".join(parts)) if parts else None
