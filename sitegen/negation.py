@@ -103,7 +103,8 @@ class Occurrence:
     end: int
     trigger: str | None = None
     trigger_start: int = -1
-    quote: str = ""  # the denial in the answer's normal form, from a little before the trigger to the keyword
+    quote: str = ""  # the denial as the answer writes it, from a little before the trigger to the keyword's end
+    denied: str = ""  # the answer's text from the trigger to the keyword's end, as a page marks it
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,8 @@ def read_keywords(answer: str, keywords: tuple[str, ...], lexicon: Lexicon = DEF
                 occurrences.append(Occurrence(start, end))
             else:
                 trigger, at = denied
-                occurrences.append(Occurrence(start, end, trigger, at, _quote(normal, shown, clause, at, end)))
+                quote = _quote(normal, shown, clause, at, end)
+                occurrences.append(Occurrence(start, end, trigger, at, quote, shown[at:end]))
         negated = sum(1 for o in occurrences if o.trigger is not None)
         polarity = Polarity.AFFIRMED if not negated else Polarity.NEGATED if negated == len(occurrences) else Polarity.BOTH
         readings.append(Reading(keyword, polarity, tuple(occurrences)))

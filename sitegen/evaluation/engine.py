@@ -16,7 +16,7 @@ from sitegen.report.results import CaseResult, Report, build_report
 from sitegen.report.status import Status
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
-from sitegen.suite.models import Case
+from sitegen.suite.models import Case, Trace
 
 
 def evaluate_case(case: Case, outcome: LoadedTrace | TrialTraces | FixtureProblem, config: SuiteConfig) -> CaseResult:
@@ -67,7 +67,21 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         traceLoaded=True,
         evidence=trace_evidence(trace, outcome.digest, outcome.tokens),
         keywordPolarity={r.keyword: r.polarity.value for r in keyword_readings(case, trace, config)},
+        claimChecks=claim_entries(trace),
     )
+
+
+def claim_entries(trace: Trace) -> tuple[tuple[str, str | None], ...]:
+    """The trace's claim checks as a result records them: (claim id, verification), a claim without a text id named
+    by its place (`#2`), a verification that is not text None (eval/README.md, "Behaviour that changed meaning")."""
+    claims = trace.verifier.claim_checks if trace.verifier else None
+    entries = []
+    for index, claim in enumerate(claims or (), 1):
+        item = claim if isinstance(claim, dict) else {}
+        claim_id, verification = item.get("claim_id"), item.get("verification")
+        name = claim_id if isinstance(claim_id, str) and claim_id.strip() else f"#{index}"
+        entries.append((name, verification if isinstance(verification, str) else None))
+    return tuple(entries)
 
 
 def evaluate_suite(cases: Sequence[Case], fixtures_dir: Path, config: SuiteConfig) -> Report:

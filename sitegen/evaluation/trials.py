@@ -5,8 +5,8 @@ passes by the policy (`all`: every trial passed, pass^k; `majority`: more than h
 pass@k); `failedChecks` lists each distinct failed check once, with how many trials failed it; `verdict` is
 the most common (ties: the earliest trial's); `matchedKeywordCount` the lowest; a tool counts as evidence only
 when it did in every trial; `toolCallCount` and `durationMs` are means; the evidence (answer, tool calls, gatekeeper status, composer mode)
-is the first trial's, with a `traceDigest` over every trial's; `keywordPolarity` the first trial's (each trial
-keeps its own).
+is the first trial's, with a `traceDigest` over every trial's; `keywordPolarity` and `claimChecks` the first
+trial's (each trial keeps its own).
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
         traceLoaded=bool(read),
         evidence=dataclasses.replace(evidence[0], traceDigest=digest),
         keywordPolarity=first.keywordPolarity,
+        claimChecks=first.claimChecks,
         trialResults=[
             TrialResult(
                 fixture=name,
@@ -90,6 +91,7 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
                 durationMs=result.durationMs,
                 evidence=result.evidence,
                 keywordPolarity=result.keywordPolarity,
+                claimChecks=result.claimChecks,
             )
             for name, result in trials
         ],

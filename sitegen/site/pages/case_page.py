@@ -189,32 +189,47 @@ def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | N
 _DEPTH = 1  # case pages live in cases/
 
 
-def _answer_view(case: Case, answer: str, found: FoundPhrases) -> AnswerView:
-    matched, present_forbidden, markers = found
+def _answer_view(case: Case, answer: str, found: FoundPhrases, config: SuiteConfig) -> AnswerView:
+    matched, present_forbidden, markers, _ = found
     highlights: list[Highlight] = found.highlights
+    denied = {denial.keyword: denial for denial in found.denials}
     # The legend above the chips says they are the expected keywords; only a forbidden phrase's chip says which kind.
-    chips = [Chip(f"✓ {k}", "chip-keyword", "") for k in matched]
+    # A denied keyword's chip says so in words, with its trigger (eval/README.md, "Negated keywords").
+    chips = [
+        Chip(f"✓ {k}", "chip-keyword", "")
+        if k not in denied
+        else Chip(f"✓ {k}, also denied by “{denied[k].trigger}”", "chip-keyword", "expected keyword, affirmed and denied")
+        for k in matched
+    ]
     chips += [
-        Chip(f"✗ {k}", "chip-missing", "")
+        Chip(f"⊘ {k}: denied by “{denied[k].trigger}”", "chip-negated", "expected keyword, only where the answer denies it")
+        if k in denied
+        else Chip(f"✗ {k}", "chip-missing", "")
         for k in case.expectedRootCauseKeywords
         if k not in matched
     ]
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "raw Executor marker, found") for k in markers]
     clipped = clip(answer, TEXT_LIMIT)
+    only_denied = found.only_denied
     legend = (
-        f"{len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords found "
-        f"(needs {case.keyword_threshold})"
+        f"{len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords "
+        f"{'affirmed' if only_denied else 'found'} (needs {case.keyword_threshold})"
     )
+    if only_denied:
+        legend += f"; {fmt.plural(len(only_denied), 'keyword')} only denied (struck through below)"
     if present_forbidden or markers:
         legend += f"; {fmt.plural(len(present_forbidden) + len(markers), 'forbidden phrase')} present"
+    legend += "."
+    if not config.negation.enabled:
+        legend += " Negation detection is off for this suite ([answer] negation = false): a denied keyword counts as found."
     return AnswerView(
         html=markdown_html(clipped.text, highlights),
         empty=not answer.strip(),
         note=clipped.note,
         size=fmt.byte_size(clipped.size),
         chips=tuple(chips),
-        legend=legend + ".",
+        legend=legend,
     )
 
 
@@ -273,6 +288,10 @@ def _definition(case: Case, config: SuiteConfig, digest: str) -> tuple[Fact, ...
         Fact("Trace fixture", case.traceFixture),
         Fact("Expected keywords", _list_text(case.expectedRootCauseKeywords)),
         Fact("Keywords needed", str(case.keyword_threshold)),
+        # Shown only when set or switched off, so that a suite without them reads as it did (eval/README.md,
+        # "Negated keywords").
+        *([Fact("Count even when denied", _list_text(case.keywordsAnyPolarity))] if case.keywordsAnyPolarity else []),
+        *([Fact("Negated keywords", "not detected: [answer] negation = false")] if not config.negation.enabled else []),
         Fact("Required evidence tools", _list_text(case.requiredEvidenceTools)),
         Fact("Allowed verdicts", _list_text(case.allowedVerdicts)),
         Fact("Forbidden verdicts", _list_text(case.forbiddenVerdicts)),
@@ -403,7 +422,7 @@ def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePag
         else None
         for page, trace, phrases in zip(pages, shown, found)
     ]
-    answers = [_answer_view(page.case, trace.answer, phrases) for page, trace, phrases in zip(pages, shown, found)]
+    answers = [_answer_view(page.case, trace.answer, phrases, config) for page, trace, phrases in zip(pages, shown, found)]
     tools = [tools_view(trace.outcome) for trace in shown]
     verifiers = [verifier_view(page.case, trace.outcome, config) for page, trace in zip(pages, shown)]
     return [_case_page(site, *parts) for parts in zip(pages, shown, comparisons, answers, tools, verifiers)]
