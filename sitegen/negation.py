@@ -53,6 +53,7 @@ _UNITS = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")  # a CJK character, or a Latin wo
 # Clause ends, in normalised text (NFKC makes "，" ",", "；" ";" …): a full stop or comma that is not inside a word
 # or a number ("3.5s", "1,000") nor part of an ellipsis ("..." is what NFKC makes of "…").
 _CLAUSE_END = re.compile(r"\n|\r|。|[!?;]|(?<![.])[.,](?![.0-9a-z_])")
+_LEADING_MARKUP = re.compile(r"^[\W_]+")  # Markdown's `**`, `- `, `> ` before a quote's first word
 _QUOTE_BEFORE, _QUOTE_AFTER = 4, 2  # units of context a quote keeps before the trigger and after the keyword
 
 
@@ -155,7 +156,7 @@ def _quote(normal: str, shown: str, clause: int, trigger_start: int, end: int) -
     stop = end
     while stop < len(normal) and stop - end < _QUOTE_AFTER and _is_cjk(normal[stop]):
         stop += 1
-    return shown[start:stop].strip()
+    return _LEADING_MARKUP.sub("", shown[start:stop]).strip()
 
 
 def _denied_by(
