@@ -29,22 +29,21 @@ from sitegen.textmatch import SIMPLE_TEXT, normalise
 
 
 class Polarity(StrEnum):
-    """How an answer mentions an expected keyword (a result's `keywordPolarity`), with the words a page says it in."""
+    """How an answer mentions an expected keyword (a result's `keywordPolarity`), and whether that counts toward
+    keyword_coverage: every occurrence affirmed, every one denied, some of each, or none at all."""
 
-    # value        counts toward keyword_coverage, words
-    AFFIRMED = "affirmed", True, "affirmed"
-    NEGATED = "negated", False, "only denied"
-    BOTH = "both", True, "affirmed and denied"
-    ABSENT = "absent", False, "not mentioned"
+    # value        counts toward keyword_coverage
+    AFFIRMED = "affirmed", True
+    NEGATED = "negated", False
+    BOTH = "both", True
+    ABSENT = "absent", False
 
     counts: bool
-    words: str
 
-    def __new__(cls, value: str, counts: bool, words: str) -> Polarity:
+    def __new__(cls, value: str, counts: bool) -> Polarity:
         member = str.__new__(cls, value)
         member._value_ = value
         member.counts = counts
-        member.words = words
         return member
 
 
@@ -221,8 +220,3 @@ def read_keywords(answer: str, keywords: tuple[str, ...], lexicon: Lexicon = DEF
         polarity = Polarity.AFFIRMED if not negated else Polarity.NEGATED if negated == len(occurrences) else Polarity.BOTH
         readings.append(Reading(keyword, polarity, tuple(occurrences)))
     return tuple(readings)
-
-
-def keyword_polarity(answer: str, keywords: tuple[str, ...], lexicon: Lexicon = DEFAULT_LEXICON) -> dict[str, Polarity]:
-    """Each keyword → how `answer` mentions it."""
-    return {reading.keyword: reading.polarity for reading in read_keywords(answer, keywords, lexicon)}

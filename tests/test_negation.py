@@ -14,13 +14,18 @@ from pydantic import ValidationError
 from helpers import make_case, make_trace
 from sitegen.errors import BadInput
 from sitegen.evaluation.engine import evaluate_case
-from sitegen.negation import DEFAULT_LEXICON, Lexicon, Polarity, keyword_polarity, read_keywords
+from sitegen.negation import DEFAULT_LEXICON, Lexicon, Polarity, read_keywords
 from sitegen.report.report_json import result_from_json
 from sitegen.report.results import CaseResult
 from sitegen.suite.config import SuiteConfig, load_config
 from sitegen.suite.loading import LoadedTrace, validate_trace
 from sitegen.suite.models import Case
 from negation_corpus import ALSO_EXPECTED, CORPUS
+
+
+def keyword_polarity(answer: str, keywords: tuple[str, ...], lexicon: Lexicon = DEFAULT_LEXICON) -> dict[str, Polarity]:
+    """Each keyword → how `answer` mentions it."""
+    return {reading.keyword: reading.polarity for reading in read_keywords(answer, keywords, lexicon)}
 
 
 def _measure(lexicon: Lexicon) -> tuple[float, float, list[str]]:
