@@ -212,7 +212,7 @@ def test_the_literal_check_finds_a_planted_literal() -> None:
 
 def _report() -> Report:
     meaning: dict[str, Any] = {"keywordPolarity": {"k": "affirmed"}, "claimChecks": (("c1", "SUPPORTED"),)}
-    trial = TrialResult("t/trial-001.json", Status.PASSED, [], "PASS", 1, 2, 5, UNREAD, **meaning)
+    trial = TrialResult("t/trial-001.json", Status.PASSED, [], "PASS", 1, 2, 5, evidence=UNREAD, **meaning)
     whole = _result("a", Status.PASSED, caseDigest="sha256:1", evidence=UNREAD, trialResults=[trial, trial], **meaning)
     return build_report([whole, _result("b", Status.NOT_RUN)])
 

@@ -18,7 +18,7 @@ from sitegen.negation import DEFAULT_LEXICON, Lexicon, Polarity, read_keywords
 from sitegen.report.report_json import result_from_json
 from sitegen.report.results import CaseResult
 from sitegen.suite.config import SuiteConfig, load_config
-from sitegen.suite.loading import LoadedTrace, validate_trace
+from sitegen.suite.loading import LoadedTrace, load_cases, validate_trace
 from sitegen.suite.models import Case
 from negation_corpus import ALSO_EXPECTED, CORPUS
 
@@ -207,3 +207,10 @@ def test_keyword_polarity_is_read_back_and_unknown_in_an_older_report() -> None:
     del data["keywordPolarity"]
     assert result_from_json(data).keywordPolarity is None
     assert result_from_json({**data, "keywordPolarity": {"支付": "maybe", "超时": "absent"}}).keywordPolarity == {"超时": "absent"}
+
+
+def test_a_misspelt_keywords_any_polarity_is_told_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps([{"id": "c1", "traceFixture": "c1.json", "keywordsAnyPolarty": ["x"]}]), encoding="utf-8")
+    with pytest.raises(BadInput, match="did you mean `keywordsAnyPolarity`"):
+        load_cases(path)

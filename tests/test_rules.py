@@ -436,6 +436,7 @@ def test_result_fields() -> None:
         "composerMode": None,
         "traceDigest": None,
         "keywordPolarity": {},  # no expected keywords (eval/README.md, "Negated keywords")
+        "claimChecks": [],  # the trace records none
     }
 
 

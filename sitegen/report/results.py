@@ -36,11 +36,11 @@ class TrialResult:
     matchedKeywordCount: Annotated[int, written.Count()]
     toolCallCount: Annotated[int, written.Count()]
     durationMs: Annotated[int | float | None, written.Duration()]
-    # None: the report read back does not record it (an older sitegen's).
-    evidence: Annotated[Evidence | None, written.EvidenceKind()] = None
     # Each expected keyword → affirmed, negated, both or absent (eval/README.md, "Negated keywords"); None: not known.
     keywordPolarity: Annotated[dict[str, str] | None, written.Polarities()] = None
     claimChecks: Annotated[tuple[tuple[str, str | None], ...] | None, written.Claims()] = None  # as CaseResult's
+    # None: the report read back does not record it (an older sitegen's).
+    evidence: Annotated[Evidence | None, written.EvidenceKind()] = None
 
     def __post_init__(self) -> None:
         if type(self.status) is not Status:
@@ -75,15 +75,15 @@ class CaseResult:
     durationMs: Annotated[int | float | None, written.Duration()]
     tags: Annotated[list[str], written.Texts()] = field(default_factory=list)
     caseDigest: Annotated[str | None, written.OptionalText()] = None
-    # What the agent did (for a case with trials: its first trial's, with a digest over every trial's). None: the
-    # report read back does not record it (written by the Java harness or an older sitegen).
-    evidence: Annotated[Evidence | None, written.EvidenceKind()] = None
     # Each expected keyword → affirmed, negated, both or absent (eval/README.md, "Negated keywords"); None: the trace
     # was not read, or the report read back does not record it (an older sitegen's, the Java harness's).
     keywordPolarity: Annotated[dict[str, str] | None, written.Polarities()] = None
     # The trace's claim checks, each (claim id, verification as recorded or None), in recorded order: how a change of
     # meaning is seen ("claims", compare/behaviour.py). None: the trace was not read, or the report does not record them.
     claimChecks: Annotated[tuple[tuple[str, str | None], ...] | None, written.Claims()] = None
+    # What the agent did (for a case with trials: its first trial's, with a digest over every trial's). None: the
+    # report read back does not record it (written by the Java harness or an older sitegen).
+    evidence: Annotated[Evidence | None, written.EvidenceKind()] = None
     # A case whose traceFixture is a folder of trials: each trial's outcome, in name order (None: one file).
     trialResults: Annotated[list[TrialResult] | None, written.Trials(TrialResult)] = None
     # Not written: whether a trace was read (averages are taken over those); a case not run read none.
