@@ -12,6 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from helpers import make_case, make_trace
+from sitegen.compare.behaviour import answer_edits, compare_behaviour
+from sitegen.compare.changes import classify_case
+from sitegen.compare.whatchanged import phrase_text, what_changed
 from sitegen.errors import BadInput
 from sitegen.evaluation.engine import evaluate_case
 from sitegen.negation import DEFAULT_LEXICON, Lexicon, Polarity, read_keywords
@@ -214,3 +217,55 @@ def test_a_misspelt_keywords_any_polarity_is_told_the_field(tmp_path: Path) -> N
     path.write_text(json.dumps([{"id": "c1", "traceFixture": "c1.json", "keywordsAnyPolarty": ["x"]}]), encoding="utf-8")
     with pytest.raises(BadInput, match="did you mean `keywordsAnyPolarity`"):
         load_cases(path)
+
+
+# Changes of meaning (compare/behaviour.py, compare/whatchanged.py)
+
+
+def _compared(before: str, after: str, **fields: Any) -> tuple[CaseResult, CaseResult]:
+    base = _evaluate(before, expectedRootCauseKeywords=["支付", "连接池"])
+    cur = _evaluate(after, expectedRootCauseKeywords=["支付", "连接池"])
+    digest = dataclasses.replace(cur.evidence, traceDigest="sha256:bbbb") if cur.evidence else None
+    return dataclasses.replace(base, evidence=dataclasses.replace(base.evidence, traceDigest="sha256:aaaa")), dataclasses.replace(cur, evidence=digest, **fields)
+
+
+def test_a_keyword_now_denied_is_a_change_whatever_the_similarity_and_named_first() -> None:
+    rest = "\n\n证据：后续支付请求等待出站连接池，leased=50，峰值 212，银联通道 P99 从 0.4 s 升到 2.9 s。" * 3
+    base, cur = _compared("根因：支付渠道变慢，占满了连接池。" + rest, "根因并非支付渠道变慢，占满了连接池。" + rest)
+    behaviour = compare_behaviour(base, cur)
+    assert behaviour.answerSimilarity > 0.9 and behaviour.behaviourChanges == ("keywordPolarity",)
+    assert phrase_text(what_changed(behaviour)) == (
+        '支付 now also denied: "根因并非支付渠道"; answer edited in 1 place: "根因：支付" → "根因并非支付"'
+    )
+    assert classify_case(base, cur).change == "changed"
+    base, cur = _compared("根因：支付渠道变慢。", "根因并非支付渠道变慢。")  # every occurrence denied now
+    assert phrase_text(what_changed(compare_behaviour(base, cur))).startswith('支付 now negated: "根因并非支付渠道"')
+
+
+def test_a_claim_check_changed_added_or_removed_is_named() -> None:
+    base, cur = _compared("支付超时，连接池耗尽。", "支付超时，连接池耗尽。")
+    base = dataclasses.replace(base, claimChecks=(("c1", "SUPPORTED"), ("c2", "SUPPORTED")))
+    cur = dataclasses.replace(cur, claimChecks=(("c1", "CONTRADICTED"), ("c3", None)))
+    behaviour = compare_behaviour(base, cur)
+    assert behaviour.behaviourChanges == ("claims",)
+    assert phrase_text(what_changed(behaviour)) == (
+        "claim c1 SUPPORTED → CONTRADICTED, claim c3 added (no verification), claim c2 removed"
+    )
+
+
+def test_claim_checks_are_recorded_as_the_trace_has_them() -> None:
+    trace = make_trace("支付超时", claim_checks=[{"claim_id": "c1", "verification": "SUPPORTED"}, {"verification": 3}, "x"])
+    loaded = validate_trace(trace, "t.json", Path("t.json"), 0)
+    assert isinstance(loaded, LoadedTrace)
+    result = evaluate_case(Case.model_validate(make_case()), loaded, SuiteConfig())
+    assert result.claimChecks == (("c1", "SUPPORTED"), ("#2", None), ("#3", None))
+    assert result.to_json()["claimChecks"] == [
+        {"claimId": "c1", "verification": "SUPPORTED"}, {"claimId": "#2", "verification": None}, {"claimId": "#3", "verification": None},
+    ]  # fmt: skip
+    assert result_from_json(result.to_json()).claimChecks == result.claimChecks
+
+
+def test_small_edits_are_quoted_with_a_little_context() -> None:
+    assert answer_edits("The cause is the pool.", "The cause is not the pool.") == (("is the", "is not the"),)
+    long_before, long_after = "连接池" * 40 + "。根因：支付渠道", "连接池" * 40 + "。根因并非支付渠道"
+    assert answer_edits(long_before, long_after) == (("根因：支付", "根因并非支付"),)
