@@ -192,22 +192,15 @@ _DEPTH = 1  # case pages live in cases/
 def _answer_view(case: Case, answer: str, found: FoundPhrases, config: SuiteConfig) -> AnswerView:
     matched, present_forbidden, markers, _ = found
     highlights: list[Highlight] = found.highlights
-    denied = {denial.keyword: denial for denial in found.denials}
+    denied = {denial.keyword: f"“{denial.trigger}”" for denial in found.denials}
     # The legend above the chips says they are the expected keywords; only a forbidden phrase's chip says which kind.
     # A denied keyword's chip says so in words, with its trigger (eval/README.md, "Negated keywords").
-    chips = [
-        Chip(f"✓ {k}", "chip-keyword", "")
-        if k not in denied
-        else Chip(f"✓ {k}, also denied by “{denied[k].trigger}”", "chip-keyword", "expected keyword, affirmed and denied")
-        for k in matched
-    ]
+    chips = [Chip(f"✓ {k}" + (f", also denied by {denied[k]}" if k in denied else ""), "chip-keyword", "") for k in matched]
     chips += [
-        Chip(f"⊘ {k}: denied by “{denied[k].trigger}”", "chip-negated", "expected keyword, only where the answer denies it")
-        if k in denied
-        else Chip(f"✗ {k}", "chip-missing", "")
-        for k in case.expectedRootCauseKeywords
-        if k not in matched
-    ]
+        Chip(f"⊘ {k}: denied by {denied[k]}", "chip-negated", "expected keyword, only where the answer denies it")
+        if k in denied else Chip(f"✗ {k}", "chip-missing", "")
+        for k in case.expectedRootCauseKeywords if k not in matched
+    ]  # fmt: skip
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "raw Executor marker, found") for k in markers]
     clipped = clip(answer, TEXT_LIMIT)
