@@ -95,6 +95,8 @@ def test_the_case_page_marks_a_denied_occurrence_apart_and_names_its_trigger(bui
     assert [_text(m) for m in doc.select("#answer mark.hl-negated")] == ["并非 HikariCP", "没有长事务", "没有连接池", "未修改 maximumPoolSize"]
     assert not doc.select("#answer mark.hl-keyword")
     assert "0 of 4 expected keywords affirmed (needs 3); 4 keywords only denied" in _text(doc.select_one("#answer .legend"))
+    now = _text(doc.select("#comparison .legend")[-1])  # Then and now: the current answer's legend
+    assert now.endswith("— now denied: 连接池, HikariCP, 长事务, maximumPoolSize") and 'HikariCP (denied by "并非")' in now
     (payment,) = (root / "site" / "cases").glob("payment-timeout-*.html")
     doc = BeautifulSoup(payment.read_text(encoding="utf-8"), "html.parser")
     assert "✓ 支付, also denied by “并非”" in [_text(li) for li in doc.select("#answer .chips li")]
