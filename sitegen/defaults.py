@@ -256,3 +256,33 @@ FLAKY_FLIPS = 2
 # The sensitivity of the step detection in the pass rate (history/steps.py): each step must gain more binomial
 # log-likelihood than STEP_PENALTY × ln(the case results of the CI points). Higher finds fewer, larger steps.
 STEP_PENALTY = 1.5
+
+
+# Negated keywords (eval/README.md, "Negated keywords"): the NegEx-style lists (Chapman et al., 2001) that
+# `[answer]` of eval/sitegen.toml extends (extraTriggers, …) or replaces (triggers, …), and the windows. The lists
+# and windows were chosen on the corpus of tests/negation_corpus.py (benchmarks/RESULTS.md, "Negated keywords").
+# A trigger negates an expected keyword that follows it in its clause, within the window, unless a terminator
+# comes between them; a pseudo-trigger looks like a trigger (contains one) and is not one.
+NEGATION_TRIGGERS = (
+    # Chinese: whole words, never a bare 不 or 非 (不足, 不稳定, 非预期 state a problem, they do not deny one).
+    "并非", "不是", "没有", "并没有", "没", "未", "排除", "否认", "无", "并无", "并不", "不存在", "不属于", "不涉及",
+    "不再", "不会", "而非",
+    # English (Latin triggers match whole words; n't ends one).
+    "not", "no", "never", "n't", "n’t", "without", "ruled out", "rule out", "rules out", "no longer", "none", "nor",
+    "neither", "absence of", "free of", "denied", "excluded",
+)  # fmt: skip
+NEGATION_PSEUDO_TRIGGERS = (
+    "无法", "无论", "无效", "无限", "无疑", "非常", "不断", "不仅", "不只", "不止", "未必", "未能", "未知", "没想到",
+    "没法", "毫无疑问", "不得不", "不一定",
+    "not only", "not just", "no doubt", "not necessarily", "without doubt", "no sooner", "can't", "can’t", "cannot",
+    "couldn't", "couldn’t", "not sure",
+)  # fmt: skip
+NEGATION_TERMINATORS = (
+    "但", "但是", "而是", "不过", "然而", "却", "只是", "导致", "造成", "引起", "引发", "因此", "所以", "因为",
+    "but", "however", "although", "though", "instead", "yet", "except", "whereas", "rather", "because", "caused",
+    "causing", "leading to", "led to", "therefore",
+)  # fmt: skip
+# How far a trigger reaches: Chinese and Japanese characters (each one unit, and each Latin word in mixed text) after
+# a CJK trigger, words after a Latin one.
+NEGATION_CJK_WINDOW = 12
+NEGATION_LATIN_WINDOW = 6

@@ -8,6 +8,7 @@ import ast
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -219,8 +220,9 @@ def test_the_literal_check_finds_a_planted_literal() -> None:
 
 
 def _report() -> Report:
-    trial = TrialResult("t/trial-001.json", Status.PASSED, [], "PASS", 1, 2, 5, evidence=UNREAD)
-    whole = _result("a", Status.PASSED, caseDigest="sha256:1", evidence=UNREAD, trialResults=[trial, trial])
+    meaning: dict[str, Any] = {"keywordPolarity": {"k": "affirmed"}, "claimChecks": (("c1", "SUPPORTED"),)}
+    trial = TrialResult("t/trial-001.json", Status.PASSED, [], "PASS", 1, 2, 5, evidence=UNREAD, **meaning)
+    whole = _result("a", Status.PASSED, caseDigest="sha256:1", evidence=UNREAD, trialResults=[trial, trial], **meaning)
     return build_report([whole, _result("b", Status.NOT_RUN)])
 
 

@@ -22,7 +22,7 @@ from helpers import ROOT
 from sitegen.cli import app
 from sitegen.commands.init import ACTION_PLACEHOLDER, ActionRef, action_ref_from_direct_url
 from sitegen.recording.request import RecordConfig, load_record_config
-from sitegen.suite.config import DiffSettings, OtelSettings, SuiteConfig, load_config
+from sitegen.suite.config import AnswerSettings, DiffSettings, OtelSettings, SuiteConfig, load_config
 
 TIMEOUT = 300
 FILES = [
@@ -188,9 +188,10 @@ def test_the_config_names_every_setting_commented_out_with_its_default(tmp_path:
     # As written it changes nothing.
     assert load_config(config, explicit=True) == SuiteConfig() and load_record_config(config) == RecordConfig()
     every = tomllib.loads(_uncommented(text))
-    # [suite] holds every setting of SuiteConfig but those [diff] and [otel] set.
-    assert set(every["suite"]) == set(SuiteConfig.model_fields) - {"cost_tolerance", "alpha", "answer_similarity", "otel", "cost"}
+    # [suite] holds every setting of SuiteConfig but those [diff], [otel], [cost] and [answer] set.
+    assert set(every["suite"]) == set(SuiteConfig.model_fields) - {"cost_tolerance", "alpha", "answer_similarity", "otel", "cost", "negation"}
     assert "[cost.prices." in text  # prices are examples, kept commented: no model is priced by default
+    assert set(every["answer"]) == set(AnswerSettings.model_fields)
     assert set(every["diff"]) == set(DiffSettings.model_fields)
     assert set(every["otel"]) == set(OtelSettings.model_fields)
     assert set(every["record"]) == set(RecordConfig.model_fields)

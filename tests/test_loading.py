@@ -65,7 +65,7 @@ def test_where_the_trace_lives_is_not_part_of_the_digest(tmp_path: Path) -> None
 # What an unknown field with no close match is told: every defined field, and how annotations are named.
 NO_SUCH_FIELD = (
     "unknown field: expected one of id, title, question, traceFixture, expectedRootCauseKeywords, minKeywordMatches, "
-    "requiredEvidenceTools, allowedVerdicts, forbiddenVerdicts, forbiddenAnswerKeywords, forbiddenConfirmedClaimKeywords, "
+    "keywordsAnyPolarity, requiredEvidenceTools, allowedVerdicts, forbiddenVerdicts, forbiddenAnswerKeywords, forbiddenConfirmedClaimKeywords, "
     "requireV2AuditClosure, requireClaimChecks, requireComposerOutput, expectedGatekeeperRuleSetVersion, "
     "degradedAnswerMarkers, requireSuccessfulEvidence, tags, notes, expectedTrajectory (free annotations start with `_` or `x-`)"
 )

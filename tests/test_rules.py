@@ -457,6 +457,8 @@ def test_result_fields() -> None:
         "gatekeeperStatus": None,
         "composerMode": None,
         "traceDigest": None,
+        "keywordPolarity": {},  # no expected keywords (eval/README.md, "Negated keywords")
+        "claimChecks": [],  # the trace records none
     }
 
 
@@ -559,7 +561,7 @@ def test_keyword_coverage_counts_each_keyword_once_after_normalisation() -> None
 
     trace = Trace.model_validate(make_trace("连接池耗尽"))
     case = _unvalidated(make_case(), expectedRootCauseKeywords=["连接池", "超时", "连接池"])
-    assert matched_keywords(case, trace) == ["连接池"]
+    assert matched_keywords(case, trace, SuiteConfig()) == ["连接池"]
     assert check_keyword_coverage(case, trace, SuiteConfig()) == [
         "keyword_coverage: answer matches 1 of 2 expected keywords, needs 2; missing: '超时'"
     ]

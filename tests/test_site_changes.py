@@ -188,7 +188,7 @@ def test_the_diff_page_leads_with_the_cases(built: tuple[Path, BuildResult]) -> 
     assert rows("removed-cases") == {"gone": ["—", "missing from the current report"]}
     assert doc.select_one("#removed-cases tbody a") is None  # no page to link
     assert rows("fixed-cases") == {"mends": ["keyword_coverage answer matches 0 of 1 expected keywords, needs 1; missing: 'pool'",
-                                             "answer 60 % changed"]}
+                                             "pool now affirmed; answer 60 % changed"]}  # the keyword it now affirms first
     assert rows("known-failures")["known"] == ["keyword_coverage forbidden_answer_keyword", "now also fails forbidden_answer_keyword; answer 58 % changed"]
     assert rows("new-cases") == {"fresh": ["—", "passed in its first run"]}
     # Each case once: no case of a section is named in another.

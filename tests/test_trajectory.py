@@ -146,11 +146,13 @@ def test_each_reason_alone_and_nothing_else(changes: dict[str, Any], reasons: tu
 
 
 def test_every_reason_at_once_in_the_fixed_order() -> None:
+    meaning: dict[str, Any] = {"keywordPolarity": {"连接池": "affirmed"}, "claimChecks": [{"claimId": "c1", "verification": "SUPPORTED"}]}
     after = _result(
         digest="sha256:bbbb", answer="完全不同的诊断。", verdict="LOW_CONFID", gatekeeperStatus="fail", composerMode="fallback",
         calls=_calls(("query_logs", "x", True), ("query_metrics", "p99", True), ("query_logs", "pay", True), ("lookup", None, True)),
+        keywordPolarity={"连接池": "negated"}, claimChecks=[{"claimId": "c1", "verification": "CONTRADICTED"}],
     )  # fmt: skip
-    behaviour = compare_behaviour(_result(), after)
+    behaviour = compare_behaviour(_result(**meaning), after)
     assert behaviour.behaviourChanges == BEHAVIOUR_REASONS
 
 

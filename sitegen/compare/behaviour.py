@@ -7,6 +7,7 @@ every case, and most traces are unchanged.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -22,13 +23,36 @@ from sitegen.compare.trajectory import (
     tool_order_changed,
 )
 from sitegen.defaults import DEFAULT_ANSWER_SIMILARITY
+from sitegen.negation import read_keywords
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult, TrialResult
 
-# Why a case behaves differently (`behaviourChanges`), in this fixed order (eval/README.md, "Behaviour that changed").
+# Why a case behaves differently (`behaviourChanges`), in this fixed order (eval/README.md, "Behaviour that changed"
+# and "Behaviour that changed meaning").
 ANSWER, TOOLS, TOOL_ORDER, TOOL_INPUTS = "answer", "tools", "toolOrder", "toolInputs"
+KEYWORD_POLARITY, CLAIMS = "keywordPolarity", "claims"
 VERDICT, GATEKEEPER, COMPOSER = "verdict", "gatekeeperStatus", "composerMode"
-BEHAVIOUR_REASONS = (ANSWER, TOOLS, TOOL_ORDER, TOOL_INPUTS, VERDICT, GATEKEEPER, COMPOSER)
+BEHAVIOUR_REASONS = (ANSWER, KEYWORD_POLARITY, CLAIMS, TOOLS, TOOL_ORDER, TOOL_INPUTS, VERDICT, GATEKEEPER, COMPOSER)
+SMALL_EDIT_PERCENT = 5  # an answer changed by less than this (in percent) is worded by its edits, not a percentage
+
+
+class PolarityChange(NamedTuple):
+    """An expected keyword whose polarity differs (sitegen/negation.py), with the denial now when there is one."""
+
+    keyword: str
+    before: str  # a Polarity value
+    after: str
+    quote: str  # the current answer's denial of it ("根因并非支付渠道"); "" when none is found
+
+
+class ClaimChange(NamedTuple):
+    """A claim check added (before None), removed (after None) or whose verification changed."""
+
+    claimId: str
+    before: str | None
+    after: str | None
+    added: bool = False
+    removed: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +73,12 @@ class Behaviour:
     inputsKnown: bool = True  # False: a side's report does not record the calls' inputs
     # The recorded states that differ (VERDICT, GATEKEEPER, COMPOSER), each with its value then and now.
     stateChanges: tuple[tuple[str, str | None, str | None], ...] = ()
+    polarityChanges: tuple[PolarityChange, ...] = ()  # KEYWORD_POLARITY's keywords, in the case's order
+    claimChanges: tuple[ClaimChange, ...] = ()  # CLAIMS's claims, in recorded order (removed ones last)
+    # False: a side's report does not record keyword polarity / claim checks (an older sitegen's): not known.
+    polarityKnown: bool = True
+    claimsKnown: bool = True
+    answerEdits: tuple[tuple[str, str], ...] = ()  # a small change (< SMALL_EDIT_PERCENT): each edit, then → now
 
     def to_json(self) -> dict[str, Any]:
         """The fields a `caseChanges` entry adds."""
@@ -70,6 +100,11 @@ UNCHANGED = Behaviour(traceChanged=False, answerSimilarity=1.0, behaviourChanged
 def records_evidence(report_results: Iterable[CaseResult]) -> bool:
     """Whether a report records what the agent did (an older sitegen's or the Java harness's does not)."""
     return any(result.evidence is not None for result in report_results)
+
+
+def records_meaning(report_results: Iterable[CaseResult]) -> bool:
+    """Whether a report records each result's keyword polarity and claim checks (one of an older sitegen does not)."""
+    return any(result.keywordPolarity is not None and result.claimChecks is not None for result in report_results)
 
 
 def records_inputs(report_results: Iterable[CaseResult]) -> bool:
@@ -155,8 +190,12 @@ def compare_behaviour(
     then, now = _tool_outcomes(_sides(base)), _tool_outcomes(_sides(cur))
     added, removed = tuple(sorted(set(now) - set(then))), tuple(sorted(set(then) - set(now)))
     failing = tuple(sorted(tool for tool in then.keys() & now.keys() if then[tool] and not now[tool]))
+    polarity = polarity_changes(shown.before.keywordPolarity, shown.after.keywordPolarity, after.answer)
+    claims = claim_changes(shown.before.claimChecks, shown.after.claimChecks)
     held = {
         ANSWER: score < answer_similarity,
+        KEYWORD_POLARITY: bool(polarity),
+        CLAIMS: bool(claims),
         TOOLS: bool(added or removed or failing),
         TOOL_ORDER: differ and tool_order_changed(before.toolCalls, after.toolCalls),
         TOOL_INPUTS: inputs_changed(steps),
@@ -186,7 +225,100 @@ def compare_behaviour(
         firstDivergence=first_divergence(steps) if steps else None,
         inputsKnown=inputs_known,
         stateChanges=tuple(state for state in states if held[state[0]]),
+        polarityChanges=polarity or (),
+        claimChanges=claims or (),
+        polarityKnown=polarity is not None,
+        claimsKnown=claims is not None,
+        answerEdits=answer_edits(before.answer, after.answer) if not same and percent_changed(score) < SMALL_EDIT_PERCENT else (),
     )
+
+
+def polarity_changes(before: dict[str, str] | None, after: dict[str, str] | None, answer: str) -> tuple[PolarityChange, ...] | None:
+    """The expected keywords (of both sides) whose polarity differs, each with the current answer's denial of it;
+    None when a side does not record polarity."""
+    if before is None or after is None:
+        return None
+    changed = [(k, before[k], now) for k, now in after.items() if k in before and before[k] != now]
+    if not changed:
+        return ()
+    # The denial quoted with the built-in lists: the reports hold each keyword's polarity, not the suite's lists.
+    denials = {r.keyword: r.denial for r in read_keywords(answer, tuple(k for k, _, _ in changed))}
+    return tuple(
+        PolarityChange(k, then, now, denial.quote if (denial := denials.get(k)) is not None else "") for k, then, now in changed
+    )
+
+
+def claim_changes(
+    before: tuple[tuple[str, str | None], ...] | None, after: tuple[tuple[str, str | None], ...] | None
+) -> tuple[ClaimChange, ...] | None:
+    """The claim checks added, removed or with another verification (by claim id); None when a side does not
+    record them."""
+    if before is None or after is None:
+        return None
+    then, now = dict(before), dict(after)
+    changes = [
+        ClaimChange(claim, then.get(claim), verification, added=claim not in then)
+        for claim, verification in now.items()
+        if claim not in then or then[claim] != verification
+    ]
+    changes += [ClaimChange(claim, verification, None, removed=True) for claim, verification in then.items() if claim not in now]
+    return tuple(changes)
+
+
+_BREAKS = re.compile(r"[\s。！？；，、：.!?;,:]")
+_CONTEXT = 2  # characters (or one Latin word) of unchanged text an edit is quoted with, on each side
+_EDIT_CLIP = 30
+
+
+def _latin(char: str) -> bool:
+    return char.isascii() and char.isalnum()
+
+
+def _context(text: str, start: int, end: int) -> tuple[int, int]:
+    """An edit's span widened by a little unchanged text: up to _CONTEXT CJK characters or one Latin word (across a
+    space) on each side, never past a punctuation mark."""
+    left = start
+    if left > 1 and text[left - 1] == " " and _latin(text[left - 2]):
+        left -= 1
+    while left > 0 and start - left < _CONTEXT and not _BREAKS.match(text[left - 1]):
+        left -= 1
+    while left > 0 and _latin(text[left - 1]):
+        left -= 1
+    right = end
+    if right + 1 < len(text) and text[right] == " " and _latin(text[right + 1]):
+        right += 1
+    while right < len(text) and right - end < _CONTEXT and not _BREAKS.match(text[right]):
+        right += 1
+    while right < len(text) and _latin(text[right]):
+        right += 1
+    return left, right
+
+
+def _clipped(text: str) -> str:
+    return text if len(text) <= _EDIT_CLIP else text[: _EDIT_CLIP - 1] + "…"
+
+
+def answer_edits(before: str, after: str) -> tuple[tuple[str, str], ...]:
+    """The places where two nearly equal answers differ, each quoted then → now with a little context (edits closer
+    than two characters make one place)."""
+    from rapidfuzz.distance import Indel, Postfix, Prefix  # imported when first needed, as in compare/similarity.py
+
+    start = int(Prefix.similarity(before, after))
+    end = int(Postfix.similarity(before[start:], after[start:]))
+    groups: list[list[int]] = []  # [before start, before end, after start, after end]
+    for op in Indel.opcodes(before[start : len(before) - end], after[start : len(after) - end]):
+        if op.tag == "equal":
+            continue
+        b1, b2, a1, a2 = op.src_start + start, op.src_end + start, op.dest_start + start, op.dest_end + start
+        if groups and b1 - groups[-1][1] < 2 and a1 - groups[-1][3] < 2:
+            groups[-1][1], groups[-1][3] = b2, a2
+        else:
+            groups.append([b1, b2, a1, a2])
+    edits = []
+    for b1, b2, a1, a2 in groups:
+        (left_b, right_b), (left_a, right_a) = _context(before, b1, b2), _context(after, a1, a2)
+        edits.append((_clipped(before[left_b:right_b]), _clipped(after[left_a:right_a])))
+    return tuple(edits)
 
 
 def percent_changed(answer_similarity: float) -> int:

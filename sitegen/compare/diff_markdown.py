@@ -10,7 +10,7 @@ from sitegen.checks import check_codes
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem, metric_label
-from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, what_changed
+from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, NO_MEANING, phrase_text, what_changed
 from sitegen.compare.where import step_text, streak_cell
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
@@ -64,6 +64,8 @@ def _headline(diff: DiffReport) -> list[str]:
         lines += ["", f"ℹ️ **What the agent did**: {NO_EVIDENCE}."]
     elif not diff.baselineInputs:
         lines += ["", f"ℹ️ **Tool inputs**: {NO_INPUTS}."]
+    elif not diff.baselineMeaning:
+        lines += ["", f"ℹ️ **Changes of meaning**: {NO_MEANING}."]
     if not diff.items:
         lines += ["", "No differences: the current report matches the baseline."]
     return lines

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sitegen.compare.behaviour import Behaviour, records_evidence, records_inputs
+from sitegen.compare.behaviour import Behaviour, records_evidence, records_inputs, records_meaning
 from sitegen.compare.changes import (
     CaseChange,
     ChangeKind,
@@ -106,6 +106,9 @@ class DiffReport:
     baselineEvidence: bool = True
     # ... and the inputs of its tool calls (an older sitegen's does not: input changes are then unknown).
     baselineInputs: bool = True
+    # ... and each result's keyword polarity and claim checks (an older sitegen's does not: a change of meaning is
+    # then unknown, eval/README.md "Behaviour that changed meaning").
+    baselineMeaning: bool = True
     # `[diff] answerSimilarity`: a passing case whose answers are less alike than this behaves differently.
     answerSimilarity: float = DEFAULT_ANSWER_SIMILARITY
     # McNemar's exact test of the cases with one trial on both sides (None: no such case).
@@ -401,6 +404,10 @@ def compare_reports(
         alpha=alpha,
         baselineEvidence=not baseline.results or records_evidence(baseline.results),
         baselineInputs=not baseline.results or records_inputs(baseline.results) or not records_evidence(baseline.results),
+        # Said only when it matters: the current report records meaning, the baseline records answers but not it.
+        baselineMeaning=not (
+            records_meaning(current.results) and records_evidence(baseline.results) and not records_meaning(baseline.results)
+        ),
         answerSimilarity=answer_similarity,
         pairedTest=paired,
         leftOutCases=left,

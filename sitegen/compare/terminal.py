@@ -9,7 +9,7 @@ from pathlib import Path
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
-from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, phrase_text, terminal_lines, what_changed
+from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, NO_MEANING, phrase_text, terminal_lines, what_changed
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
     DIFFERENCE_TITLES,
@@ -70,6 +70,8 @@ def diff_text(diff: DiffReport) -> str:
         lines.append(f"{INDENT}⚠ {DEFINITIONS_CHANGED}: {', '.join(diff.changedDefinitions)}")
     if not diff.baselineEvidence or not diff.baselineInputs:
         lines.append(f"{INDENT}ℹ {NO_EVIDENCE if not diff.baselineEvidence else NO_INPUTS}")
+    elif not diff.baselineMeaning:
+        lines.append(f"{INDENT}ℹ {NO_MEANING}")
     unjudged = [change for change in diff.caseChanges if change.change is ChangeKind.NOT_EVALUATED]
     if unjudged:
         lines += ["", f"{ChangeKind.NOT_EVALUATED.title} ({len(unjudged)})"]

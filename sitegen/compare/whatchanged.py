@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
-from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, percent_changed
+from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, ClaimChange, PolarityChange, percent_changed
+from sitegen.negation import Polarity
 from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.trajectory import Divergence
 from sitegen.compare.where import step_text, streak_text
@@ -26,7 +27,12 @@ NO_INPUTS = (
     "the baseline does not record the tool calls' inputs, so a call made with another input is not seen: "
     "regenerate it with `sitegen baseline`"
 )
+NO_MEANING = (
+    "the baseline does not record keyword polarity or claim checks, so a change of meaning is not seen: "
+    "regenerate it with `sitegen baseline`"
+)
 TRACE_UNCHANGED = "trace unchanged: the case or the rules changed"
+MEANING_LISTED = 3  # keywords, claims or edits a phrase names before "and N more"
 PHRASED = (ChangeKind.REGRESSED, ChangeKind.FIXED)  # the changes that get a phrase
 
 
@@ -94,13 +100,69 @@ def _state_clauses(behaviour: Behaviour) -> list[list[Part]]:
             for name, then, now in behaviour.stateChanges]
 
 
+_POLARITY_WORDS = {
+    Polarity.NEGATED: "now negated",
+    Polarity.BOTH: "now also denied",
+    Polarity.AFFIRMED: "no longer denied",
+    Polarity.ABSENT: "no longer mentioned",
+}
+
+
+def _joined(items: list[list[Part]]) -> list[Part]:
+    """Items of a clause joined by commas, past MEANING_LISTED said as "and N more"."""
+    parts: list[Part] = []
+    for i, item in enumerate(items[:MEANING_LISTED]):
+        parts += ([Part(", ")] if i else []) + item
+    more = len(items) - MEANING_LISTED
+    return parts + ([Part(f" and {more} more")] if more > 0 else [])
+
+
+def polarity_parts(change: PolarityChange) -> list[Part]:
+    """`支付 now negated: "根因并非支付渠道"`, or `支付 no longer denied` (eval/README.md, "Behaviour that changed meaning");
+    the keyword and the quote are recorded text."""
+    after = Polarity(change.after)
+    words = "now affirmed" if after is Polarity.AFFIRMED and change.before == Polarity.ABSENT else _POLARITY_WORDS[after]
+    parts = [Part(change.keyword, code=True), Part(f" {words}")]
+    if change.quote and after in (Polarity.NEGATED, Polarity.BOTH):
+        parts += [Part(': "'), Part(change.quote, code=True), Part('"')]
+    return parts
+
+
+def claim_parts(change: ClaimChange) -> list[Part]:
+    """`claim c2 SUPPORTED → CONTRADICTED`, `claim c3 added (SUPPORTED)`, `claim c1 removed`."""
+    lead = [Part("claim "), Part(change.claimId, code=True)]
+    if change.added:
+        return [*lead, Part(" added ("), Part(change.after or "no verification", code=True), Part(")")]
+    if change.removed:
+        return [*lead, Part(" removed")]
+    return [*lead, Part(" "), Part(change.before or "none", code=True), Part(" → "), Part(change.after or "none", code=True)]
+
+
+def edits_parts(edits: tuple[tuple[str, str], ...]) -> list[Part]:
+    """`answer edited in 2 places: "根因：" → "根因并非", …`: a small change worded by its edits."""
+    places = "1 place" if len(edits) == 1 else f"{len(edits)} places"
+    quoted = [[Part('"'), Part(then, code=True), Part('" → "'), Part(now, code=True), Part('"')] for then, now in edits]
+    return [Part(f"answer edited in {places}: "), *_joined(quoted)]
+
+
+def meaning_clauses(behaviour: Behaviour) -> list[list[Part]]:
+    """What the answer now means differently, named first in a phrase: the keywords whose polarity changed, then
+    the claim checks that changed."""
+    clauses = []
+    if behaviour.polarityChanges:
+        clauses.append(_joined([polarity_parts(change) for change in behaviour.polarityChanges]))
+    if behaviour.claimChanges:
+        clauses.append(_joined([claim_parts(change) for change in behaviour.claimChanges]))
+    return clauses
+
+
 def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
     """What the agent did differently, as parts of one phrase; empty when nothing is known of it."""
     if behaviour.traceChanged is False:
         return (Part(TRACE_UNCHANGED),)
     if behaviour.answerSimilarity is None:
         return ()  # a side records no evidence, or its trace could not be read (its failed check says so)
-    clauses: list[list[Part]] = []
+    clauses: list[list[Part]] = meaning_clauses(behaviour)
     if behaviour.toolsRemoved:
         clauses.append(_tools(behaviour.toolsRemoved, "no longer called ", ""))
     if behaviour.toolsNowFailing:
@@ -113,7 +175,9 @@ def what_changed(behaviour: Behaviour) -> tuple[Part, ...]:
         clauses.append(divergence_parts(divergence))
     elif not clauses and behaviour.callsChanged is not None:
         clauses.append([Part("tool calls changed")])
-    if behaviour.answerSimilarity < 1:
+    if behaviour.answerEdits:
+        clauses.append(edits_parts(behaviour.answerEdits))
+    elif behaviour.answerSimilarity < 1:
         changed = percent_changed(behaviour.answerSimilarity)
         clauses.append([Part(f"answer {changed} % changed" if changed else "answer changed by less than 1 %")])
     # Its verdict, gatekeeper status or composer mode: often the whole story (a flipped verdict fails the rules
@@ -185,4 +249,6 @@ def terminal_lines(diff: DiffReport) -> list[str]:
         lines.append(f"  … and {len(rest) - TERMINAL_LISTED} more passing cases that behave differently (see diff.md)")
     if not diff.baselineInputs:
         lines.append(f"  {NO_INPUTS}")
+    elif not diff.baselineMeaning:
+        lines.append(f"  {NO_MEANING}")
     return lines

@@ -383,7 +383,7 @@ def _named(changes: tuple[CaseChange, ...], with_phrase: bool = False) -> list[S
 
 # `behaviourChanges` in words, for the diff's tables of the cases that behave differently.
 REASON_WORDS = {
-    "answer": "answer", "tools": "tools called", "toolOrder": "tool order", "toolInputs": "tool inputs",
+    "answer": "answer", "keywordPolarity": "keyword affirmed or denied", "claims": "claim checks", "tools": "tools called", "toolOrder": "tool order", "toolInputs": "tool inputs",
     "verdict": "verdict", "gatekeeperStatus": "gatekeeper status", "composerMode": "composer mode",
 }  # fmt: skip
 

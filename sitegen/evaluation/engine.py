@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sitegen.evaluation.rules import evidence_coverage, matched_keywords, run_rules
+from sitegen.evaluation.rules import evidence_coverage, keyword_readings, matched_keywords, run_rules
 from sitegen.evaluation.trials import combine_trials
 from sitegen.report.evidence import UNREAD, trace_evidence
 from sitegen.report.results import CaseResult, Report, build_report
 from sitegen.report.status import Status
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
-from sitegen.suite.models import Case, native_usage
+from sitegen.suite.models import Case, Trace, native_usage
 
 
 def evaluate_case(case: Case, outcome: LoadedTrace | TrialTraces | FixtureProblem, config: SuiteConfig) -> CaseResult:
@@ -58,7 +58,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         passed=not failures,
         failedChecks=failures,
         verdict=trace.verdict,
-        matchedKeywordCount=len(matched_keywords(case, trace)),
+        matchedKeywordCount=len(matched_keywords(case, trace, config)),
         requiredKeywordCount=len(case.expectedRootCauseKeywords),
         evidenceCoverage=evidence_coverage(case, trace),
         toolCallCount=len(trace.toolInvocations),
@@ -69,7 +69,22 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         caseDigest=case.digest(),
         traceLoaded=True,
         evidence=trace_evidence(trace, outcome.digest),
+        keywordPolarity={r.keyword: r.polarity.value for r in keyword_readings(case, trace, config)},
+        claimChecks=claim_entries(trace),
     )
+
+
+def claim_entries(trace: Trace) -> tuple[tuple[str, str | None], ...]:
+    """The trace's claim checks as a result records them: (claim id, verification), a claim without a text id named
+    by its place (`#2`), a verification that is not text None (eval/README.md, "Behaviour that changed meaning")."""
+    claims = trace.verifier.claim_checks if trace.verifier else None
+    entries = []
+    for index, claim in enumerate(claims or (), 1):
+        item = claim if isinstance(claim, dict) else {}
+        claim_id, verification = item.get("claim_id"), item.get("verification")
+        name = claim_id if isinstance(claim_id, str) and claim_id.strip() else f"#{index}"
+        entries.append((name, verification if isinstance(verification, str) else None))
+    return tuple(entries)
 
 
 def evaluate_files(cases: Path, fixtures: Path, config: Path | None) -> Report:

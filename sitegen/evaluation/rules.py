@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 from sitegen.checks import format_check
 from sitegen.evaluation.trajectory_match import match_trajectory, recorded_calls
+from sitegen.negation import Reading, read_keywords
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.models import Case, Trace
 from sitegen.textmatch import found_in, normalise
@@ -62,9 +63,22 @@ def distinct_keywords(case: Case) -> list[str]:
     return list(first.values())
 
 
-def matched_keywords(case: Case, trace: Trace) -> list[str]:
-    """The distinct expected root-cause keywords found in the answer."""
-    return found_in(trace.session.answer, distinct_keywords(case))
+def keyword_readings(case: Case, trace: Trace, config: SuiteConfig) -> tuple[Reading, ...]:
+    """How the answer mentions each distinct expected keyword: affirmed, negated, both or absent (sitegen/negation.py;
+    worked out once per answer, the rule and the result both ask)."""
+    return read_keywords(trace.session.answer, tuple(distinct_keywords(case)), config.negation)
+
+
+def _counts(reading: Reading, any_polarity: set[str]) -> bool:
+    """Whether a keyword counts toward minKeywordMatches: affirmed somewhere, or in keywordsAnyPolarity and found."""
+    return reading.polarity.counts or (reading.occurrences != () and normalise(reading.keyword) in any_polarity)
+
+
+def matched_keywords(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
+    """The distinct expected root-cause keywords that count: affirmed in the answer (or, listed in
+    keywordsAnyPolarity, mentioned at all)."""
+    any_polarity = {normalise(keyword) for keyword in case.keywordsAnyPolarity}
+    return [r.keyword for r in keyword_readings(case, trace, config) if _counts(r, any_polarity)]
 
 
 def evidence_coverage(case: Case, trace: Trace) -> dict[str, bool]:
@@ -109,17 +123,24 @@ def check_verdict_forbidden(case: Case, trace: Trace, config: SuiteConfig) -> li
 
 @rule("keyword_coverage")
 def check_keyword_coverage(case: Case, trace: Trace, config: SuiteConfig) -> list[str]:
-    """keyword_coverage: fewer than minKeywordMatches distinct expected keywords are in the answer."""
-    keywords = distinct_keywords(case)
-    matched = found_in(trace.session.answer, keywords)
-    needed = len(keywords) if case.minKeywordMatches is None else case.minKeywordMatches
-    if len(matched) >= needed:
+    """keyword_coverage: fewer than minKeywordMatches distinct expected keywords are affirmed in the answer (a keyword
+    of keywordsAnyPolarity counts however it is mentioned); the message names each denied one with its trigger."""
+    readings = keyword_readings(case, trace, config)
+    any_polarity = {normalise(keyword) for keyword in case.keywordsAnyPolarity}
+    counted = [r for r in readings if _counts(r, any_polarity)]
+    needed = len(readings) if case.minKeywordMatches is None else case.minKeywordMatches
+    if len(counted) >= needed:
         return []
-    missing = [k for k in keywords if k not in matched]
-    return [
-        f"answer matches {len(matched)} of {len(keywords)} expected keywords, needs {needed}; "
-        f"missing: {', '.join(_quote(k) for k in missing) or 'none'}"
-    ]
+    missing = [_quote(r.keyword) for r in readings if not r.occurrences]
+    denied = [r for r in readings if r.occurrences and r not in counted]
+    if not denied:  # nothing denied: the message a suite without negation always had
+        message = f"answer matches {len(counted)} of {len(readings)} expected keywords, needs {needed}; missing: {', '.join(missing) or 'none'}"
+    else:
+        named = ", ".join(f'{r.keyword} negated by "{r.denial.trigger}"' for r in denied if r.denial is not None)
+        message = f"{len(counted)} of {len(readings)} expected keywords affirmed (needs {needed}): {named}"
+        if missing:
+            message += f"; missing: {', '.join(missing)}"
+    return [message]
 
 
 @rule("forbidden_answer_keyword")

@@ -5,7 +5,8 @@ passes by the policy (`all`: every trial passed, pass^k; `majority`: more than h
 pass@k); `failedChecks` lists each distinct failed check once, with how many trials failed it; `verdict` is
 the most common (ties: the earliest trial's); `matchedKeywordCount` the lowest; a tool counts as evidence only
 when it did in every trial; `toolCallCount` and `durationMs` are means, and so are `tokens` and `cost` when every trial records them; the evidence (answer, tool calls, gatekeeper status, composer mode)
-is the first trial's, with a `traceDigest` over every trial's.
+is the first trial's, with a `traceDigest` over every trial's; `keywordPolarity` and `claimChecks` the first
+trial's (each trial keeps its own).
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
         caseDigest=first.caseDigest,
         traceLoaded=bool(read),
         evidence=dataclasses.replace(evidence[0], traceDigest=digest),
+        keywordPolarity=first.keywordPolarity,
+        claimChecks=first.claimChecks,
         trialResults=[
             TrialResult(
                 fixture=name,
@@ -105,6 +108,8 @@ def combine_trials(trials: Sequence[tuple[str, CaseResult]], policy: TrialPolicy
                 tokens=result.tokens,
                 cost=result.cost,
                 evidence=result.evidence,
+                keywordPolarity=result.keywordPolarity,
+                claimChecks=result.claimChecks,
             )
             for name, result in trials
         ],

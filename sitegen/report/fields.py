@@ -20,12 +20,14 @@ from functools import cache
 from itertools import product
 from typing import Any, get_type_hints
 
+from sitegen.negation import Polarity
 from sitegen.report.evidence import EVIDENCE_KEYS, evidence_from_json, written_evidence
 from sitegen.report.status import Status
 from sitegen.suite.models import TokenUsage
 
 _ONLY_STR, _ONLY_BOOL = frozenset((str,)), frozenset((bool,))
 _STATUSES = {status.value: status for status in Status}
+_POLARITIES = frozenset(polarity.value for polarity in Polarity)
 
 
 def number_or_none(value: Any) -> int | float | None:
@@ -230,6 +232,55 @@ class Coverage(Kind):
         return {str(key): flag is True for key, flag in value.items()} if isinstance(value, dict) else {}
 
 
+class Polarities(Kind):
+    """Each expected keyword → how the answer mentions it (sitegen/negation.py's Polarity values), written sorted,
+    left out when None (a result whose trace was not read); read, the entries whose value is a polarity, and
+    None when absent (a report of an older sitegen's or the Java harness's: not known)."""
+
+    optional = True
+
+    def written(self, value: str) -> str:
+        return f"dict(sorted({value}.items()))"
+
+    def checks(self, value: str) -> list[str]:
+        return [f"if {value} is not None and (type({value}) is not dict or not set({value}.values()) <= _POLARITIES): return None"]
+
+    def read(self, data: dict[str, Any], name: str) -> Any:
+        value = data.get(name)
+        if not isinstance(value, dict):
+            return None
+        return {str(key): polarity for key, polarity in value.items() if polarity in _POLARITIES}
+
+
+def claims_from_json(value: Any) -> tuple[tuple[str, str | None], ...] | None:
+    """A result's `claimChecks` read: each entry with a text `claimId` as (claimId, verification or None); None when
+    the report does not record them (a list of anything else is an empty one)."""
+    if not isinstance(value, list):
+        return None
+    return tuple(
+        (item["claimId"], item.get("verification") if isinstance(item.get("verification"), str) else None)
+        for item in value
+        if isinstance(item, dict) and isinstance(item.get("claimId"), str)
+    )
+
+
+class Claims(Kind):
+    """The trace's claim checks as the comparison needs them (eval/README.md, "Behaviour that changed meaning"):
+    `[{"claimId", "verification"}]` in recorded order, left out when None (a trace not read); read, the entries
+    with a text claimId, and None when absent (a report that does not record them: not known)."""
+
+    optional = True
+
+    def written(self, value: str) -> str:
+        return f"[{{'claimId': claim, 'verification': verification}} for claim, verification in {value}]"
+
+    def checks(self, value: str) -> list[str]:
+        return [f"{value} = _claims_from_json({value}) if {value} is not None else None"]
+
+    def read(self, data: dict[str, Any], name: str) -> Any:
+        return claims_from_json(data.get(name))
+
+
 class EvidenceKind(Kind):
     """What the agent did (report/evidence.py): its fields beside the others, all or none."""
 
@@ -333,6 +384,7 @@ def source(model: type, made: str) -> str:
 def _compiled(model: type, made: str, namespace: dict[str, Any]) -> Any:
     namespace.update({f"_kind{index}": kind for index, (_, kind) in enumerate(declared(model))})
     namespace.update(_ONLY_STR=_ONLY_STR, _ONLY_BOOL=_ONLY_BOOL, _STATUSES=_STATUSES, _model=model)
+    namespace.update(_POLARITIES=_POLARITIES, _claims_from_json=claims_from_json)
     namespace.update(_written_evidence=written_evidence, _usage_json=usage_json, _usage_from_json=usage_from_json)
     exec(compile(source(model, made), f"<report fields: {model.__name__}.{made}>", "exec"), namespace)  # noqa: S102
     return namespace["to_json" if made == "writer" else "read"]

@@ -51,6 +51,9 @@ class TrialResult:
     # What the trial's model calls used and cost (eval/README.md, "Tokens and cost"); None: not recorded.
     tokens: Annotated[TokenUsage | None, written.Tokens()] = None
     cost: Annotated[float | None, written.Dollars()] = None
+    # Each expected keyword → affirmed, negated, both or absent (eval/README.md, "Negated keywords"); None: not known.
+    keywordPolarity: Annotated[dict[str, str] | None, written.Polarities()] = None
+    claimChecks: Annotated[tuple[tuple[str, str | None], ...] | None, written.Claims()] = None  # as CaseResult's
     # None: the report read back does not record it (an older sitegen's).
     evidence: Annotated[Evidence | None, written.EvidenceKind()] = None
 
@@ -91,6 +94,12 @@ class CaseResult:
     tokens: Annotated[TokenUsage | None, written.Tokens()] = None
     cost: Annotated[float | None, written.Dollars()] = None
     caseDigest: Annotated[str | None, written.OptionalText()] = None
+    # Each expected keyword → affirmed, negated, both or absent (eval/README.md, "Negated keywords"); None: the trace
+    # was not read, or the report read back does not record it (an older sitegen's, the Java harness's).
+    keywordPolarity: Annotated[dict[str, str] | None, written.Polarities()] = None
+    # The trace's claim checks, each (claim id, verification as recorded or None), in recorded order: how a change of
+    # meaning is seen ("claims", compare/behaviour.py). None: the trace was not read, or the report does not record them.
+    claimChecks: Annotated[tuple[tuple[str, str | None], ...] | None, written.Claims()] = None
     # What the agent did (for a case with trials: its first trial's, with a digest over every trial's). None: the
     # report read back does not record it (written by the Java harness or an older sitegen).
     evidence: Annotated[Evidence | None, written.EvidenceKind()] = None

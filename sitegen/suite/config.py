@@ -18,13 +18,19 @@ from sitegen.defaults import (
     DEFAULT_COST_TOLERANCE,
     DEFAULT_OTEL_VERIFIER_NAME,
     DEFAULT_TRIAL_POLICY,
+    NEGATION_CJK_WINDOW,
+    NEGATION_LATIN_WINDOW,
+    NEGATION_PSEUDO_TRIGGERS,
+    NEGATION_TERMINATORS,
+    NEGATION_TRIGGERS,
     TrialPolicy,
 )
 from sitegen.errors import BadInput
+from sitegen.negation import DEFAULT_LEXICON, Lexicon
 from sitegen.plumbing.inputfiles import present
 from sitegen.plumbing.jsonread import describe_error, format_loc
-from sitegen.suite.pricing import CostSettings, cost_settings
 from sitegen.plumbing.tomlread import read_toml
+from sitegen.suite.pricing import CostSettings, cost_settings
 
 _LIST = "a non-empty list of non-empty strings"
 _STRING = "a non-empty string"
@@ -60,6 +66,40 @@ class OtelSettings(BaseModel):
     executorAnswerAttribute: _Text | None = None
 
 
+_Phrases = Annotated[
+    tuple[Annotated[str, StringConstraints(min_length=1)], ...], Field(description="a list of non-empty strings")
+]
+_Window = Annotated[int, Field(ge=0, strict=True, description="a whole number ≥ 0")]
+
+
+class AnswerSettings(BaseModel):
+    """`[answer]` of the config file: how negated keywords are told (eval/README.md, "Negated keywords"). A list
+    key replaces the built-in list, its `extra…` key adds to it; `negation = false` turns detection off."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+    negation: bool = True
+    triggers: _Phrases = NEGATION_TRIGGERS
+    pseudoTriggers: _Phrases = NEGATION_PSEUDO_TRIGGERS
+    terminators: _Phrases = NEGATION_TERMINATORS
+    extraTriggers: _Phrases = ()
+    extraPseudoTriggers: _Phrases = ()
+    extraTerminators: _Phrases = ()
+    cjkWindow: _Window = NEGATION_CJK_WINDOW
+    latinWindow: _Window = NEGATION_LATIN_WINDOW
+
+    def lexicon(self) -> Lexicon:
+        """The detector's lists and windows these settings make."""
+        return Lexicon(
+            triggers=(*self.triggers, *self.extraTriggers),
+            pseudo_triggers=(*self.pseudoTriggers, *self.extraPseudoTriggers),
+            terminators=(*self.terminators, *self.extraTerminators),
+            cjk_window=self.cjkWindow,
+            latin_window=self.latinWindow,
+            enabled=self.negation,
+        )
+
+
 class SuiteConfig(BaseModel):
     """What the rules treat as known values (`[suite]` of the config file), the diff's `[diff]` settings and how
     OpenTelemetry traces are read (`[otel]`)."""
@@ -86,6 +126,8 @@ class SuiteConfig(BaseModel):
     otel: OtelSettings = OtelSettings()
     # `[cost]` (its own table): each model's prices, by which a trace's tokens cost (suite/pricing.py).
     cost: CostSettings = CostSettings()
+    # `[answer]` (its own table, see AnswerSettings): how negated keywords are told (sitegen/negation.py).
+    negation: Lexicon = DEFAULT_LEXICON
 
     def fingerprint(self) -> str:
         """A stable text form, used to hash the configuration into build status."""
@@ -111,7 +153,7 @@ class DiffSettings(BaseModel):
 
 # The settings of `[diff]`, kept in SuiteConfig under their own names; `[otel]` is a table of its own.
 _DIFF_FIELDS = {"costTolerance": "cost_tolerance", "alpha": "alpha", "answerSimilarity": "answer_similarity"}
-_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in (*_DIFF_FIELDS.values(), "otel", "cost"))
+_SUITE_KEYS = tuple(name for name in SuiteConfig.model_fields if name not in (*_DIFF_FIELDS.values(), "otel", "cost", "negation"))
 
 
 def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
@@ -139,9 +181,10 @@ def load_config(path: Path | None, *, explicit: bool = False) -> SuiteConfig:
         raise BadInput(path, _diff_problem(first), where=format_loc(("diff", *first["loc"]))) from None
     otel = _otel_settings(path, data.get("otel", {}))
     cost = cost_settings(path, data.get("cost", {}))
+    negation = _answer_settings(path, data.get("answer", {})).lexicon()
     try:
         diff_values = {field: getattr(settings, key) for key, field in _DIFF_FIELDS.items()}
-        return SuiteConfig.model_validate({**suite, **diff_values, "otel": otel, "cost": cost})
+        return SuiteConfig.model_validate({**suite, **diff_values, "otel": otel, "cost": cost, "negation": negation})
     except ValidationError as exc:
         first = exc.errors()[0]
         raise BadInput(path, _problem(first), where=format_loc(("suite", *first["loc"]))) from None
@@ -160,6 +203,25 @@ def _otel_settings(path: Path, table: Any) -> OtelSettings:
         else:
             problem = f"expected {_STRING}, got {first.get('input')!r}"
         raise BadInput(path, problem, where=format_loc(("otel", *first["loc"]))) from None
+
+
+def _answer_settings(path: Path, table: Any) -> AnswerSettings:
+    """`[answer]` read and checked: an unknown key or a value of the wrong kind is bad input."""
+    if not isinstance(table, dict):
+        raise BadInput(path, "expected [answer] to be a table")
+    try:
+        return AnswerSettings.model_validate(
+            {key: tuple(value) if isinstance(value, list) else value for key, value in table.items()}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "extra_forbidden":
+            problem = f"unknown setting (expected one of: {', '.join(AnswerSettings.model_fields)})"
+        else:
+            field = AnswerSettings.model_fields.get(str(first["loc"][0]))
+            wanted = "true or false" if field is None or field.description is None else field.description
+            problem = f"expected {wanted}, got {first.get('input')!r}"
+        raise BadInput(path, problem, where=format_loc(("answer", *first["loc"]))) from None
 
 
 def _diff_problem(error: ErrorDetails) -> str:

@@ -16,6 +16,7 @@ from pydantic import (
     StringConstraints,
     ValidationInfo,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
@@ -185,6 +186,13 @@ class Case(BaseModel):
     minKeywordMatches: Annotated[int, Field(ge=0)] | None = Field(
         default=None, description="How many distinct expected keywords must be found. Default: all of them."
     )
+    keywordsAnyPolarity: TextList = Field(
+        default=[],
+        description=(
+            "Expected keywords that count whether the answer affirms or denies them (a diagnosis that is an absence: "
+            "\"没有配置 preStop\"); each one of expectedRootCauseKeywords."
+        ),
+    )
     requiredEvidenceTools: TextList = Field(
         default=[], description="Tools that must appear as evidence (toolInvocations or tool_trace_summary)."
     )
@@ -229,6 +237,19 @@ class Case(BaseModel):
 
     _annotations: dict[str, Any] = PrivateAttr(default_factory=dict)
 
+    @field_validator("keywordsAnyPolarity")
+    @classmethod
+    def _any_polarity_expected(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        expected = {normalise(keyword) for keyword in info.data.get("expectedRootCauseKeywords", [])}
+        stray = next((keyword for keyword in value if normalise(keyword) not in expected), None)
+        if stray is not None:
+            raise PydanticCustomError(
+                "not_expected_keyword",
+                "{keyword} is not one of expectedRootCauseKeywords: keywordsAnyPolarity lists expected keywords only",
+                {"keyword": json.dumps(stray, ensure_ascii=False)},
+            )
+        return value
+
     @model_validator(mode="wrap")
     @classmethod
     def _annotations_apart(cls, data: Any, handler: ModelWrapValidatorHandler[Case]) -> Case:
@@ -272,6 +293,8 @@ class Case(BaseModel):
             del data["notes"]
         if self.expectedTrajectory is None:  # likewise for a case written before trajectories could be expected
             del data["expectedTrajectory"]
+        if not self.keywordsAnyPolarity:  # likewise for a case that lists none
+            del data["keywordsAnyPolarity"]
         data.update(self._annotations)
         canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return short_digest(canonical.encode("utf-8"))

@@ -7,10 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sitegen.negation import Polarity, read_keywords
 from sitegen.suite.config import SuiteConfig
+from sitegen.suite.models import Case
 from sitegen.suite.loading import (
     TRACE_SUFFIXES,
     FixtureProblem,
+    LoadedTrace,
     TrialTraces,
     check_fixtures_folder,
     fixture_files,
@@ -31,6 +34,26 @@ def verdict_warnings(case_id: str, fields: Mapping[str, Sequence[str] | None], c
         for verdict in fields.get(name) or ()
         if verdict not in config.verdicts
     ]
+
+
+def negation_warnings(case: Case, answer: str, verdict: str | None, config: SuiteConfig) -> list[str]:
+    """A warning for each expected keyword that an answer the case accepts (its verdict is allowed) mentions only
+    where it denies it, unless the case lists it in keywordsAnyPolarity (eval/README.md, "Negated keywords"): a
+    suite upgrading to the rule learns in one run which keywords state an absence. `check` and `baseline` say them."""
+    if not config.negation.enabled or verdict not in case.allowedVerdicts:
+        return []
+    listed = set(case.keywordsAnyPolarity)
+    keywords = tuple(dict.fromkeys(case.expectedRootCauseKeywords))
+    warnings = []
+    for reading in read_keywords(answer, keywords, config.negation):
+        denial = reading.denial
+        if reading.polarity is Polarity.NEGATED and reading.keyword not in listed and denial is not None:
+            warnings.append(
+                f"case {case.id!r}: its answer mentions expected keyword {reading.keyword!r} only where it is denied "
+                f'(by "{denial.trigger}": "{denial.quote}"), so keyword_coverage does not count it; if the diagnosis '
+                "is an absence, list it in keywordsAnyPolarity"
+            )
+    return warnings
 
 
 @dataclass
@@ -63,6 +86,11 @@ def check_suite(cases_path: Path, fixtures_dir: Path, config: SuiteConfig) -> Su
             used.add(resolved)
             if resolved.is_dir():  # a folder of trials: its files (error files of `record` too) belong to the case
                 used.update(_real(path) for path in resolved.iterdir() if path.name.endswith(TRACE_SUFFIXES))
+        traces = [outcome] if isinstance(outcome, LoadedTrace) else []
+        if isinstance(outcome, TrialTraces):
+            traces = [trial for _, trial in outcome.trials if isinstance(trial, LoadedTrace)][:1]
+        for loaded in traces:
+            summary.warnings += negation_warnings(case, loaded.trace.session.answer, loaded.trace.verdict, config)
         summary.warnings += verdict_warnings(case.id, {name: getattr(case, name) for name in VERDICT_FIELDS}, config)
         if case.keyword_threshold > len(case.expectedRootCauseKeywords):
             summary.warnings.append(

@@ -199,40 +199,52 @@ def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | N
 _DEPTH = 1  # case pages live in cases/
 
 
-def _keywords_found(case: Case, matched: int) -> str:
-    """`2 of 4 expected keywords found (needs 3)`; a case that expects none says so instead of "0 of 0"."""
+def _keywords_found(case: Case, matched: int, only_denied: Sequence[str]) -> str:
+    """`2 of 4 expected keywords found (needs 3)` (`affirmed`, and how many are only denied, when some are); a case
+    that expects none says so instead of "0 of 0"."""
     if not case.expectedRootCauseKeywords:
         return "No expected keywords: this case checks none"
-    return f"{matched} of {len(case.expectedRootCauseKeywords)} expected keywords found (needs {case.keyword_threshold})"
+    legend = (
+        f"{matched} of {len(case.expectedRootCauseKeywords)} expected keywords "
+        f"{'affirmed' if only_denied else 'found'} (needs {case.keyword_threshold})"
+    )
+    if only_denied:
+        legend += f"; {fmt.plural(len(only_denied), 'keyword')} only denied (struck through below)"
+    return legend
 
 
-def _answer_view(case: Case, answer: str, found: FoundPhrases, read: bool = True) -> AnswerView:
+def _answer_view(case: Case, answer: str, found: FoundPhrases, config: SuiteConfig, read: bool = True) -> AnswerView:
     """The answer with its keyword chips; `read`: whether the trace was read (else no keyword was looked for)."""
     if not read:
         return AnswerView(html=Markup(""), empty=True, note="", size=fmt.byte_size(0), chips=(),
                           legend="The trace could not be read, so no expected keyword was looked for.")
-    matched, present_forbidden, markers = found
+    matched, present_forbidden, markers, _ = found
     highlights: list[Highlight] = found.highlights
+    denied = {denial.keyword: f"“{denial.trigger}”" for denial in found.denials}
     # The legend above the chips says they are the expected keywords; only a forbidden phrase's chip says which kind.
-    chips = [Chip(f"✓ {k}", "chip-keyword", "") for k in matched]
+    # A denied keyword's chip says so in words, with its trigger (eval/README.md, "Negated keywords").
+    chips = [Chip(f"✓ {k}" + (f", also denied by {denied[k]}" if k in denied else ""), "chip-keyword", "") for k in matched]
     chips += [
-        Chip(f"✗ {k}", "chip-missing", "")
-        for k in case.expectedRootCauseKeywords
-        if k not in matched
-    ]
+        Chip(f"⊘ {k}: denied by {denied[k]}", "chip-negated", "expected keyword, only where the answer denies it")
+        if k in denied else Chip(f"✗ {k}", "chip-missing", "")
+        for k in case.expectedRootCauseKeywords if k not in matched
+    ]  # fmt: skip
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
     chips += [Chip(f"⚠ {k}", "chip-forbidden", "raw Executor marker, found") for k in markers]
     clipped = clip(answer, TEXT_LIMIT)
-    legend = _keywords_found(case, len(matched))
+    legend = _keywords_found(case, len(matched), found.only_denied)
     if present_forbidden or markers:
         legend += f"; {fmt.plural(len(present_forbidden) + len(markers), 'forbidden phrase')} present"
+    legend += "."
+    if not config.negation.enabled:
+        legend += " Negation detection is off for this suite ([answer] negation = false): a denied keyword counts as found."
     return AnswerView(
         html=markdown_html(clipped.text, highlights),
         empty=not answer.strip(),
         note=clipped.note,
         size=fmt.byte_size(clipped.size),
         chips=tuple(chips),
-        legend=legend + ".",
+        legend=legend,
     )
 
 
@@ -304,6 +316,10 @@ def _definition(case: Case, config: SuiteConfig, digest: str) -> tuple[Fact, ...
         Fact("Trace fixture", case.traceFixture),
         Fact("Expected keywords", _list_text(case.expectedRootCauseKeywords)),
         Fact("Keywords needed", str(case.keyword_threshold)),
+        # Shown only when set or switched off, so that a suite without them reads as it did (eval/README.md,
+        # "Negated keywords").
+        *([Fact("Count even when denied", _list_text(case.keywordsAnyPolarity))] if case.keywordsAnyPolarity else []),
+        *([Fact("Negated keywords", "not detected: [answer] negation = false")] if not config.negation.enabled else []),
         Fact("Required evidence tools", _list_text(case.requiredEvidenceTools)),
         Fact("Allowed verdicts", _list_text(case.allowedVerdicts)),
         Fact("Forbidden verdicts", _list_text(case.forbiddenVerdicts)),
@@ -456,7 +472,7 @@ def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePag
         else None
         for page, trace, phrases in zip(pages, shown, found)
     ]
-    answers = [_answer_view(page.case, trace.answer, phrases, not isinstance(trace.outcome, FixtureProblem))
+    answers = [_answer_view(page.case, trace.answer, phrases, config, not isinstance(trace.outcome, FixtureProblem))
                for page, trace, phrases in zip(pages, shown, found)]
     tools = [tools_view(trace.outcome, page.case.expectedTrajectory) for page, trace in zip(pages, shown)]
     verifiers = [verifier_view(page.case, trace.outcome, config) for page, trace in zip(pages, shown)]

@@ -16,7 +16,7 @@ from sitegen.checks import check_codes, parse_check
 from sitegen.compare import wording
 from sitegen.compare.changes import CaseChange, ChangeKind, Headline
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.whatchanged import NO_INPUTS, PHRASED, Part, no_evidence_parts, rule_codes, what_changed
+from sitegen.compare.whatchanged import NO_INPUTS, NO_MEANING, PHRASED, Part, no_evidence_parts, rule_codes, what_changed
 from sitegen.report.status import Status
 from sitegen.site.html import urls
 from sitegen.site.pages.badges import Badge, change_badge
@@ -155,7 +155,9 @@ def _evidence_notes(diff: DiffReport) -> tuple[Part, ...]:
     """What the diff page says once about a baseline that does not record the agent's answers or its calls' inputs."""
     if not diff.baselineEvidence:
         return no_evidence_parts()
-    return () if diff.baselineInputs else no_evidence_parts(NO_INPUTS)
+    if not diff.baselineInputs:
+        return no_evidence_parts(NO_INPUTS)
+    return () if diff.baselineMeaning else no_evidence_parts(NO_MEANING)
 
 
 def _changed_cases(diff: DiffReport, slugs: Mapping[str, str]) -> tuple[ChangedCase, ...]:

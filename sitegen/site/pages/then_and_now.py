@@ -24,7 +24,8 @@ from sitegen.site.pages.text import TEXT_LIMIT, clip
 from sitegen.site.pages.trajectory_view import TrajectoryView, trajectory_view
 from sitegen.suite.config import SuiteConfig
 from sitegen.suite.models import Case
-from sitegen.textmatch import found_in
+from sitegen.negation import Polarity, read_keywords
+from sitegen.textmatch import found_in, normalise
 
 COMPARED, UNCHANGED, NO_EVIDENCE, UNREADABLE = "compared", "unchanged", "no-evidence", "unreadable"
 NO_EVIDENCE_TEXT = (
@@ -45,27 +46,54 @@ _DIFF_NOTES = {
 }
 
 
+class Denial(NamedTuple):
+    """An expected keyword the answer denies somewhere (eval/README.md, "Negated keywords"), with its trigger."""
+
+    keyword: str
+    trigger: str
+    spans: tuple[str, ...]  # the answer's text from each denying trigger to the keyword, as marked
+    only: bool  # every occurrence is denied
+
+
 class FoundPhrases(NamedTuple):
     """The case's phrases found in an answer, as the rules find them."""
 
-    matched: list[str]  # expected keywords present
+    matched: list[str]  # expected keywords that count: affirmed (or listed in keywordsAnyPolarity and present)
     forbidden: list[str]  # forbidden phrases present
     markers: list[str]  # raw Executor markers present
+    denials: tuple[Denial, ...] = ()  # expected keywords denied somewhere, in the case's order
 
     @property
     def highlights(self) -> list[Highlight]:
-        """The phrases to mark: expected keywords as found, forbidden phrases and markers as alarms."""
-        return [(k, "hl-keyword") for k in self.matched] + [(k, "hl-forbidden") for k in self.forbidden + self.markers]
+        """The phrases to mark: expected keywords as found, their denials apart (marked last among them, so a denied
+        occurrence reads denied), forbidden phrases and markers as alarms."""
+        denied = [(span, "hl-negated") for denial in self.denials for span in denial.spans]
+        return [(k, "hl-keyword") for k in self.matched] + denied + [(k, "hl-forbidden") for k in self.forbidden + self.markers]
+
+    @property
+    def only_denied(self) -> list[Denial]:
+        """The denials of keywords the answer never affirms and that do not count."""
+        return [denial for denial in self.denials if denial.only and denial.keyword not in self.matched]
 
 
 def found_phrases(case: Case, answer: str, config: SuiteConfig) -> FoundPhrases:
-    """The expected keywords, forbidden phrases and raw Executor markers that `answer` holds."""
+    """The expected keywords (those that count, and those denied), forbidden phrases and raw Executor markers that
+    `answer` holds."""
     forbidden = list(dict.fromkeys(case.forbiddenAnswerKeywords + case.forbiddenConfirmedClaimKeywords))
-    return FoundPhrases(
-        found_in(answer, case.expectedRootCauseKeywords),
-        found_in(answer, forbidden),
-        found_in(answer, list(config.raw_executor_markers)),
+    readings = read_keywords(answer, tuple(dict.fromkeys(case.expectedRootCauseKeywords)), config.negation)
+    any_polarity = {normalise(keyword) for keyword in case.keywordsAnyPolarity}
+    matched = [r.keyword for r in readings if r.polarity.counts or (r.occurrences and normalise(r.keyword) in any_polarity)]
+    denials = tuple(
+        Denial(r.keyword, r.denial.trigger or "", tuple(dict.fromkeys(o.denied for o in r.occurrences if o.trigger)), r.polarity is Polarity.NEGATED)
+        for r in readings
+        if r.denial is not None
     )
+    return FoundPhrases(matched, found_in(answer, forbidden), found_in(answer, list(config.raw_executor_markers)), denials)
+
+
+def denial_words(denial: Denial) -> str:
+    """A denied keyword as a reader is told it: `支付 (denied by "并非")`."""
+    return f'{denial.keyword} (denied by "{denial.trigger}")'
 
 
 class StateRow(NamedTuple):
@@ -293,7 +321,8 @@ def _answers(
         )
     lost = [k for k in held[0] if k not in held[1]]
     gained = [k for k in held[1] if k not in held[0]]
-    now = sides[1]._replace(legend=sides[1].legend + _keyword_changes(lost, gained))
+    denied_now = {d.keyword for d in (found.get(c.answer or "") or found_phrases(case, c.answer or "", config)).denials}
+    now = sides[1]._replace(legend=sides[1].legend + _keyword_changes(lost, gained, denied_now))
     return (sides[0], now), _DIFF_NOTES.get(diff.mode)
 
 
@@ -304,14 +333,19 @@ def _names(phrases: Sequence[str]) -> str:
 def _legend(case: Case, phrases: FoundPhrases, matched: Sequence[str]) -> str:
     """How many expected keywords the answer holds, and the forbidden phrases it says, named."""
     text = f"{len(matched)} of {len(case.expectedRootCauseKeywords)} expected keywords"
+    if phrases.only_denied:
+        text += f"; only denied: {', '.join(denial_words(d) for d in phrases.only_denied[:10])}"
     said = phrases.forbidden + phrases.markers
     if said:
         text += f"; {'forbidden phrase' if len(said) == 1 else 'forbidden phrases'}: {_names(said)}"
     return text
 
 
-def _keyword_changes(lost: Sequence[str], gained: Sequence[str]) -> str:
-    """The expected keywords the answer no longer holds and those it holds now, named ("" when neither)."""
-    parts = [f"no longer found: {_names(lost)}"] if lost else []
+def _keyword_changes(lost: Sequence[str], gained: Sequence[str], denied: set[str] | frozenset[str] = frozenset()) -> str:
+    """The expected keywords the answer now denies, no longer holds and holds now, named ("" when none)."""
+    now_denied = [k for k in lost if k in denied]
+    lost = [k for k in lost if k not in denied]
+    parts = [f"now denied: {_names(now_denied)}"] if now_denied else []
+    parts += [f"no longer found: {_names(lost)}"] if lost else []
     parts += [f"newly found: {_names(gained)}"] if gained else []
     return f" — {'; '.join(parts)}" if parts else ""
