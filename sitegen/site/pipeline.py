@@ -18,42 +18,17 @@ and the output is the same as a full build's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from itertools import chain
-from pathlib import Path
-from typing import NamedTuple
 
 from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID, parse_check
-from sitegen.compare.diff_json import diff_json
-from sitegen.compare.diff_markdown import diff_markdown
-from sitegen.compare.diff_report import (
-    CaseComparison,
-    DiffReport,
-    check_comparable,
-    compare_reports,
-    incomparable,
-)
-from sitegen.defaults import (
-    DEFAULT_BASELINE,
-    DEFAULT_CASE_PAGES,
-    DEFAULT_CASES,
-    DEFAULT_FIXTURES,
-    DEFAULT_HISTORY_LIMIT,
-    DEFAULT_OUT,
-    INDEX_PAGE_ROWS,
-    LIST_POOL_MIN_PAGES,
-    CasePages,
-)
+from sitegen.compare.diff_report import CaseComparison, check_comparable, compare_reports, incomparable
+from sitegen.defaults import DEFAULT_CASE_PAGES, LIST_POOL_MIN_PAGES, CasePages
 from sitegen.errors import UsageError
 from sitegen.history.runs import (
-    Run,
-    TreeState,
     build_time,
     check_history_limit,
     counted_strips,
     flaky_cases,
-    history_json,
     iso_utc,
     load_history,
     new_run,
@@ -61,33 +36,30 @@ from sitegen.history.runs import (
     record_run,
     tree_state,
 )
-from sitegen.history.since import FailingSince, failing_since_all
-from sitegen.history.steps import PassStep, pass_rate_steps, steps_json
+from sitegen.history.since import failing_since_all
+from sitegen.history.steps import pass_rate_steps
 from sitegen.plumbing.gcpause import cycle_collection_paused
 from sitegen.plumbing.inputfiles import present, read_input
 from sitegen.plumbing.progress import Progress
-from sitegen.report.failures_by_rule import RuleCount, failures_by_rule
+from sitegen.report.failures_by_rule import failures_by_rule
 from sitegen.report.report_json import read_report, report_json, report_json_bytes
-from sitegen.report.report_markdown import report_markdown
-from sitegen.report.results import CaseResult, Report, build_report
+from sitegen.report.results import build_report
 from sitegen.site import incremental
+from sitegen.site.build_values import Assets, BuildOptions, BuildResult, BuiltCases, Gathered, Inputs
 from sitegen.site.case_jobs import PageContext, PageReused, build_cases, take_unchanged
 from sitegen.site.faults import STAGED, kill_point
 from sitegen.site.history_facts import with_history
-from sitegen.site.html import render, urls
+from sitegen.site.html import urls
 from sitegen.site.html.render import (
     PLOTLY_LICENCE,
     asset_bytes,
     content_hashed_name,
     environment,
     markdown_parser,
-    page_bytes,
     plotly_bundle,
     plotly_style_guards,
-    script_file,
 )
 from sitegen.site.incremental import (
-    STATUS_FILE,
     BuildStatus,
     CaseRecord,
     PageRecord,
@@ -95,125 +67,26 @@ from sitegen.site.incremental import (
     build_settings,
     case_file_seal,
     read_status,
-    report_seal,
-    status_file_bytes,
 )
 from sitegen.site.list_jobs import ListPages, page_numbers, write_list_page
-from sitegen.site.pages import SiteInfo, build_diff_page, build_history_page, history_data, page_context
-from sitegen.site.pages.search import search_text_data
+from sitegen.site.pages import SiteInfo
+from sitegen.site.run_files import (
+    write_diff,
+    write_history,
+    write_history_data,
+    write_reports,
+    write_search_text,
+    write_status,
+)
 from sitegen.site.sitesize import bytes_outside, size_warning
 from sitegen.site.staging import SiteWriter, check_out_apart, check_out_folder, recover_moved_site, staging_folder
 from sitegen.site.tracecache import Remembered, load_remembered, save_remembered
 from sitegen.site.workers import Tasks, run_batches, run_tasks, start_method, worker_count
 from sitegen.slugs import assign_slugs
-from sitegen.suite.casefile import CaseList, read_case_list
+from sitegen.suite.casefile import read_case_list
 from sitegen.suite.config import SuiteConfig, config_for, resolve_cost_tolerance
 from sitegen.suite.loading import check_fixtures_folder
 from sitegen.suite.validate import verdict_warnings
-
-HISTORY_FILE = urls.HISTORY_JSON
-
-
-@dataclass(frozen=True)
-class BuildOptions:
-    """Everything `sitegen build` can be told; the CLI fills it from its options."""
-
-    cases: Path = DEFAULT_CASES
-    fixtures: Path = DEFAULT_FIXTURES
-    config: Path | None = None
-    baseline: Path | None = None
-    out: Path = DEFAULT_OUT
-    history: Path | str | None = None  # a file or an http(s) URL, only ever read
-    history_optional: bool = False  # a missing --history source starts a new history (with a warning)
-    run_id: str | None = None
-    run_label: str | None = None
-    history_limit: int = DEFAULT_HISTORY_LIMIT
-    fail_on_regression: bool = False
-    cwd: Path | None = None  # where to ask git for the commit (default: the current directory)
-    workers: int | None = None  # processes for case pages (default: one per core for big suites)
-    start_method: str | None = None  # how worker processes start, "fork" or "spawn" (default: workers.start_method)
-    index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
-    cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
-    default_baseline: Path = DEFAULT_BASELINE  # compared with when present and no baseline is given (the suite's)
-    case_pages: CasePages | str = DEFAULT_CASE_PAGES  # which cases get a page of their own (its value as a str too)
-
-
-@dataclass
-class BuildResult:
-    """What a build produced."""
-
-    report: Report
-    diff: DiffReport | None
-    out: Path
-    run: Run
-    runs: list[Run]
-    case_pages: int
-    baseline: Path | None
-    fail_on_regression: bool = False
-    reused_pages: int = 0  # case pages taken unchanged from the previous site
-    warnings: tuple[str, ...] = ()  # said to the user, e.g. a missing optional --history
-    site_bytes: int = 0  # the size of the site written, every file in --out (the JUnit file aside)
-    by_rule: tuple[RuleCount, ...] = ()  # the cases failing each rule code, now and in the baseline
-
-    @property
-    def exit_code(self) -> int:
-        """1 when --fail-on-regression was given and the diff has a regression, else 0."""
-        return 1 if self.fail_on_regression and self.diff is not None and self.diff.hasRegression else 0
-
-
-class Assets(NamedTuple):
-    """The site's own files (stylesheet, script, icon, plotly.js and its licence) by their path in the site, and their names."""
-
-    files: tuple[tuple[str, bytes], ...]
-    info: SiteInfo
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """Step 1: every input, read and checked, and what the previous build recorded."""
-
-    options: BuildOptions
-    case_pages: CasePages  # options.case_pages, checked
-    cases: CaseList
-    config: SuiteConfig
-    baseline: Report | None
-    baseline_path: Path | None
-    history: list[Run]
-    warnings: tuple[str, ...]
-    moment: datetime
-    tree: TreeState  # the commit, and whether the work tree has uncommitted changes (the run's point in the history)
-    assets: Assets
-    previous: BuildStatus  # the previous site's records that this build may reuse (none: a full build)
-    status: BuildStatus  # what this build records: its settings and the seals of what it validated
-
-
-class BuiltCases(NamedTuple):
-    """Step 2: every case's page written, and its record (result, report texts, page key) by case id."""
-
-    records: dict[str, CaseRecord]
-    results: list[CaseResult]  # in case-file order
-    reused: int  # pages taken unchanged from the previous site
-    compared: dict[str, CaseComparison]  # the rendered cases against their baseline entries, by case id
-    files: int = 0  # bytes of the cases folder: every case page and raw trace
-
-
-@dataclass(frozen=True)
-class Gathered:
-    """Step 3: all the data the pages of the whole run show."""
-
-    report: Report
-    report_bytes: bytes  # report.json's bytes (report.report_json_bytes)
-    report_exact: bool  # False: a result's lone surrogate is U+FFFD in them (the status then keeps its text)
-    diff: DiffReport | None
-    run: Run
-    runs: list[Run]
-    slugs: dict[str, str]  # what each case links to on the other pages (case_links)
-    strips: dict[str, str]
-    flaky: set[str]
-    by_rule: tuple[RuleCount, ...]  # the cases failing each rule code, now and in the baseline
-    since: dict[str, FailingSince]  # each failing case's streak of failures (history/since.py)
-    steps: list[PassStep]  # the steps in the pass rate over the CI points (history/steps.py), for steps.json
-
 
 # Step 1: read and check every input
 
@@ -254,7 +127,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
             warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")
             baseline, baseline_path, baseline_sealed = None, None, ""
             assets, settings, previous = _site_settings(options, case_pages, config, code, has_baseline=False)
-    history = load_history(options.history, options.out / HISTORY_FILE, optional=options.history_optional)
+    history = load_history(options.history, options.out / urls.HISTORY_JSON, optional=options.history_optional)
     return Inputs(
         options=options,
         case_pages=case_pages,
@@ -463,23 +336,6 @@ def gather(inputs: Inputs, pages: BuiltCases, slugs: dict[str, str]) -> Gathered
 # Step 4: the pages and files of the whole run
 
 
-def write_text(writer: SiteWriter, relative: str, text: str) -> None:
-    """Write a text file of the site (a page, a report) as UTF-8."""
-    writer.write(relative, page_bytes(text))
-
-
-def write_history_data(writer: SiteWriter, data: Gathered) -> None:
-    """assets/history-data.js: the runs and every case's pass/fail strip, which every case page reads."""
-    shared = history_data(data.runs, data.report, data.strips, data.flaky, data.since)
-    writer.write(urls.HISTORY_DATA, script_file("SITEGEN_HISTORY", shared))
-
-
-def write_search_text(writer: SiteWriter, inputs: Inputs, pages: BuiltCases) -> None:
-    """assets/search-text.js: every case's question and answer, which the index's search loads when first used."""
-    texts = ((case_id, pages.records[case_id].search) for case_id in inputs.cases.ids)
-    writer.write(urls.SEARCH_TEXT, script_file("SITEGEN_SEARCH_TEXT", search_text_data(texts)))
-
-
 def start_list_pages(
     writer: SiteWriter, inputs: Inputs, pages: BuiltCases, data: Gathered
 ) -> Tasks[tuple[str, PageRecord | None]]:
@@ -506,48 +362,6 @@ def start_list_pages(
     forks = start_method(options.start_method) == "fork"
     workers = worker_count(options.workers, len(numbers), minimum=LIST_POOL_MIN_PAGES if forks else len(numbers) + 1)
     return run_tasks(write_list_page, numbers, list_pages, workers, method=options.start_method)
-
-
-def write_diff(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
-    """diff.html, diff.json and diff.md, when there is a baseline."""
-    if data.diff is None or inputs.baseline is None:
-        return
-    page = build_diff_page(inputs.assets.info, data.diff, inputs.baseline, data.report, data.slugs)
-    write_text(writer, urls.DIFF, render.render_template("diff.html", page_context(page)))
-    write_text(writer, urls.DIFF_JSON, diff_json(data.diff))
-    write_text(writer, urls.DIFF_MD, diff_markdown(data.diff))
-
-
-def write_history(writer: SiteWriter, inputs: Inputs, data: Gathered) -> None:
-    """history.html, history.json and steps.json (derived here at each build, never kept in the history)."""
-    page = build_history_page(inputs.assets.info, data.runs, data.run.runId, inputs.options.history_limit, data.steps)
-    write_text(writer, urls.HISTORY, render.render_template("history.html", page_context(page)))
-    write_text(writer, HISTORY_FILE, history_json(data.runs))
-    write_text(writer, urls.STEPS_JSON, steps_json(data.steps))
-
-
-def write_reports(writer: SiteWriter, inputs: Inputs, pages: BuiltCases, data: Gathered) -> tuple[str, bool]:
-    """report.json, report.md and .nojekyll (GitHub Pages serves the files as they are). Returns report.json's
-    seal and whether it holds every result's text as it is (no lone surrogate replaced), for the status file."""
-    writer.write(urls.REPORT_JSON, data.report_bytes)
-    rows = [pages.records[case_id].markdown for case_id in inputs.cases.ids]
-    write_text(writer, urls.REPORT_MD, report_markdown(data.report, rows=rows))
-    writer.write(".nojekyll", b"")
-    return report_seal(data.report_bytes), data.report_exact
-
-
-def write_status(
-    writer: SiteWriter, inputs: Inputs, pages: BuiltCases, list_pages: dict[str, PageRecord], report: tuple[str, bool]
-) -> None:
-    """The build status file, for the next build to reuse what did not change (`report`: write_reports')."""
-    status = BuildStatus(
-        inputs.status.settings,
-        cases=pages.records,
-        pages=list_pages,
-        validated_cases=inputs.status.validated_cases,
-        validated_baseline=inputs.status.validated_baseline,
-    )
-    writer.write(STATUS_FILE, status_file_bytes(status, inputs.cases.ids, *report))
 
 
 # The build
