@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitegen.checks import check_code, check_codes, format_check, parse_check, with_trial_count
-from sitegen.suite.loading import FixtureProblem
+from sitegen.suite.traces import FixtureProblem
 
 
 def test_a_check_reads_back_as_its_code_and_message() -> None:

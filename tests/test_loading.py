@@ -11,7 +11,8 @@ import pytest
 from helpers import make_case, make_trace, write_suite
 from sitegen.errors import BadInput
 from sitegen.plumbing.inputfiles import read_input
-from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_cases, load_trace
+from sitegen.suite.loading import load_cases, load_trace
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -21,7 +21,8 @@ from sitegen.negation import DEFAULT_LEXICON, Lexicon, Polarity, read_keywords
 from sitegen.report.report_json import result_from_json
 from sitegen.report.results import CaseResult
 from sitegen.suite.config import SuiteConfig, load_config
-from sitegen.suite.loading import LoadedTrace, load_cases, validate_trace
+from sitegen.suite.loading import load_cases
+from sitegen.suite.traces import LoadedTrace, validate_trace
 from sitegen.suite.models import Case
 from negation_corpus import ALSO_EXPECTED, CORPUS
 

@@ -17,7 +17,8 @@ from helpers import ROOT, drop_tool, soup
 from otel_agent import OTEL_TOML, STYLES, TOKENS, export_run, write_run
 from sitegen.cli import app
 from sitegen.suite.config import OtelSettings
-from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_trace
+from sitegen.suite.loading import load_trace
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 from sitegen.suite.otlp import file_spans
 from sitegen.plumbing.jsonread import parse_json_text
 

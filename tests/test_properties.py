@@ -18,7 +18,8 @@ from sitegen.plumbing.jsonread import parse_json_text
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import FixtureProblem, LoadedTrace, load_cases, load_trace, validate_trace
+from sitegen.suite.loading import load_cases, load_trace
+from sitegen.suite.traces import FixtureProblem, LoadedTrace, validate_trace
 from sitegen.suite.models import Case, TokenUsage
 from sitegen.textmatch import normalise
 

@@ -15,7 +15,7 @@ from sitegen.checks import FIXTURE_CODES
 from sitegen.evaluation.rules import RULES, rule
 from sitegen.report.results import CaseResult
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import LoadedTrace, validate_trace
+from sitegen.suite.traces import LoadedTrace, validate_trace
 from sitegen.suite.models import Case, Trace
 
 V2 = {"gatekeeper_result": {"status": "pass", "rule_set_version": "gk-1"}, "claim_checks": [], "composer_output": {"mode": "parsed"}}

@@ -14,7 +14,8 @@ from jsonschema import Draft202012Validator
 from helpers import ROOT
 from sitegen.errors import BadInput
 from sitegen.plumbing.jsonread import TextProblem, parse_json_text
-from sitegen.suite.loading import LoadedTrace, fixture_files, load_cases, validate_trace
+from sitegen.suite.loading import fixture_files, load_cases
+from sitegen.suite.traces import LoadedTrace, validate_trace
 from sitegen.suite.schema import CASES_FILE, TRACE_FILE, schema_files
 from sitegen.textmatch import normalise
 

@@ -124,14 +124,15 @@ def test_a_bad_usage_in_a_trace_is_that_trace_invalid(tmp_path: Path) -> None:
 
 def test_opentelemetry_usage_both_generations_and_cache_reads(tmp_path: Path) -> None:
     from sitegen.suite.config import SuiteConfig
-    from sitegen.suite.loading import LoadedTrace, load_trace
+    from sitegen.suite.loading import load_trace
+    from sitegen.suite.traces import LoadedTrace
 
     native = json.loads((SHIPPED / "fixtures" / "payment-timeout-pass.json").read_text(encoding="utf-8"))
     for style in ("current", "previous", "openinference"):
         write_run(tmp_path / f"{style}.jsonl", native, style)
         loaded = load_trace(tmp_path, f"{style}.jsonl", SuiteConfig().otel)
-        assert isinstance(loaded, LoadedTrace) and loaded.tokens is not None
-        assert (loaded.tokens.input, loaded.tokens.output) == (1234, 567), style
+        assert isinstance(loaded, LoadedTrace) and loaded.usage is not None
+        assert (loaded.usage.input, loaded.usage.output) == (1234, 567), style
     # A run whose root span records cache reads under the GenAI conventions' name, and the model.
     from sitegen.suite.genai_mapping import _tokens
     from sitegen.suite.otlp import Span

@@ -17,7 +17,8 @@ from sitegen.cli import app
 from sitegen.evaluation.engine import evaluate_case
 from sitegen.evaluation.trajectory_match import match_trajectory, recorded_calls
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import LoadedTrace, load_trace, validate_trace
+from sitegen.suite.loading import load_trace
+from sitegen.suite.traces import LoadedTrace, validate_trace
 from sitegen.suite.models import Case, ExpectedTrajectory, Trace
 
 FIXTURES = ROOT / "eval" / "fixtures"

@@ -15,8 +15,9 @@ from sitegen.report.evidence import UNREAD, trace_evidence
 from sitegen.report.results import CaseResult, Report, build_report
 from sitegen.report.status import Status
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces, load_trace
+from sitegen.suite.loading import TrialTraces, load_trace
 from sitegen.suite.models import Case, Trace, native_usage
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 
 def evaluate_case(case: Case, outcome: LoadedTrace | TrialTraces | FixtureProblem, config: SuiteConfig) -> CaseResult:
@@ -50,7 +51,7 @@ def evaluate_trace(case: Case, outcome: LoadedTrace | FixtureProblem, config: Su
         )
     trace = outcome.trace
     failures = run_rules(case, trace, config)
-    tokens = outcome.tokens if outcome.tokens is not None else native_usage(trace)
+    tokens = outcome.usage if outcome.usage is not None else native_usage(trace)
     return CaseResult(
         caseId=case.id,
         title=case.display_title,

@@ -40,18 +40,9 @@ from sitegen.site.staging import SiteWriter
 from sitegen.site.tracecache import Remembered, remembered_digest, to_remember
 from sitegen.suite.casefile import CaseList
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import (
-    FixtureBytes,
-    FixtureProblem,
-    LoadedTrace,
-    TrialFiles,
-    TrialTraces,
-    parse_fixture,
-    parse_trials,
-    plain_fixture_name,
-    read_fixture,
-)
+from sitegen.suite.loading import TrialFiles, TrialTraces, parse_fixture, parse_trials, plain_fixture_name, read_fixture
 from sitegen.suite.models import Case
+from sitegen.suite.traces import FixtureBytes, FixtureProblem, LoadedTrace
 
 
 class CaseJob(NamedTuple):

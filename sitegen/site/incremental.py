@@ -69,7 +69,8 @@ from sitegen.report.results import CaseResult
 from sitegen.site.html.urls import REPORT_JSON
 from sitegen.site.staging import SiteWriter
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import FixtureBytes, FixtureProblem, TrialFiles
+from sitegen.suite.loading import TrialFiles
+from sitegen.suite.traces import FixtureBytes, FixtureProblem
 
 STATUS_FILE = ".sitegen-status.json"
 STATUS_FORMAT_VERSION = 4

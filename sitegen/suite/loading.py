@@ -2,30 +2,38 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from sitegen.checks import FIXTURE_CONTENT_MISSING, FIXTURE_INVALID, FIXTURE_MISSING, FIXTURE_PATH_INVALID, format_check
+from sitegen.checks import FIXTURE_MISSING, FIXTURE_PATH_INVALID
 from sitegen.errors import BadInput
-from sitegen.plumbing.digests import from_hexdigest
 from sitegen.plumbing.inputfiles import Refusal, Unreadable, load_json_file, read_input, read_regular
-from sitegen.plumbing.jsonread import TextProblem, decode_utf8, describe_error, format_loc, parse_int, parse_json_text
+from sitegen.plumbing.jsonread import TextProblem, decode_utf8, parse_int
 from sitegen.plumbing.jsonread import json_kind as _json_kind
 from sitegen.suite.case_problems import case_problem
 from sitegen.suite.config import OtelSettings
 from sitegen.suite.discovery import suite_path
-from sitegen.suite.genai_mapping import ContentMissing, map_run
-from sitegen.suite.models import Case, TokenUsage, Trace
-from sitegen.suite.otlp import OtlpProblem, file_spans, is_otlp_document, starts_as_json_lines
+from sitegen.suite.models import Case
+from sitegen.suite.native_format import NATIVE
+from sitegen.suite.otlp_format import OTLP
+from sitegen.suite.traces import (
+    FixtureBytes,
+    FixtureProblem,
+    LoadedTrace,
+    TraceFormat,
+    TraceSource,
+    text_problem,
+    unusable,
+)
+
+# The trace formats, in the order they are tried on a fixture (docs/architecture.md, "Where a new thing goes"):
+# each claims its own files, and the native format, last, every other.
+TRACE_FORMATS: tuple[TraceFormat, ...] = (OTLP, NATIVE)
 
 
 def check_fixtures_folder(path: Path) -> None:
@@ -118,58 +126,6 @@ def _case_label(item: Any, index: int) -> str:
     return f"case #{index + 1}"
 
 
-@dataclass(frozen=True)
-class FixtureProblem:
-    """Why a case's trace could not be used; becomes that case's only failed check, and the case is not run: the
-    agent was not judged (eval/README.md, "Cases that could not be evaluated").
-
-    A trace that is there but cannot be used says so as `<reason> at <place>: <detail>` (`trace is not JSON at
-    eval/fixtures/x.json:67:49: Expecting ',' delimiter`), which every summary quotes after the case's id.
-    """
-
-    code: str
-    message: str
-    # An OpenTelemetry file exported without its content: how many spans it holds, and how many are tool calls.
-    spans: int | None = None
-    tool_spans: int | None = None
-
-    def as_check(self) -> str:
-        """The `"<code>: <message>"` form of a failed check."""
-        return format_check(self.code, self.message)
-
-
-def unusable(reason: str, place: str, detail: str = "") -> FixtureProblem:
-    """A trace that is there but cannot be used: `<reason> at <place>[: <detail>]`, as fixture_invalid."""
-    return FixtureProblem(FIXTURE_INVALID, f"{reason} at {place}" + (f": {detail}" if detail else ""))
-
-
-_BAD_BYTE = re.compile(r"\(byte 0x[0-9a-f]{2}\)")
-
-
-def _text_problem(shown: str, problem: TextProblem) -> FixtureProblem:
-    """A trace's text that is not UTF-8 or not JSON, with the line and column where it breaks."""
-    place = f"{shown}:{problem.where}" if problem.where else shown
-    if problem.problem.startswith("not UTF-8"):
-        byte = _BAD_BYTE.search(problem.problem)
-        return unusable("trace is not UTF-8 text", place, byte[0][1:-1] if byte else problem.problem)
-    return unusable("trace is not JSON", place, problem.problem.removeprefix("invalid JSON: "))
-
-
-@dataclass(frozen=True)
-class LoadedTrace:
-    """A trace that parsed and has the expected shape."""
-
-    path: Path
-    trace: Trace
-    raw: Any
-    size: int
-    text: str | None = None  # the file's text as read (None when the trace did not come from a file)
-    digest: str | None = None  # plumbing.digests.short_digest of the file's bytes (None when it did not come from a file)
-    # An OpenTelemetry trace (suite/genai_mapping.py): how many spans it has, and the tokens it records. None: native.
-    spans: int | None = None
-    tokens: TokenUsage | None = None
-
-
 def resolve_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> Path | FixtureProblem:
     """Where a `traceFixture` points, or why it may not be read (absolute, outside, via symlink).
 
@@ -203,19 +159,6 @@ def plain_fixture_name(name: str) -> bool:
     """Whether a traceFixture names a file right in the fixtures folder: no separator, drive or NUL."""
     # Chained tests rather than any() over the characters: this runs for every case of every rebuild.
     return bool(name) and "/" not in name and "\\" not in name and ":" not in name and "\x00" not in name and name not in (".", "..")
-
-
-@dataclass(frozen=True)
-class FixtureBytes:
-    """A trace fixture's resolved path and its bytes, as read."""
-
-    path: Path
-    data: bytes
-
-    @cached_property
-    def sha256(self) -> str:
-        """The SHA-256 of the bytes in hex, computed once: a build keys the page by it, the report records it."""
-        return hashlib.sha256(self.data).hexdigest()
 
 
 def read_fixture(fixtures_dir: Path, name: str, root: Path | None = None) -> FixtureBytes | TrialFiles | FixtureProblem:
@@ -335,74 +278,18 @@ def load_trace(fixtures_dir: Path, name: str, otel: OtelSettings | None = None) 
 
 
 def parse_fixture(fixtures_dir: Path, name: str, read: FixtureBytes, otel: OtelSettings | None = None) -> LoadedTrace | FixtureProblem:
-    """A fixture's bytes (from read_fixture) as a trace, or why they are not one. The format comes from the
-    content: OTLP JSON (one document with `resourceSpans`, or JSON Lines of them) is read as an OpenTelemetry
-    trace (`otel`: the suite's `[otel]` settings), anything else as the native trace shape."""
+    """A fixture's bytes (from read_fixture) as a trace, or why they are not one. The format comes from the content:
+    each of TRACE_FORMATS in turn claims the file or passes (`otel`: the suite's `[otel]` settings)."""
     shown = f"{suite_path(fixtures_dir)}/{name}"
-    target, data = read.path, read.data
-    text = decode_utf8(data)
+    text = decode_utf8(read.data)
     if isinstance(text, TextProblem):
-        return _text_problem(shown, text)
-    if starts_as_json_lines(text):  # as exporters write it: read line by line straight away
-        found = _otel_trace(None, shown, read, text, otel or OtelSettings())
+        return text_problem(shown, text)
+    source = TraceSource(shown, read, text, otel or OtelSettings())
+    for trace_format in TRACE_FORMATS:
+        found = trace_format.read(source)
         if found is not None:
             return found
-    number_texts: dict[int, str] = {}
-    raw = parse_json_text(text, strict_keys=True, number_texts=number_texts)
-    if isinstance(raw, TextProblem) or is_otlp_document(raw):
-        found = _otel_trace(raw, shown, read, text, otel or OtelSettings())
-        if found is not None:
-            return found
-    if isinstance(raw, TextProblem):
-        return _text_problem(shown, raw)
-    return validate_trace(raw, shown, target, len(data), text, number_texts, from_hexdigest(read.sha256))
-
-
-def _otel_trace(parsed: Any, shown: str, read: FixtureBytes, text: str, otel: OtelSettings) -> LoadedTrace | FixtureProblem | None:
-    """An OpenTelemetry trace (suite/otlp.py, suite/genai_mapping.py) as the trace its spans record, or why it is
-    not one; None when the text is not OTLP trace data after all (`parsed`: the text parsed as one JSON document,
-    its problem, or None when not parsed yet)."""
-    try:
-        spans = file_spans(text, parsed)
-        if spans is None:
-            return None
-        run = map_run(spans, otel)
-    except ContentMissing as exc:
-        return FixtureProblem(FIXTURE_CONTENT_MISSING, exc.render(shown), exc.spans, exc.tool_spans)
-    except OtlpProblem as exc:
-        return unusable("trace is not a readable OpenTelemetry trace", shown, f"{exc.where}: {exc.problem}" if exc.where else exc.problem)
-    except RecursionError:
-        return unusable("trace is not a readable OpenTelemetry trace", shown, "nested too deeply to read")
-    loaded = validate_trace(run.trace, shown, read.path, len(read.data), text, None, from_hexdigest(read.sha256))
-    if isinstance(loaded, FixtureProblem):
-        return loaded
-    return LoadedTrace(loaded.path, loaded.trace, run.trace, loaded.size, text, loaded.digest, len(spans), run.tokens)
-
-
-def validate_trace(
-    raw: Any,
-    shown: str,
-    path: Path,
-    size: int,
-    text: str | None = None,
-    number_texts: dict[int, str] | None = None,
-    digest: str | None = None,
-) -> LoadedTrace | FixtureProblem:
-    """Check a parsed trace has the trace shape; name the first field that does not."""
-    reason = "trace is not the trace shape"
-    if not isinstance(raw, dict):
-        return unusable(reason, shown, f"expected a JSON object with a 'session' object, got {_json_kind(raw)}")
-    if not isinstance(raw.get("session"), dict):
-        got = "nothing" if "session" not in raw else _json_kind(raw["session"])
-        return unusable(reason, shown, f"field 'session': expected an object, got {got}")
-    try:
-        trace = Trace.model_validate(raw, context={"number_texts": number_texts})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        return unusable(reason, shown, f"field {format_loc(first['loc'])!r}: {describe_error(first)}")
-    except RecursionError:
-        return unusable(reason, shown, "nested too deeply to read")
-    return LoadedTrace(path=path, trace=trace, raw=raw, size=size, text=text, digest=digest)
+    raise AssertionError("the native format reads every file")  # TRACE_FORMATS ends with it
 
 
 def fixture_files(fixtures_dir: Path) -> list[Path]:

@@ -14,9 +14,10 @@ from typing import Any, NamedTuple
 
 from sitegen.plumbing.jsonread import TextProblem, decode_utf8, parse_json_text
 from sitegen.suite.genai_mapping import run_span
-from sitegen.suite.loading import FixtureBytes, TrialFiles, read_fixture
+from sitegen.suite.loading import TrialFiles, read_fixture
 from sitegen.suite.models import Case
 from sitegen.suite.otlp import OtlpProblem, Span, attributes, file_spans, starts_as_json_lines
+from sitegen.suite.traces import FixtureBytes
 
 # What a copy of the run span keeps of its resource: what says which service and project it belongs to, so that a
 # tool files the results with the agent's traces (Phoenix by its project, the others by service); nothing else of

@@ -9,11 +9,8 @@ from pathlib import Path
 
 from sitegen.negation import Polarity, read_keywords
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.models import Case
 from sitegen.suite.loading import (
     TRACE_SUFFIXES,
-    FixtureProblem,
-    LoadedTrace,
     TrialTraces,
     check_fixtures_folder,
     fixture_files,
@@ -21,6 +18,8 @@ from sitegen.suite.loading import (
     load_trace,
     resolve_fixture,
 )
+from sitegen.suite.models import Case
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 VERDICT_FIELDS = ("allowedVerdicts", "forbiddenVerdicts")
 

@@ -49,8 +49,9 @@ from sitegen.site.pages.tool_timeline import ToolsView, tools_view
 from sitegen.site.pages.trial_cells import TrialsView, shown_trial, trials_view
 from sitegen.site.pages.verifier import VerifierView, verifier_view
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces
+from sitegen.suite.loading import TrialTraces
 from sitegen.suite.models import Case
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 
 class Pager(NamedTuple):
@@ -251,14 +252,15 @@ def _answer_view(case: Case, answer: str, found: FoundPhrases, config: SuiteConf
 def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[EvidenceRow, ...]:
     rows = []
     trace = outcome.trace if isinstance(outcome, LoadedTrace) else None
-    # An OpenTelemetry trace has no verifier summary of tool calls (eval/README.md, "The mapping"): no column for it.
-    otel = outcome.spans is not None
+    # A format without a verifier summary of tool calls (OpenTelemetry: eval/README.md, "The mapping") has no column
+    # for it; a file its format recognised but could not read whole is there, only not read.
+    summary_column = outcome.format is None or outcome.format.has_verifier_summary
     for tool in case.requiredEvidenceTools:
         counted = result.evidenceCoverage.get(tool, False)
         counted_badge = mark_yes("counts") if counted else mark_no("missing")
         if trace is None:  # not judged: nothing counts or is missing
-            unread = mark_na("not read" if otel else "no trace")  # an OpenTelemetry file without content is there
-            rows.append(EvidenceRow(tool, unread, None if otel else unread, unread, mark_na("not evaluated")))
+            unread = mark_na("no trace" if outcome.format is None else "not read")
+            rows.append(EvidenceRow(tool, unread, unread if summary_column else None, unread, mark_na("not evaluated")))
             continue
         calls = [inv for inv in trace.toolInvocations if inv.toolName == tool]
         summary = trace.verifier.tool_trace_summary if trace.verifier else []
@@ -271,7 +273,7 @@ def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: Ca
             EvidenceRow(
                 tool=tool,
                 invoked=mark_yes(fmt.plural(len(calls), "call")) if calls else mark_no("not invoked"),
-                in_summary=None if otel else listed,
+                in_summary=listed if summary_column else None,
                 succeeded=(mark_yes(f"{ok} of {len(calls)}") if ok else mark_no(f"0 of {len(calls)}")) if calls else mark_na(),
                 counted=counted_badge,
             )
@@ -377,10 +379,7 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
             Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
         )
     read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
-    if outcome.spans is not None:
-        read += f" · OpenTelemetry, {fmt.plural(outcome.spans, 'span')}"
-    if isinstance(outcome, FixtureProblem) and outcome.spans is not None:
-        read += ", exported without its content"
+    read += _format_note(outcome)
     return (
         Fact("Keywords", keywords),
         Fact("Tool calls", f"{result.toolCallCount:,}" if isinstance(outcome, LoadedTrace) else _unread_calls(outcome)),
@@ -388,6 +387,15 @@ def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: Cas
         *_usage_facts(result, ""),
         Fact("Trace", f"{case.traceFixture} · {read}"),
     )
+
+
+def _format_note(outcome: LoadedTrace | FixtureProblem) -> str:
+    """What the trace's format says of its file beside its size (` · OpenTelemetry, 6 spans`); "" for the native
+    format, and for a file no format read."""
+    if outcome.format is None:
+        return ""
+    said = outcome.format.describe(outcome.spans, isinstance(outcome, LoadedTrace))
+    return f" · {said}" if said else ""
 
 
 def _unread_calls(problem: FixtureProblem) -> str:

@@ -8,8 +8,8 @@ from typing import NamedTuple
 from sitegen import formatting as fmt
 from sitegen.evaluation.trajectory_match import expected_call, match_trajectory, recorded_calls
 from sitegen.site.pages.badges import Badge, mark_no, mark_yes
-from sitegen.suite.loading import FixtureProblem, LoadedTrace
 from sitegen.suite.models import ExpectedTrajectory
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 
 class ExpectedStep(NamedTuple):

@@ -25,8 +25,8 @@ from sitegen.site.pages.text import (
     element_text,
     pretty,
 )
-from sitegen.suite.loading import FixtureProblem, LoadedTrace
 from sitegen.suite.models import INPUT_KEYS, ExpectedTrajectory, ToolInvocation
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 # A call's recorded fields shown first, in this order: what went in (suite/models.py's INPUT_KEYS, the report's
 # definition of a call's input), then what came out; then the rest.

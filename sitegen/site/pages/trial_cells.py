@@ -22,7 +22,8 @@ from sitegen.site.pages.badges import Badge, status_badge, verdict_badge
 from sitegen.site.pages.common import RawLink
 from sitegen.site.pages.text import TEXT_LIMIT, clip
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import FixtureProblem, LoadedTrace, TrialTraces
+from sitegen.suite.loading import TrialTraces
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 
 class TrialView(NamedTuple):

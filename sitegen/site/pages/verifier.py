@@ -9,8 +9,8 @@ from sitegen.site.pages.badges import Badge, mark_na, mark_no, mark_yes, verdict
 from sitegen.site.pages.common import Fact
 from sitegen.site.pages.text import MAX_TOOL_CALLS, VERIFIER_BUDGET, Budget, TextBlock, text_block
 from sitegen.suite.config import SuiteConfig
-from sitegen.suite.loading import FixtureProblem, LoadedTrace
 from sitegen.suite.models import Case, ComposerOutput, GatekeeperResult, VerifierEvaluation
+from sitegen.suite.traces import FixtureProblem, LoadedTrace
 
 
 class ClaimRow(NamedTuple):
