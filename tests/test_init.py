@@ -271,11 +271,11 @@ def test_an_action_named_by_a_tag_is_written_as_asked_with_a_warning(tmp_path: P
 
 
 def test_a_pip_install_from_github_pins_the_commit_it_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What pip records of a `pip install 'sitegen-eval @ git+https://github.com/someone/sitegen@v0.1.0'` (PEP 610)
+    """What pip records of a `pip install 'sitegen-eval @ git+https://github.com/someone/sitegen@v1.0.0'` (PEP 610)
     gives the workflow that commit, the tag asked for as its comment, and the terminal says so."""
     import importlib.metadata
 
-    recorded = {"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "requested_revision": "v0.1.0", "commit_id": SHA}}
+    recorded = {"url": "https://github.com/someone/sitegen", "vcs_info": {"vcs": "git", "requested_revision": "v1.0.0", "commit_id": SHA}}
 
     class Installed:
         def read_text(self, name: str) -> str | None:
@@ -284,5 +284,5 @@ def test_a_pip_install_from_github_pins_the_commit_it_installed(tmp_path: Path, 
     monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Installed())
     done = run("init", str(tmp_path))
     assert done.exit_code == 0, done.output
-    assert f"the workflow runs sitegen's action someone/sitegen@{SHA} # v0.1.0 (the commit pip installed this sitegen from, asked for as v0.1.0)" in done.output
-    assert (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").count(f"uses: someone/sitegen@{SHA} # v0.1.0\n") == 2
+    assert f"the workflow runs sitegen's action someone/sitegen@{SHA} # v1.0.0 (the commit pip installed this sitegen from, asked for as v1.0.0)" in done.output
+    assert (tmp_path / ".github/workflows/eval-site.yml").read_text(encoding="utf-8").count(f"uses: someone/sitegen@{SHA} # v1.0.0\n") == 2

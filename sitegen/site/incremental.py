@@ -19,7 +19,7 @@ The file is compact JSON, a line per case, its keys sorted::
     {"formatVersion": 3,                 // STATUS_FORMAT_VERSION
      "report": "<sha256>",               // report_seal of the report.json this build wrote beside it
      "settings": "<sha256>",             // build_settings: pages and results count only when it is the same
-     "sitegen": "0.1.0",                 // the version that wrote it: another version's file is not read
+     "sitegen": "1.0.0",                 // the version that wrote it: another version's file is not read
      "validatedBaseline": "<sha256>",    // baseline_seal of the baseline read with every check ("" if none)
      "validatedCases": "<sha256>",       // case_file_seal of the case file validated whole
      "cases": [                          // in case-file order
