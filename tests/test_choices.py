@@ -155,8 +155,6 @@ def test_each_policy_states_its_rule() -> None:
 
 # (module, word) where the same letters name something else than the choice: each is used, and the test says so.
 OTHER_MEANINGS = {
-    ("compare/diff_report.py", "passed"): "the diff item of the result's `passed` field",
-    ("compare/wording.py", "passed"): "the words of the `passed` metric's values",
     ("site/pages/then_and_now.py", "failed"): "what a trace did with a tool (called, failed)",
     ("site/pages/tool_timeline.py", "failed"): "a tool call that failed",
     ("site/pages/trajectory_view.py", "failed"): "a tool call that failed",

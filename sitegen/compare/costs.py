@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from sitegen.checks import FIXTURE_CODES, check_codes
-from sitegen.compare.items import CHANGED, COST_METRICS, direction, same
+from sitegen.compare.items import COST_METRICS, ItemType, direction, same
 from sitegen.finite import finite_mean
 from sitegen.report.results import CaseResult, Report
 from sitegen.report.status import Status
@@ -77,9 +77,9 @@ def paired_average(baseline: Report, current: Report, metric: str) -> PairedAver
 def paired_type(paired: PairedAverage, tolerance: float) -> str:
     """REGRESSION when the paired average rose by more than `tolerance` (relative), IMPROVEMENT when it fell by more."""
     if paired.baseline is None or paired.current is None or same(paired.baseline, paired.current):
-        return CHANGED
+        return ItemType.CHANGED
     change = paired.current - paired.baseline
     allowed = tolerance * abs(paired.baseline)
     if abs(change) <= allowed or math.isclose(abs(change), allowed, rel_tol=1e-9):
-        return CHANGED
+        return ItemType.CHANGED
     return direction(change, higher_is_worse=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 from sitegen.compare.changes import CaseChange
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.items import TRIAL_PASS_RATE, DiffItem
+from sitegen.compare.items import DiffItem, Metric
 from sitegen.compare.wording import item_message
 from sitegen.plumbing.jsontext import dumps_json
 
@@ -64,7 +64,7 @@ def diff_document(diff: DiffReport) -> dict[str, Any]:
         "pairedTest": None if diff.pairedTest is None else diff.pairedTest.to_json(),
         "items": [item_document(item) for item in diff.items],
     }
-    if any(item.metric == TRIAL_PASS_RATE for item in diff.items):  # single-trial diffs keep their shape
+    if any(item.metric == Metric.TRIAL_PASS_RATE for item in diff.items):  # single-trial diffs keep their shape
         data["alpha"] = diff.alpha
     if diff.failingSince is not None:  # made with the history of record (a build): the step this run is in, or null
         data["step"] = None if diff.step is None else diff.step.to_json()

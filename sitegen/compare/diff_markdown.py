@@ -9,7 +9,7 @@ from __future__ import annotations
 from sitegen.checks import check_codes
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.items import CHANGED, IMPROVEMENT, PASS_RATE, REGRESSION, DiffItem, metric_label
+from sitegen.compare.items import DiffItem, ItemType, Metric, metric_label
 from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, NO_MEANING, phrase_text, what_changed
 from sitegen.compare.where import step_text, streak_cell
 from sitegen.compare.wording import (
@@ -33,7 +33,7 @@ from sitegen.report.status import Status
 NOT_COMPARABLE = "case changed — not comparable"
 # The passing cases that behave differently a job summary lists (GitHub drops a summary over 1 MiB); diff.md has all.
 SUMMARY_CHANGED_ROWS = 50
-_SECTIONS = {REGRESSION: "Regressions", IMPROVEMENT: "Improvements", CHANGED: "Changes"}
+_SECTIONS = {ItemType.REGRESSION: "Regressions", ItemType.IMPROVEMENT: "Improvements", ItemType.CHANGED: "Changes"}
 
 
 def _headline(diff: DiffReport) -> list[str]:
@@ -193,7 +193,7 @@ def _case_cell(item: DiffItem, diff: DiffReport) -> str:
     if item.caseId is None:
         return "_all cases_"
     cell = escape_cell(item.caseId)
-    if item.type == REGRESSION and item.caseId in diff.changedDefinitions:
+    if item.type == ItemType.REGRESSION and item.caseId in diff.changedDefinitions:
         cell += f" ⚠️ **{NOT_COMPARABLE}**"
     return cell
 
@@ -228,9 +228,9 @@ def diff_markdown(diff: DiffReport) -> str:
                   f"{plural(diff.regressionCount, 'regression')} · "
                   f"{plural(diff.improvementCount, 'improvement')} · "
                   f"{plural(diff.changedCount, 'change')}"]
-    lines += _section(REGRESSION, diff, "###", fold=False)
-    lines += _section(IMPROVEMENT, diff, "###", fold=True)
-    lines += _section(CHANGED, diff, "###", fold=True)
+    lines += _section(ItemType.REGRESSION, diff, "###", fold=False)
+    lines += _section(ItemType.IMPROVEMENT, diff, "###", fold=True)
+    lines += _section(ItemType.CHANGED, diff, "###", fold=True)
     return "\n".join(lines) + "\n"
 
 
@@ -239,7 +239,7 @@ def _other_regression_items(diff: DiffReport) -> list[DiffItem]:
     case that could not be evaluated lost everything only because it was not judged)."""
     listed = {change.caseId for change in diff.caseChanges if change.change.fails_gate}
     return [item for item in diff.items
-            if item.type == REGRESSION and item.metric != PASS_RATE and item.caseId not in listed]
+            if item.type == ItemType.REGRESSION and item.metric != Metric.PASS_RATE and item.caseId not in listed]
 
 
 def diff_summary_markdown(diff: DiffReport, title: str = "Baseline diff") -> str:

@@ -62,15 +62,13 @@ from sitegen.compare.changes import (
 from sitegen.compare.costs import paired_average, paired_type
 from sitegen.compare.where import Step, Streak
 from sitegen.compare.items import (
-    AGGREGATE,
-    CASE,
-    CHANGED,
     COST_METRICS,
-    IMPROVEMENT,
-    PASS_RATE,
-    REGRESSION,
-    TRIAL_PASS_RATE,
+    EVIDENCE_COVERAGE,
+    VERDICT_DISTRIBUTION,
     DiffItem,
+    ItemType,
+    Metric,
+    Scope,
     delta,
     direction,
     same,
@@ -133,12 +131,12 @@ class DiffReport:
     @property
     def cost_regressions(self) -> list[DiffItem]:
         """The cost signals that regressed by the paired rule (they fail the gate with the regressed cases)."""
-        return [item for item in self.items if item.type == REGRESSION and item.metric in COST_METRICS]
+        return [item for item in self.items if item.type == ItemType.REGRESSION and item.metric in COST_METRICS]
 
     @property
     def trial_regressions(self) -> list[DiffItem]:
         """The cases whose trial pass rate fell by more than chance (they fail the gate too)."""
-        return [item for item in self.items if item.type == REGRESSION and item.metric == TRIAL_PASS_RATE]
+        return [item for item in self.items if item.type == ItemType.REGRESSION and item.metric == Metric.TRIAL_PASS_RATE]
 
 
 class _Collector:
@@ -149,7 +147,7 @@ class _Collector:
 
     def add(self, kind: str, case_id: str | None, metric: str, before: Any, after: Any, **extra: Any) -> None:
         """Add an item with its delta; `extra` sets DiffItem's optional fields."""
-        scope = AGGREGATE if case_id is None else CASE
+        scope = Scope.AGGREGATE if case_id is None else Scope.CASE
         self.items.append(DiffItem(kind, scope, case_id, metric, before, after, delta(before, after), **extra))
 
 
@@ -158,7 +156,7 @@ def _cost_items(out: _Collector, baseline: Report, current: Report, tolerance: f
         before, after = getattr(baseline, metric), getattr(current, metric)
         paired = paired_average(baseline, current, metric)
         kind = paired_type(paired, tolerance)
-        if same(before, after) and kind == CHANGED:
+        if same(before, after) and kind == ItemType.CHANGED:
             continue
         out.add(
             kind, None, metric, before, after,
@@ -199,14 +197,14 @@ def _aggregate_items(
     before, after = _rate(baseline), _rate(current)
     if before is not None and after is not None and not same(before, after):
         # Its message adds McNemar's test of the single-trial cases (compare/wording.py's chance_clause).
-        out.add(REGRESSION if after < before else IMPROVEMENT, None, PASS_RATE, before, after, pairedTest=paired,
+        out.add(ItemType.REGRESSION if after < before else ItemType.IMPROVEMENT, None, Metric.PASS_RATE, before, after, pairedTest=paired,
                 alpha=alpha if paired is not None else None, leftOutCases=tuple(left))
     _cost_items(out, baseline, current, tolerance)
     for verdict in sorted(set(baseline.verdictDistribution) | set(current.verdictDistribution)):
         before = baseline.verdictDistribution.get(verdict, 0)
         after = current.verdictDistribution.get(verdict, 0)
         if before != after:
-            out.add(CHANGED, None, f"verdictDistribution.{verdict}", before, after)
+            out.add(ItemType.CHANGED, None, f"{VERDICT_DISTRIBUTION}{verdict}", before, after)
 
 
 def definition_changed(base: CaseResult, cur: CaseResult) -> bool:
@@ -219,12 +217,12 @@ def _trial_counts(base: CaseResult, cur: CaseResult) -> tuple[tuple[int, int], t
 
 
 def _passed_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange) -> None:
-    kind = IMPROVEMENT if cur.passed else REGRESSION
+    kind = ItemType.IMPROVEMENT if cur.passed else ItemType.REGRESSION
     checks = list(change.resolvedChecks if cur.passed else change.newFailedChecks)
     counts = None
     if change.change is ChangeKind.WITHIN_NOISE:  # the trial policy flipped, the trial pass rate moved within chance
-        kind, counts = CHANGED, _trial_counts(base, cur)
-    out.add(kind, case_id, "passed", base.passed, cur.passed, checks=checks, currentStatus=cur.status, trialCounts=counts)
+        kind, counts = ItemType.CHANGED, _trial_counts(base, cur)
+    out.add(kind, case_id, Metric.PASSED, base.passed, cur.passed, checks=checks, currentStatus=cur.status, trialCounts=counts)
 
 
 def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, float] | None:
@@ -235,8 +233,8 @@ def trial_change(base: CaseResult, cur: CaseResult, alpha: float) -> tuple[str, 
         return None
     fell, p_value = moved
     if p_value >= alpha:
-        return CHANGED, p_value
-    return (REGRESSION if fell else IMPROVEMENT), p_value
+        return ItemType.CHANGED, p_value
+    return (ItemType.REGRESSION if fell else ItemType.IMPROVEMENT), p_value
 
 
 def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, alpha: float) -> None:
@@ -245,16 +243,16 @@ def _trial_item(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
         return
     kind, p_value = change
     before, after = base.passedTrials / base.trials, cur.passedTrials / cur.trials
-    out.add(kind, case_id, TRIAL_PASS_RATE, before, after, pValue=p_value, alpha=alpha, trialCounts=_trial_counts(base, cur))
+    out.add(kind, case_id, Metric.TRIAL_PASS_RATE, before, after, pValue=p_value, alpha=alpha, trialCounts=_trial_counts(base, cur))
 
 
 def _behaviour_items(out: _Collector, case_id: str, behaviour: Behaviour) -> None:
     if behaviour.answerLengths is not None and behaviour.answerSimilarity is not None:
         before, after = behaviour.answerLengths
-        out.add(CHANGED, case_id, "answer", before, after, similarity=behaviour.answerSimilarity)
+        out.add(ItemType.CHANGED, case_id, Metric.ANSWER, before, after, similarity=behaviour.answerSimilarity)
     if behaviour.callsChanged is not None:
         then, now = behaviour.callsChanged
-        out.add(CHANGED, case_id, "toolCalls", list(then), list(now), firstDivergence=behaviour.firstDivergence)
+        out.add(ItemType.CHANGED, case_id, Metric.TOOL_CALLS, list(then), list(now), firstDivergence=behaviour.firstDivergence)
 
 
 def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult, change: CaseChange, alpha: float) -> None:
@@ -265,22 +263,22 @@ def _case_items(out: _Collector, case_id: str, base: CaseResult, cur: CaseResult
         before, after = base.evidenceCoverage.get(tool), cur.evidenceCoverage.get(tool)
         if before == after:
             continue
-        kind = CHANGED if before is None or after is None else IMPROVEMENT if after else REGRESSION
-        out.add(kind, case_id, f"evidenceCoverage.{tool}", before, after)
+        kind = ItemType.CHANGED if before is None or after is None else ItemType.IMPROVEMENT if after else ItemType.REGRESSION
+        out.add(kind, case_id, f"{EVIDENCE_COVERAGE}{tool}", before, after)
     before, after = base.matchedKeywordCount, cur.matchedKeywordCount
     if before != after:
-        out.add(direction(after - before, higher_is_worse=False), case_id, "matchedKeywordCount", before, after)
+        out.add(direction(after - before, higher_is_worse=False), case_id, Metric.MATCHED_KEYWORDS, before, after)
     if base.verdict != cur.verdict:
-        out.add(CHANGED, case_id, "verdict", base.verdict, cur.verdict)
+        out.add(ItemType.CHANGED, case_id, Metric.VERDICT, base.verdict, cur.verdict)
     if sorted(base.failedChecks) != sorted(cur.failedChecks):
-        out.add(CHANGED, case_id, "failedChecks", list(base.failedChecks), list(cur.failedChecks))
+        out.add(ItemType.CHANGED, case_id, Metric.FAILED_CHECKS, list(base.failedChecks), list(cur.failedChecks))
     if base.toolCallCount != cur.toolCallCount:
-        out.add(CHANGED, case_id, "toolCallCount", base.toolCallCount, cur.toolCallCount)
+        out.add(ItemType.CHANGED, case_id, Metric.TOOL_CALL_COUNT, base.toolCallCount, cur.toolCallCount)
     _behaviour_items(out, case_id, change.behaviour)
     if not same(base.durationMs, cur.durationMs):
-        out.add(CHANGED, case_id, "durationMs", base.durationMs, cur.durationMs)
+        out.add(ItemType.CHANGED, case_id, Metric.DURATION, base.durationMs, cur.durationMs)
     if definition_changed(base, cur):
-        out.add(CHANGED, case_id, "definition", base.caseDigest, cur.caseDigest)
+        out.add(ItemType.CHANGED, case_id, Metric.DEFINITION, base.caseDigest, cur.caseDigest)
 
 
 class CaseComparison(NamedTuple):
@@ -302,14 +300,14 @@ def compare_case(
     out = _Collector()
     if cur is None:
         assert base is not None, "a case is in at least one report"
-        out.add(REGRESSION, base.caseId, "present", True, False)
+        out.add(ItemType.REGRESSION, base.caseId, Metric.PRESENT, True, False)
     elif base is None:
-        out.add(CHANGED, cur.caseId, "present", False, True)
+        out.add(ItemType.CHANGED, cur.caseId, Metric.PRESENT, False, True)
     elif base != cur:  # most cases of a diff are unchanged: one comparison of every field says so
         if evaluated_on_both(base, cur):
             _case_items(out, cur.caseId, base, cur, change, alpha)
         elif definition_changed(base, cur):  # the case was edited: said of the case file, not of the agent
-            out.add(CHANGED, cur.caseId, "definition", base.caseDigest, cur.caseDigest)
+            out.add(ItemType.CHANGED, cur.caseId, Metric.DEFINITION, base.caseDigest, cur.caseDigest)
     return CaseComparison(change, tuple(out.items))
 
 
@@ -378,12 +376,12 @@ def compare_reports(
     changed_definitions.sort()
     changes = [cases[result.caseId].change for result in current.results]
     changes += [cases[result.caseId].change for result in baseline.results if result.caseId not in after]
-    regressions = sum(1 for item in out.items if item.type == REGRESSION)
-    improvements = sum(1 for item in out.items if item.type == IMPROVEMENT)
+    regressions = sum(1 for item in out.items if item.type == ItemType.REGRESSION)
+    improvements = sum(1 for item in out.items if item.type == ItemType.IMPROVEMENT)
     breaking = sum(1 for change in changes if change.change.breaking)
     gated = sum(1 for change in changes if change.change.fails_gate)
-    cost_regression = any(item.type == REGRESSION and item.metric in COST_METRICS for item in out.items)
-    trial_regression = any(item.type == REGRESSION and item.metric == TRIAL_PASS_RATE for item in out.items)
+    cost_regression = any(item.type == ItemType.REGRESSION and item.metric in COST_METRICS for item in out.items)
+    trial_regression = any(item.type == ItemType.REGRESSION and item.metric == Metric.TRIAL_PASS_RATE for item in out.items)
     return DiffReport(
         baselineTotalCases=baseline.totalCases,
         currentTotalCases=current.totalCases,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from sitegen.finite import difference
@@ -14,61 +15,78 @@ if TYPE_CHECKING:
     from sitegen.compare.changes import PairedTest
     from sitegen.compare.trajectory import Divergence
 
-REGRESSION = "REGRESSION"
-IMPROVEMENT = "IMPROVEMENT"
-CHANGED = "CHANGED"
-AGGREGATE = "aggregate"
-CASE = "case"
 
-PASS_RATE = "passRate"
-TRIAL_PASS_RATE = "trialPassRate"
-RATES = (PASS_RATE, TRIAL_PASS_RATE)
-AVERAGE_TOOL_CALLS = "averageToolCallCount"
-AVERAGE_DURATION = "averageDurationMs"
-DURATIONS = (AVERAGE_DURATION, "durationMs")
-TOKENS_PER_PASSING_CASE = "tokensPerPassingCase"
-COST_PER_PASSING_CASE = "costPerPassingCase"
+
+class ItemType(StrEnum):
+    """A diff item's type, in the Java harness's words (eval/README.md, "Comparing with the baseline"): worse,
+    better, or only different."""
+
+    REGRESSION = "REGRESSION"
+    IMPROVEMENT = "IMPROVEMENT"
+    CHANGED = "CHANGED"
+
+
+class Scope(StrEnum):
+    """What a diff item is about: the whole report, or one case."""
+
+    AGGREGATE = "aggregate"
+    CASE = "case"
+
+
+class Metric(StrEnum):
+    """What a diff item measures, as diff.json keys it, with the words every page, diff.md, the job summary and the
+    terminal say it in (eval/README.md, "Comparing with the baseline"). Two kinds of metric name a thing after a
+    prefix instead (`evidenceCoverage.<tool>`, `verdictDistribution.<verdict>`: `metric_label`)."""
+
+    # value                  the reader's words
+    PASS_RATE = "passRate", "pass rate"
+    TRIAL_PASS_RATE = "trialPassRate", "trial pass rate"
+    AVERAGE_TOOL_CALLS = "averageToolCallCount", "average tool calls per case"
+    AVERAGE_DURATION = "averageDurationMs", "average duration"
+    TOKENS_PER_PASSING_CASE = "tokensPerPassingCase", "tokens per passing case"
+    COST_PER_PASSING_CASE = "costPerPassingCase", "cost per passing case"
+    PRESENT = "present", "in the report"
+    PASSED = Status.PASSED.value, Status.PASSED.word  # the result field `passed`, named by its status word
+    MATCHED_KEYWORDS = "matchedKeywordCount", "expected keywords found"
+    VERDICT = "verdict", "agent's verdict"
+    FAILED_CHECKS = "failedChecks", "failed checks"
+    TOOL_CALL_COUNT = "toolCallCount", "tool calls"
+    DURATION = "durationMs", "duration"
+    ANSWER = "answer", "answer"
+    TOOL_CALLS = "toolCalls", "tools called (in order)"
+    DEFINITION = "definition", "definition"
+
+    label: str
+
+    def __new__(cls, value: str, label: str) -> Metric:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        return member
+
+
+EVIDENCE_COVERAGE = "evidenceCoverage."  # + a required tool's name
+VERDICT_DISTRIBUTION = "verdictDistribution."  # + a verdict
+RATES = (Metric.PASS_RATE, Metric.TRIAL_PASS_RATE)
+DURATIONS = (Metric.AVERAGE_DURATION, Metric.DURATION)
 # The aggregate cost signals, each with its label and the per-case field it averages (compare/costs.py).
 COST_METRICS = {
-    AVERAGE_TOOL_CALLS: ("Average tool calls per case", "toolCallCount"),
-    AVERAGE_DURATION: ("Average duration", "durationMs"),
-    TOKENS_PER_PASSING_CASE: ("Tokens per passing case", "tokens"),
-    COST_PER_PASSING_CASE: ("Cost per passing case", "cost"),
-}
-
-
-# Each metric as a reader names it, in one place: every page, diff.md, the job summary and the terminal say these
-# words, and JSON keeps the metric's key (eval/README.md, "Comparing with the baseline").
-METRIC_LABELS = {
-    PASS_RATE: "pass rate",
-    TRIAL_PASS_RATE: "trial pass rate",
-    AVERAGE_TOOL_CALLS: "average tool calls per case",
-    AVERAGE_DURATION: "average duration",
-    TOKENS_PER_PASSING_CASE: "tokens per passing case",
-    COST_PER_PASSING_CASE: "cost per passing case",
-    "present": "in the report",
-    Status.PASSED.value: Status.PASSED.word,  # the result field `passed`, named by its status word
-    "matchedKeywordCount": "expected keywords found",
-    "verdict": "agent's verdict",
-    "failedChecks": "failed checks",
-    "toolCallCount": "tool calls",
-    "durationMs": "duration",
-    "answer": "answer",
-    "toolCalls": "tools called (in order)",
+    Metric.AVERAGE_TOOL_CALLS: ("Average tool calls per case", "toolCallCount"),
+    Metric.AVERAGE_DURATION: ("Average duration", "durationMs"),
+    Metric.TOKENS_PER_PASSING_CASE: ("Tokens per passing case", "tokens"),
+    Metric.COST_PER_PASSING_CASE: ("Cost per passing case", "cost"),
 }
 # Metrics with a name after the prefix: the label is a phrase around that name.
-_LABEL_PREFIXES = {
-    "evidenceCoverage.": "required tool {} used",
-    "verdictDistribution.": "cases with the verdict {}",
-}
+_LABEL_PREFIXES = {EVIDENCE_COVERAGE: "required tool {} used", VERDICT_DISTRIBUTION: "cases with the verdict {}"}
 
 
 def metric_label(metric: str) -> str:
     """The reader's words for a metric ("required tool query_db_status used"); a metric sitegen does not know
     (a newer report's) is shown as its key."""
-    label = METRIC_LABELS.get(metric)
-    if label is not None:
-        return label
+    try:
+        return Metric(metric).label
+    except ValueError:
+        pass
     for prefix, words in _LABEL_PREFIXES.items():
         if metric.startswith(prefix):
             return words.format(metric[len(prefix):])
@@ -81,8 +99,8 @@ class DiffItem:
     `message` is made from these fields by compare/wording.py (`item_message`), and diff.json's shape by
     compare/diff_json.py."""
 
-    type: str
-    scope: str
+    type: ItemType
+    scope: Scope
     caseId: str | None
     metric: str
     baselineValue: Any
@@ -135,6 +153,6 @@ def delta(baseline: Any, current: Any) -> int | float | None:
     return difference(current, baseline) if is_number(baseline) and is_number(current) else None
 
 
-def direction(change: int | float, higher_is_worse: bool) -> str:
+def direction(change: int | float, higher_is_worse: bool) -> ItemType:
     """REGRESSION or IMPROVEMENT for a value that moved by `change`."""
-    return REGRESSION if (change > 0) == higher_is_worse else IMPROVEMENT
+    return ItemType.REGRESSION if (change > 0) == higher_is_worse else ItemType.IMPROVEMENT

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sitegen.compare.changes import TEXT_ORDER, CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.items import DiffItem, ItemType
 from sitegen.compare.whatchanged import NO_EVIDENCE, NO_INPUTS, NO_MEANING, phrase_text, terminal_lines, what_changed
 from sitegen.compare.wording import (
     DEFINITIONS_CHANGED,
@@ -28,7 +28,7 @@ from sitegen.compare.wording import (
 from sitegen.formatting import terminal_line
 from sitegen.report.status import Status
 
-_ITEM_SECTIONS = ((REGRESSION, "▼"), (IMPROVEMENT, "▲"), (CHANGED, "●"))
+_ITEM_SECTIONS = ((ItemType.REGRESSION, "▼"), (ItemType.IMPROVEMENT, "▲"), (ItemType.CHANGED, "●"))
 INDENT = "  "
 
 

@@ -19,18 +19,14 @@ from sitegen.compare.changes import CaseChange, ChangeKind, Headline, PairedTest
 from sitegen.compare.costs import PairedAverage
 from sitegen.compare.diff_report import DiffReport
 from sitegen.compare.items import (
-    AVERAGE_TOOL_CALLS,
-    CHANGED,
     COST_METRICS,
-    COST_PER_PASSING_CASE,
     DURATIONS,
-    IMPROVEMENT,
-    PASS_RATE,
+    EVIDENCE_COVERAGE,
     RATES,
-    REGRESSION,
-    TOKENS_PER_PASSING_CASE,
-    TRIAL_PASS_RATE,
+    VERDICT_DISTRIBUTION,
     DiffItem,
+    ItemType,
+    Metric,
     is_number,
     metric_label,
     same,
@@ -52,11 +48,11 @@ STATUS_WORDS: dict[Status | None, str] = {**{status: status.word for status in S
 # The diff's items in plain words, on the diff page, in diff.md and in the terminal: a difference is one metric
 # (of all cases or of one case) that moved.
 DIFFERENCES_HEADING = "Differences, metric by metric"
-DIFFERENCE_TITLES = {REGRESSION: "Got worse", IMPROVEMENT: "Got better", CHANGED: "Other differences"}
+DIFFERENCE_TITLES = {ItemType.REGRESSION: "Got worse", ItemType.IMPROVEMENT: "Got better", ItemType.CHANGED: "Other differences"}
 _WORDS: dict[str, dict[Any, str]] = {
-    "present": {True: "present", False: "absent"},
-    "passed": {True: Status.PASSED.word, False: Status.FAILED.word},
-    "evidenceCoverage.": {True: "covered", False: "not covered", None: "not required"},
+    Metric.PRESENT: {True: "present", False: "absent"},
+    Metric.PASSED: {True: Status.PASSED.word, False: Status.FAILED.word},
+    EVIDENCE_COVERAGE: {True: "covered", False: "not covered", None: "not required"},
 }
 
 
@@ -65,23 +61,23 @@ def describe_value(metric: str, value: Any) -> str:
     for prefix, words in _WORDS.items():
         if metric.startswith(prefix) and value in words:
             return words[value]
-    if metric == COST_PER_PASSING_CASE:
+    if metric == Metric.COST_PER_PASSING_CASE:
         return dollars(value)
-    if metric == TOKENS_PER_PASSING_CASE:
+    if metric == Metric.TOKENS_PER_PASSING_CASE:
         return tokens(value)
     if value is None:
-        return "unknown" if metric in DURATIONS or metric == AVERAGE_TOOL_CALLS else "none"
+        return "unknown" if metric in DURATIONS or metric == Metric.AVERAGE_TOOL_CALLS else "none"
     if metric in RATES:
         return percent(value)
     if metric in DURATIONS:
         return f"{number(value)} ms"
-    if metric == AVERAGE_TOOL_CALLS:
+    if metric == Metric.AVERAGE_TOOL_CALLS:
         return number(value, 2)
-    if metric == "failedChecks":
+    if metric == Metric.FAILED_CHECKS:
         return ", ".join(check_codes(value or [])) or "none"
-    if metric == "toolCalls":
+    if metric == Metric.TOOL_CALLS:
         return ", ".join(map(str, value or [])) or "none"
-    if metric == "answer" and is_number(value):
+    if metric == Metric.ANSWER and is_number(value):
         return f"{number(value)} characters"
     return number(value) if is_number(value) else str(value)
 
@@ -98,7 +94,7 @@ def describe_delta(metric: str, delta: int | float | None) -> str:
 
 def pass_rate_points(baseline: float, current: float) -> str:
     """The pass rate's move in points ("-20.0 points")."""
-    return describe_delta(PASS_RATE, current - baseline)
+    return describe_delta(Metric.PASS_RATE, current - baseline)
 
 
 def _values_message(sentence: str, item: DiffItem) -> str:
@@ -131,33 +127,33 @@ def _evidence_sentence(case: str, item: DiffItem) -> str:
 
 
 # The case metrics whose message is "Case <id> <words> changed: before → after".
-_CASE_METRIC_WORDS = {"verdict": "verdict", "toolCallCount": "tool call count", "durationMs": "duration"}
+_CASE_METRIC_WORDS = {Metric.VERDICT: "verdict", Metric.TOOL_CALL_COUNT: "tool call count", Metric.DURATION: "duration"}
 
 
 def _case_sentence(case: str, item: DiffItem) -> str:
     """The message's lead for the metrics worded `sentence: before → after (delta).`"""
     metric, before, after = item.metric, item.baselineValue, item.currentValue
-    if metric == "present":
+    if metric == Metric.PRESENT:
         return f"{case} is missing from the current report" if before else f"{case} is new (not in the baseline)"
-    if metric.startswith("evidenceCoverage."):
+    if metric.startswith(EVIDENCE_COVERAGE):
         return _evidence_sentence(case, item)
-    if metric == "matchedKeywordCount":
+    if metric == Metric.MATCHED_KEYWORDS:
         return f"{case} matched {'fewer' if after < before else 'more'} expected keywords"
-    if metric == "failedChecks":
+    if metric == Metric.FAILED_CHECKS:
         same_codes = set(check_codes(before)) == set(check_codes(after))
         return f"{case} {'failure details' if same_codes else 'failed checks'} changed"
-    if metric == "definition":
+    if metric == Metric.DEFINITION:
         return f"{case} definition changed since the baseline, so its results are not comparable"
     return f"{case} {_CASE_METRIC_WORDS[metric]} changed"
 
 
 def _passed_message(case: str, item: DiffItem) -> str:
-    if item.currentStatus is Status.NOT_RUN:  # the Java shape's REGRESSION, but not the agent's: it was not judged
+    if item.currentStatus is Status.NOT_RUN:  # the Java shape's ItemType.REGRESSION, but not the agent's: it was not judged
         reason = parse_check(item.checks[0]) if item.checks else None
         return f"{case} could not be evaluated: {(reason.message or reason.code) if reason else Status.NOT_RUN.word}."
     sentence = f"{case} now passes" if item.currentValue else f"{case} now fails"
     message = passed_message(sentence, item.currentValue, item.checks) if item.checks else _values_message(sentence, item)
-    if item.trialCounts is not None:  # a flip of the trial policy within chance (a CHANGED item)
+    if item.trialCounts is not None:  # a flip of the trial policy within chance (a ItemType.CHANGED item)
         message = f"{message.rstrip('.')}; {noise_clause(*item.trialCounts)}."
     return message
 
@@ -167,14 +163,14 @@ def item_message(item: DiffItem) -> str:
     `what moved: before → after (delta).`, with why a cost, trial or noise item has its type."""
     metric = item.metric
     case = f"Case {item.caseId}"
-    if metric == "passed":
+    if metric == Metric.PASSED:
         return _passed_message(case, item)
-    if metric == "answer":
+    if metric == Metric.ANSWER:
         assert item.similarity is not None, "an answer item carries the answers' similarity"
         return answer_message(item.caseId or "", percent_changed(item.similarity), item.baselineValue, item.currentValue)
-    if metric == "toolCalls":
+    if metric == Metric.TOOL_CALLS:
         return tool_calls_message(item.caseId or "", item.baselineValue, item.currentValue, item.firstDivergence)
-    if metric == PASS_RATE:
+    if metric == Metric.PASS_RATE:
         message = _values_message(f"Pass rate {_fell_or_rose(item)}", item)
         if item.leftOutCases:
             message = f"{message[:-1]}, {left_out_clause(item.leftOutCases)}."
@@ -189,9 +185,9 @@ def item_message(item: DiffItem) -> str:
         moved = not same(item.baselineValue, item.currentValue)
         clause = paired_clause(metric, paired, item.type, item.costTolerance, moved)
         return f"{_values_message(_cost_sentence(item), item)[:-1]}; {clause}."
-    if metric.startswith("verdictDistribution."):
+    if metric.startswith(VERDICT_DISTRIBUTION):
         return _values_message(f"Cases with verdict {metric.partition('.')[2]}", item)
-    if metric == TRIAL_PASS_RATE:
+    if metric == Metric.TRIAL_PASS_RATE:
         assert item.trialCounts is not None and item.pValue is not None and item.alpha is not None
         sentence = f"{case} trial pass rate {_fell_or_rose(item)}"
         clause = trial_clause(*item.trialCounts, item.type, item.pValue, item.alpha)
@@ -234,11 +230,11 @@ def paired_clause(metric: str, paired: PairedAverage, kind: str, tolerance: floa
         relative = f", {ratio:+.1%}" if math.isfinite(ratio) else ""
         delta = describe_delta(metric, difference(paired.current, paired.baseline))
         limit = f"the {tolerance * 100:g}% tolerance"
-        judged = {REGRESSION: f"more than {limit}: a cost regression", IMPROVEMENT: f"more than {limit}"}
+        judged = {ItemType.REGRESSION: f"more than {limit}: a cost regression", ItemType.IMPROVEMENT: f"more than {limit}"}
         clause = f"over the {cases} in both reports {values} ({delta}{relative}), {judged.get(kind, f'within {limit}')}"
-    if kind == CHANGED and mix and moved:
+    if kind == ItemType.CHANGED and mix and moved:
         clause += f", so {mix}"
-    elif kind != CHANGED and not moved:
+    elif kind != ItemType.CHANGED and not moved:
         clause += f", hidden in the overall average by {'the case mix' if paired.mix_changed else 'the other cases'}"
     return clause
 
@@ -259,10 +255,10 @@ def _outside_pairs(paired: PairedAverage) -> str:
 
 def trial_clause(before: tuple[int, int], after: tuple[int, int], kind: str, p_value: float, alpha: float) -> str:
     """Why a trialPassRate item has its type: the trial counts and the Fisher test against α."""
-    judged = "more than chance" if kind != CHANGED else "within chance"
+    judged = "more than chance" if kind != ItemType.CHANGED else "within chance"
     return (
         f"{before[0]}/{before[1]} → {after[0]}/{after[1]} trials passed, "
-        f"one-sided Fisher exact p = {p_value:.3g} {'<' if kind != CHANGED else '≥'} α {alpha:g}: {judged}"
+        f"one-sided Fisher exact p = {p_value:.3g} {'<' if kind != ItemType.CHANGED else '≥'} α {alpha:g}: {judged}"
     )
 
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 from markupsafe import escape
 
 from sitegen.compare.changes import ChangeKind
-from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION
+from sitegen.compare.items import ItemType
 from sitegen.defaults import FLAKY_FLIPS, FLAKY_WINDOW
 from sitegen.formatting import shorten
 from sitegen.history.runs import trials_disagree
@@ -20,9 +20,9 @@ from sitegen.site.html.render import bounded_value
 from sitegen.suite.config import SuiteConfig
 
 _DIFF_SHOW = {
-    REGRESSION: ("▼", "regression", "diff diff-regression"),
-    IMPROVEMENT: ("▲", "improvement", "diff diff-improvement"),
-    CHANGED: ("●", "changed", "diff diff-changed"),
+    ItemType.REGRESSION: ("▼", "regression", "diff diff-regression"),
+    ItemType.IMPROVEMENT: ("▲", "improvement", "diff diff-improvement"),
+    ItemType.CHANGED: ("●", "changed", "diff diff-changed"),
 }
 # The stylesheet's names of three changes (`change-known`); any other is its value's (`change-not-evaluated`).
 _CHANGE_CSS = {ChangeKind.STILL_FAILING: "known", ChangeKind.WITHIN_NOISE: "noise", ChangeKind.STILL_PASSING: "unchanged"}

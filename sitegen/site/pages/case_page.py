@@ -16,7 +16,7 @@ from markupsafe import Markup
 from sitegen import formatting as fmt
 from sitegen.checks import parse_check
 from sitegen.compare.changes import CaseChange, ChangeKind
-from sitegen.compare.items import CHANGED, IMPROVEMENT, REGRESSION, DiffItem
+from sitegen.compare.items import DiffItem, ItemType
 from sitegen.compare.wording import item_message
 from sitegen.report.results import CaseResult
 from sitegen.report.status import Status
@@ -297,7 +297,7 @@ def _baseline_view(items: Sequence[DiffItem] | None, change: CaseChange | None) 
     kinds = [item.type for item in items]
     parts = [
         fmt.plural(kinds.count(kind), word)
-        for kind, word in ((REGRESSION, "regression"), (IMPROVEMENT, "improvement"), (CHANGED, "change"))
+        for kind, word in ((ItemType.REGRESSION, "regression"), (ItemType.IMPROVEMENT, "improvement"), (ItemType.CHANGED, "change"))
         if kinds.count(kind)
     ]
     return BaselineView(", ".join(parts) + " against the baseline.", lines)

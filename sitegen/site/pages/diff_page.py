@@ -14,7 +14,7 @@ from sitegen.checks import check_codes
 from sitegen.compare import wording
 from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.diff_report import DiffReport
-from sitegen.compare.items import PASS_RATE, DiffItem, metric_label
+from sitegen.compare.items import VERDICT_DISTRIBUTION, DiffItem, Metric, metric_label
 from sitegen.compare.whatchanged import Part, what_changed
 from sitegen.compare.where import streak_text
 from sitegen.defaults import DIFF_CASES_IN_FULL, FOLD_AFTER
@@ -33,8 +33,8 @@ _REMOVED_CASE = "(removed)"
 # rows made a 6 MB page that took a second to build); diff.json and diff.md list every one.
 OTHER_DIFFERENCES_SHOWN = 1000
 # Items a case's row does not fold under it: its section and its rules say them, and the verdicts section the verdict.
-_SAID_BY_THE_ROW = frozenset((Status.PASSED.value, "present", "failedChecks", "verdict"))
-_SUITE_SAID_ELSEWHERE = (PASS_RATE, "verdictDistribution.")  # the banner's pass rate, the verdicts section
+_SAID_BY_THE_ROW = frozenset((Metric.PASSED, Metric.PRESENT, Metric.FAILED_CHECKS, Metric.VERDICT))
+_SUITE_SAID_ELSEWHERE = (Metric.PASS_RATE, VERDICT_DISTRIBUTION)  # the banner's pass rate, the verdicts section
 
 
 class KindSpec(NamedTuple):
@@ -280,7 +280,7 @@ def _verdicts(diff: DiffReport, baseline: Report, current: Report, slugs: Mappin
         Transition(then, now, tuple(_case_link(c, slugs) for c in ids))
         for (then, now), ids in sorted(moved.items(), key=lambda kv: (order.get(kv[0][0], 0), order.get(kv[0][1], 0)))
     )
-    counts = tuple(_figure(item) for item in diff.items if item.caseId is None and item.metric.startswith("verdictDistribution."))
+    counts = tuple(_figure(item) for item in diff.items if item.caseId is None and item.metric.startswith(VERDICT_DISTRIBUTION))
     kept_words = [f"{n:,} {verdict}" for verdict, n in sorted(kept.items(), key=lambda kv: order.get(kv[0], 0))]
     unchanged = ""
     if kept_words:
