@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from sitegen.compare.changes import FILTER_ORDER, TEXT_ORDER, CaseChange, ChangeKind, case_headline
+from sitegen.compare.items import ItemType, Metric, metric_label
 from sitegen.compare.wording import format_cases, gate_text
 from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
 from sitegen.history.runs import Run, new_run
@@ -58,6 +59,19 @@ def test_a_result_a_report_gives_no_status_is_passed_or_failed_by_its_flag_and_a
 
 
 # The change kind
+
+
+def test_a_metric_carries_its_words_and_a_prefixed_one_names_its_thing() -> None:
+    assert Metric.PASS_RATE == "passRate" and metric_label("passRate") == "pass rate"
+    assert metric_label(Metric.PASSED) == "passed"  # the result field `passed`, by its status's word
+    assert metric_label("evidenceCoverage.query_logs") == "required tool query_logs used"
+    assert metric_label("verdictDistribution.REJECT") == "cases with the verdict REJECT"
+    assert metric_label("aNewerReportsMetric") == "aNewerReportsMetric"  # shown as its key
+    assert len({metric.label for metric in Metric}) == len(Metric)  # no two metrics read alike
+
+
+def test_an_item_type_is_the_java_harness_s_word() -> None:
+    assert [item_type.value for item_type in ItemType] == ["REGRESSION", "IMPROVEMENT", "CHANGED"]
 
 
 def test_a_change_kind_carries_its_words_icon_section_and_gate() -> None:
@@ -171,7 +185,7 @@ OTHER_MEANINGS = {
 }
 _HOMES = {
     Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py",
-    JunitKnownFailures: "defaults.py",
+    JunitKnownFailures: "defaults.py", ItemType: "compare/items.py",
 }
 
 
