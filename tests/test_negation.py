@@ -236,7 +236,7 @@ def test_a_keyword_now_denied_is_a_change_whatever_the_similarity_and_named_firs
     behaviour = compare_behaviour(base, cur)
     assert behaviour.answerSimilarity > 0.9 and behaviour.behaviourChanges == ("keywordPolarity",)
     assert phrase_text(what_changed(behaviour)) == (
-        '支付 now also denied: "根因并非支付渠道"; answer edited in 1 place: "根因：支付" → "根因并非支付"'
+        '支付 now also negated: "根因并非支付渠道"; answer edited in 1 place: "根因：支付" → "根因并非支付"'
     )
     assert classify_case(base, cur).change == "changed"
     base, cur = _compared("根因：支付渠道变慢。", "根因并非支付渠道变慢。")  # every occurrence denied now

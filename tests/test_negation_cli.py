@@ -19,7 +19,7 @@ from sitegen.cli import app
 REVERSED = ("根因：支付渠道（银联通道）响应变慢，占满了", "根因并非支付渠道（银联通道）响应变慢，也没有占满了")
 DENYING = "并非 HikariCP 配置问题：没有长事务占用，也没有连接池耗尽，未修改 maximumPoolSize。"
 PAYMENT_PHRASE = (
-    '支付 now also denied: "根因并非支付渠道", 连接池 now also denied: "也没有占满了 payment-service 的出站 HTTP 连接池"; '
+    '支付 now also negated: "根因并非支付渠道", 连接池 now also negated: "也没有占满了 payment-service 的出站 HTTP 连接池"; '
     'answer edited in 2 places: "根因：支付" → "根因并非支付", "占满" → "也没有占满"'
 )
 DENIED_CHECK = (

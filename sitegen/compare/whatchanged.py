@@ -102,8 +102,8 @@ def _state_clauses(behaviour: Behaviour) -> list[list[Part]]:
 
 _POLARITY_WORDS = {
     Polarity.NEGATED: "now negated",
-    Polarity.BOTH: "now also denied",
-    Polarity.AFFIRMED: "no longer denied",
+    Polarity.BOTH: "now also negated",
+    Polarity.AFFIRMED: "no longer negated",
     Polarity.ABSENT: "no longer mentioned",
 }
 
@@ -118,7 +118,7 @@ def _joined(items: list[list[Part]]) -> list[Part]:
 
 
 def polarity_parts(change: PolarityChange) -> list[Part]:
-    """`支付 now negated: "根因并非支付渠道"`, or `支付 no longer denied` (eval/README.md, "Behaviour that changed meaning");
+    """`支付 now negated: "根因并非支付渠道"`, or `支付 no longer negated` (eval/README.md, "Behaviour that changed meaning");
     the keyword and the quote are recorded text."""
     after = Polarity(change.after)
     words = "now affirmed" if after is Polarity.AFFIRMED and change.before == Polarity.ABSENT else _POLARITY_WORDS[after]
