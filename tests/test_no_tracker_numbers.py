@@ -14,10 +14,11 @@ import pytest
 
 from helpers import ROOT
 
-# Where the project's own words are; the golden files are sitegen's output, the vendored plotly.js is plotly's.
+# Where the project's own words are; the golden files are sitegen's output, the vendored plotly.js is plotly's, the
+# vendored JUnit reporter is mikepenz's.
 FOLDERS = ("sitegen", "tests", "docs", "eval", "benchmarks", "templates", ".github", ".ci", "tools")
 FILES = ("README.md", "pyproject.toml")
-LEFT_OUT = ("tests/golden/", "templates/assets/plotly.min.js")
+LEFT_OUT = ("tests/golden/", "templates/assets/plotly.min.js", "tests/data/action-junit-report/")
 # Projects whose own issues a text may cite by number next to their name (`<name>`, a hash sign, the number).
 OTHER_PROJECTS: tuple[str, ...] = ()
 # A word before a number that makes it something other than this project's tracker.
