@@ -194,7 +194,7 @@ class CaseRecord:
     report: str  # report.result_json_text of the result: reused as is in the next report.json (from the previous one)
     markdown: str  # report.result_markdown_row of the result: reused as is in the next report.md
     result: CaseResult = field(compare=False, repr=False)
-    search: str = field(default="", compare=False, repr=False)  # views.case_search_text: for assets/search-text.js
+    search: str = field(default="", compare=False, repr=False)  # search.case_search_text, for assets/search-text.js
 
 
 @dataclass

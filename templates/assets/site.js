@@ -176,7 +176,7 @@
     fromHash: function (params) { return params.get("change") || ""; },
     toHash: function (state, params) { if (state.change) params.set("change", state.change); },
     matches: function (state, row) { return !state.change || row.change === state.change; },
-    // the badge of a compact row (views.case_table_data's "changes"), after the status badge in its cell
+    // the badge of a compact row (index_page.case_table_data's "changes"), after the status badge in its cell
     appendBadge: function (td, tr, data, kind) {
       var spec = kind ? data.changes[kind] : null;
       if (!spec) return;
@@ -231,7 +231,7 @@
     }
   }
 
-  /* A long case list comes as compact data (see views.case_table_data): a row's <tr> is built only when
+  /* A long case list comes as compact data (see index_page.case_table_data): a row's <tr> is built only when
    * shown, so the page holds a hundred rows however many cases there are. */
   var FLAKY = ["↯", "flaky", "flaky"]; // the flaky badge's icon, word and class, on the index's rows and a case page
 
@@ -242,7 +242,7 @@
     return span;
   }
 
-  /* trials: the status order, then the trial pass rate within a status (as views.index._status_sort). */
+  /* trials: the status order, then the trial pass rate within a status (as index_page._status_sort). */
   function trialSort(order, trials) {
     if (!trials || !trials[1]) return order;
     return Math.round((order + 0.999 * trials[0] / trials[1]) * 10000) / 10000;
@@ -250,14 +250,14 @@
 
   function dataRows(data) {
     /* Failing since: [id, sort key, runs ago, first run, tooltip] of each failing case, when the index has the column
-     * (views.case_table_data); a Map, so that a case id like "__proto__" is a key like any other. */
+     * (index_page.case_table_data); a Map, so that a case id like "__proto__" is a key like any other. */
     var withSince = Array.isArray(data.since);
     var since = new Map(withSince ? data.since.map(function (s) { return [s[0], s]; }) : []);
     return data.rows.map(function (r, index) {
       var status = data.statuses[r[4]] || ["?", r[4], "status status-other", 3];
       var verdict = data.verdicts[r[5]] || ["•", r[5], "verdict verdict-other"];
       var ratio = r[8] ? r[7] / r[8] : 1;
-      var trials = r[14] || null; /* trials: [passed, trials] of a case with several (views.case_table_data) */
+      var trials = r[14] || null; /* trials: [passed, trials] of a case with several (index_page.case_table_data) */
       var streak = since.get(r[0]) || null;
       var row = {
         tr: null,
@@ -275,7 +275,7 @@
             verdict[0] + " " + verdict[1], changeFilter.words(data, r[13]), r[6].join(""), r[7] + "/" + r[8], fmt(r[9]),
             r[10], trials ? trials[0] + "/" + trials[1] : "", streak ? streak[2] + " " + streak[3] : ""].join(" ");
         },
-        // a case not failing sorts after every streak (views.index.since_cell)
+        // a case not failing sorts after every streak (index_page.since_cell)
         keys: [r[0], trialSort(status[3], trials), r[5], r[6].join(", "), ratio, r[9], r[11] === null ? -1 : r[11],
           streak ? streak[1] : 1]
       };
@@ -457,7 +457,7 @@
     /* ---- search text: questions and answers, in an asset of their own -------------------------- */
     /* Loaded by a classic <script src> (works from file://, allowed by the CSP's script-src 'self') when
      * the search box is first used, so the index stays small however long the answers are. */
-    var searchText = null; // case id -> question and answer, normalised (views.search_text)
+    var searchText = null; // case id -> question and answer, normalised (search.search_text_data)
     var searchLoading = false;
     function loadSearchText() {
       var src = controls.q.getAttribute("data-search-text");
@@ -712,7 +712,7 @@
   }
 
   /* "Failing since PR #12 · a1b2c3d · 2026-11-30, 3 runs ago." in a failing case's result box, from the shared
-   * history data: it changes with every run, the page only when its case does (views.history.history_data). */
+   * history data: it changes with every run, the page only when its case does (history_page.history_data). */
   function initSince(node) {
     var main = document.querySelector("main[data-case-id]");
     var data = window.SITEGEN_HISTORY;
