@@ -126,13 +126,12 @@ def check_keyword_coverage(case: Case, trace: Trace, config: SuiteConfig) -> lis
     """keyword_coverage: fewer than minKeywordMatches distinct expected keywords are affirmed in the answer (a keyword
     of keywordsAnyPolarity counts however it is mentioned); the message names each denied one with its trigger."""
     readings = keyword_readings(case, trace, config)
-    any_polarity = {normalise(keyword) for keyword in case.keywordsAnyPolarity}
-    counted = [r for r in readings if _counts(r, any_polarity)]
+    counted = matched_keywords(case, trace, config)
     needed = len(readings) if case.minKeywordMatches is None else case.minKeywordMatches
     if len(counted) >= needed:
         return []
     missing = [_quote(r.keyword) for r in readings if not r.occurrences]
-    denied = [r for r in readings if r.occurrences and r not in counted]
+    denied = [r for r in readings if r.occurrences and r.keyword not in counted]
     if not denied:  # nothing denied: the message a suite without negation always had
         message = f"answer matches {len(counted)} of {len(readings)} expected keywords, needs {needed}; missing: {', '.join(missing) or 'none'}"
     else:
