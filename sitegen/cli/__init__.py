@@ -18,6 +18,7 @@ from sitegen.cli.options import (
     QUIET_HELP,
     VERBOSE_HELP,
     BaselineOpt,
+    BuiltSiteOpt,
     CasesOpt,
     ConfigOpt,
     CostToleranceOpt,
@@ -393,10 +394,7 @@ def record(
 
 @command
 def outputs(
-    out: Annotated[
-        Optional[Path],
-        typer.Option("--out", help=f"The site folder sitegen build wrote. Default: {DEFAULT_OUT} in the suite's folder."),
-    ] = None,
+    out: BuiltSiteOpt = None,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> int:
@@ -415,10 +413,7 @@ def outputs(
 
 @command
 def comment(
-    out: Annotated[
-        Optional[Path],
-        typer.Option("--out", help=f"The site folder sitegen build wrote. Default: {DEFAULT_OUT} in the suite's folder."),
-    ] = None,
+    out: BuiltSiteOpt = None,
     baseline: BaselineOpt = None,
     config: ConfigOpt = None,
     title: Annotated[str, typer.Option("--title", help="The comment's title.")] = "Diagnosis eval",

@@ -34,6 +34,11 @@ OtlpOpt = Annotated[
         "gen_ai.evaluation.result event on the case's span, the agent's own for an OTLP trace; '-' for stdout).",
     ),
 ]
+# --out of the commands that read a site `sitegen build` wrote (outputs, comment).
+BuiltSiteOpt = Annotated[
+    Optional[Path],
+    typer.Option("--out", help=f"The site folder sitegen build wrote. Default: {defaults.DEFAULT_OUT} in the suite's folder."),
+]
 BaselineOpt = Annotated[
     Optional[Path],
     typer.Option(
