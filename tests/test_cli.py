@@ -282,9 +282,9 @@ def test_the_gate_refuses_a_default_baseline_that_shares_no_case(tmp_path: Path,
     result = run("build", "--fail-on-regression")
     assert result.exit_code == 2, result.output
     assert result.stderr == (
-        f"error: eval/baseline/report.json: the baseline shares no case id with the current suite (1 baseline case(s), "
-        f"1 current case(s)): is it a report of another suite? (compared with eval/cases/diagnosis-cases.json); write "
-        f"this suite's baseline with `sitegen baseline`, or give --baseline a report of this suite\n"
+        "error: eval/baseline/report.json: the baseline shares no case id with the current suite (1 baseline case(s), "
+        "1 current case(s)): is it a report of another suite? (compared with eval/cases/diagnosis-cases.json); write "
+        "this suite's baseline with `sitegen baseline`, or give --baseline a report of this suite\n"
     )
     assert not (tmp_path / "site").exists()
 
@@ -310,12 +310,10 @@ def test_an_unforeseen_failure_after_the_swap_says_the_site_was_replaced(
     suite: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Exit 3 once the new site is in place must not claim that nothing was replaced."""
-    import sitegen.commands.build
-
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(sitegen.commands.build, "append_step_summary", broken)
+    monkeypatch.setattr("sitegen.compare.job_summary.append_step_summary", broken)  # what the build calls last
     cases, fixtures = suite
     result = run("build", "--cases", str(cases), "--fixtures", str(fixtures), "--out", str(tmp_path / "site"))
     assert result.exit_code == 3, result.output

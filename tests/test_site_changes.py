@@ -14,7 +14,7 @@ from bs4 import BeautifulSoup, Tag
 from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
 from helpers import make_case, make_trace, write_suite
 from sitegen.compare.wording import format_headline, format_pass_rate
-from sitegen.defaults import DIFF_CASES_IN_FULL
+from sitegen.defaults import DIFF_CASES_IN_FULL, CasePages
 from sitegen.site.pages.diff_page import OTHER_DIFFERENCES_SHOWN
 from sitegen.site.pipeline import BuildOptions, BuildResult, build_site
 
@@ -217,11 +217,11 @@ def test_the_diff_page_lists_the_first_passing_cases_and_says_where_the_rest_are
     cases = [make_case(id=f"c{i:04d}", traceFixture=f"c{i:04d}.json", expectedRootCauseKeywords=["pool"]) for i in range(count)]
     before = write_suite(tmp_path / "before", cases, {f"c{i:04d}.json": make_trace(before_answer) for i in range(count)})
     build_site(BuildOptions(cases=before[0], fixtures=before[1], out=tmp_path / "before-site", cwd=tmp_path,
-                            run_id="before", case_pages="failing"))
+                            run_id="before", case_pages=CasePages.FAILING))
     now = write_suite(tmp_path / "now", cases, {f"c{i:04d}.json": make_trace(now_answer) for i in range(count)})
     site = tmp_path / "site"
     build_site(BuildOptions(cases=now[0], fixtures=now[1], out=site, cwd=tmp_path, run_id="now",
-                            baseline=tmp_path / "before-site" / "report.json", case_pages="failing"))
+                            baseline=tmp_path / "before-site" / "report.json", case_pages=CasePages.FAILING))
     doc = soup(site / "diff.html")
     section = doc.select_one(f"#{anchor}")
     assert section is not None

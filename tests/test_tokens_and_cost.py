@@ -5,7 +5,6 @@ gated only over the cases that pass on both sides (a dropped required tool is ne
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Optional
 
-from sitegen.commands.console import Console, write_outputs
+import typer
+
+from sitegen.commands.console import command_console, write_outputs
+from sitegen.commands.options import CasesOpt, ConfigOpt, FixturesOpt, QuietOpt, VerboseOpt
 from sitegen.defaults import DEFAULT_BASELINE_DIR
-from sitegen.suite.discovery import suite_folder, suite_inputs
 
 if TYPE_CHECKING:
     from sitegen.report.results import Report
@@ -29,11 +31,26 @@ def negation_warnings(cases: Path, report: Report, config: Path | None) -> list[
     return warnings
 
 
-def run(cases: Path | None, fixtures: Path | None, config: Path | None, out_dir: Path | None, console: Console) -> int:
-    """Write `out_dir` (default: the suite's eval/baseline)/report.json and report.md, both or neither."""
+def run(
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
+    out_dir: Annotated[
+        Optional[Path],
+        typer.Option("--dir", help=f"Folder for report.json and report.md. Default: {DEFAULT_BASELINE_DIR} in the suite's folder."),
+    ] = None,
+    config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Regenerate the saved baseline (report.json + report.md) from the current traces.
+
+    Example: sitegen baseline --dir eval/baseline
+    """
     from sitegen.evaluation.engine import evaluate_files
     from sitegen.report.report_text import baseline_texts
+    from sitegen.suite.discovery import suite_folder, suite_inputs
 
+    console = command_console()  # report.json and report.md are written both or neither
     cases, fixtures, config = suite_inputs(cases, fixtures, config)
     out_dir = out_dir if out_dir is not None else suite_folder().default(DEFAULT_BASELINE_DIR)
     report = evaluate_files(cases, fixtures, config)

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from sitegen.commands.console import Console
-from sitegen.formatting import plural
-from sitegen.suite.config import config_for
-from sitegen.suite.discovery import suite_inputs
-from sitegen.suite.validate import check_suite
+from sitegen.commands.console import command_console
+from sitegen.commands.options import CasesOpt, ConfigOpt, FixturesOpt, QuietOpt, VerboseOpt
 
 
-def run(cases: Path | None, fixtures: Path | None, config: Path | None, console: Console) -> int:
-    """Print every problem and warning of the suite (found when no option names it); 2 when there is a problem."""
+def run(
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
+    config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Validate the case file and that every case has a readable trace fixture.
+
+    Example: sitegen check --cases eval/cases/diagnosis-cases.json --fixtures eval/fixtures
+    """
+    from sitegen.formatting import plural
+    from sitegen.suite.config import config_for
+    from sitegen.suite.discovery import suite_inputs
+    from sitegen.suite.validate import check_suite
+
+    console = command_console()
     cases, fixtures, config = suite_inputs(cases, fixtures, config)
     summary = check_suite(cases, fixtures, config_for(config))
     for warning in summary.warnings:

@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 from urllib.parse import urlsplit
 
-from sitegen.commands.console import Console
+import typer
+
+from sitegen.commands.console import command_console
+from sitegen.commands.options import BaselineOpt, BuiltSiteOpt, ConfigOpt, QuietOpt, VerboseOpt
 from sitegen.defaults import DEFAULT_BASELINE, DEFAULT_OUT
 from sitegen.errors import BadInput, UsageError
 
@@ -26,19 +29,30 @@ _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
 def run(
-    console: Console,
-    *,
-    out: Path | None = None,
-    baseline: Path | None = None,
-    config: Path | None = None,
-    title: str = DEFAULT_TITLE,
-    artifact_url: str | None = None,
+    out: BuiltSiteOpt = None,
+    baseline: BaselineOpt = None,
+    config: ConfigOpt = None,
+    title: Annotated[str, typer.Option("--title", help="The comment's title.")] = DEFAULT_TITLE,
+    artifact_url: Annotated[
+        Optional[str],
+        typer.Option("--artifact-url", help="A link to the site's artifact on this repository's GitHub (the upload step's output)."),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> int:
-    """Print the comment's body for the site in `out` (default: the suite's site folder)."""
+    """Print the body of the pull request's one comment from a built site, in Markdown under GitHub's 65,536 characters.
+
+    A hidden marker line first (the poster edits the comment carrying it), then the headline, the cases by change
+    with their rules, what changed and since when they fail, the pass rate with its chance, and links to the run
+    (from GITHUB_SERVER_URL, GITHUB_REPOSITORY and GITHUB_RUN_ID) and the artifact.
+
+    Example: sitegen comment --out site > comment.md
+    """
     from sitegen.compare.comment_markdown import comment_markdown, report_comment
     from sitegen.report.report_json import read_report
     from sitegen.suite.discovery import suite_folder
 
+    console = command_console()
     suite = suite_folder()
     site = out if out is not None else suite.default(DEFAULT_OUT)
     current = read_report(site / "report.json")
@@ -69,7 +83,7 @@ def _with_history(diff: DiffReport, path: Path) -> DiffReport:
     """The diff with the site's failingSince and step, once its case changes are checked to be the site's own."""
     from dataclasses import replace
 
-    from sitegen.suite.loading import load_json_file
+    from sitegen.plumbing.inputfiles import load_json_file
 
     data = load_json_file(path, "diff", expected="a JSON object")
     if not isinstance(data, dict) or not isinstance(data.get("caseChanges"), list):

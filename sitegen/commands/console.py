@@ -12,6 +12,12 @@ import typer
 from sitegen.formatting import terminal_text
 
 
+class Verbosity:
+    """How chatty commands are: -1 quiet (errors only), 0 normal, 1 verbose. Set by the global options."""
+
+    level = 0
+
+
 def echo(message: str, err: bool = False) -> None:
     """Print a line: everything in it that came from input (ids, answers, file names, the messages of errors) made
     safe for a terminal, as docs/cli.md promises."""
@@ -72,6 +78,24 @@ class Console:
     def stdout(self, text: str) -> None:
         """A whole output sent to stdout ('-'), written as it is."""
         sys.stdout.write(text)
+
+
+class _Running:
+    """The console of the command that runs: started by the CLI before it calls the command, so that what the
+    command wrote whole is what an internal error's message says was replaced."""
+
+    console: Console | None = None
+
+
+def start_console() -> Console:
+    """A fresh console for the command about to run, as chatty as the global options said."""
+    _Running.console = Console(Verbosity.level)
+    return _Running.console
+
+
+def command_console() -> Console:
+    """The running command's console."""
+    return _Running.console if _Running.console is not None else start_console()
 
 
 def write_outputs(outputs: list[tuple[Path | None, str]], console: Console) -> None:

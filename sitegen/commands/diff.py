@@ -4,23 +4,37 @@ comparison itself is compare/diff_report.py's."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Optional
 
-from sitegen.commands.console import Console, to_stdout, write_outputs
+import typer
+
+from sitegen.commands.console import command_console, to_stdout, write_outputs
+from sitegen.commands.options import ConfigOpt, CostToleranceOpt, QuietOpt, VerboseOpt
 
 
 def run(
-    baseline: Path,
-    current: Path,
-    config: Path | None,
-    console: Console,
-    *,
-    json_out: Path | None = None,
-    markdown_out: Path | None = None,
-    fail_on_regression: bool = False,
-    cost_tolerance: float | None = None,
+    baseline: Annotated[
+        Path, typer.Argument(metavar="BASELINE", help="The baseline report JSON (sitegen's or the Java harness's).")
+    ],
+    current: Annotated[Path, typer.Argument(metavar="CURRENT", help="The current report JSON.")],
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the JSON diff here ('-' for stdout).")] = None,
+    markdown_out: Annotated[
+        Optional[Path], typer.Option("--markdown", help="Write the Markdown diff here ('-' for stdout).")
+    ] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="Exit 1 (after writing) when the diff has any regression.")
+    ] = False,
+    cost_tolerance: CostToleranceOpt = None,
+    config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> int:
-    """Write the diff asked for (readable text on stdout when neither --json nor --markdown is given), append its
-    summary to the CI job's; 1 when `fail_on_regression` and anything regressed, else 0."""
+    """Compare a current report with a baseline: regressions, improvements and changes.
+
+    Without --json or --markdown a readable text goes to stdout; --markdown - prints the Markdown instead.
+
+    Example: sitegen diff eval/baseline/report.json out/report.json --markdown out/diff.md --fail-on-regression
+    """
     from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
     from sitegen.compare.diff_json import diff_json
     from sitegen.compare.diff_report import check_comparable, compare_reports
@@ -30,6 +44,8 @@ def run(
     from sitegen.suite.config import config_for, resolve_cost_tolerance
     from sitegen.suite.discovery import suite_folder
 
+    # Exit 1 when `fail_on_regression` and anything regressed; the diff's summary goes to the CI job's too.
+    console = command_console()
     settings = config_for(suite_folder().config(config))
     before, after = read_report(baseline), read_report(current)
     check_comparable(before, {r.caseId for r in after.results}, baseline, current)

@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Optional
 
-from sitegen.commands.console import Console, to_stdout, write_outputs
+import typer
+
+from sitegen.commands.console import command_console, to_stdout, write_outputs
+from sitegen.commands.options import CasesOpt, ConfigOpt, FixturesOpt, JunitOpt, OtlpOpt, QuietOpt, VerboseOpt
 
 
 def run(
-    cases: Path | None,
-    fixtures: Path | None,
-    config: Path | None,
-    console: Console,
-    *,
-    json_out: Path | None = None,
-    markdown_out: Path | None = None,
-    junit_out: Path | None = None,
-    otlp_out: Path | None = None,
+    cases: CasesOpt = None,
+    fixtures: FixturesOpt = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Write the JSON report here ('-' for stdout).")] = None,
+    markdown_out: Annotated[
+        Optional[Path], typer.Option("--markdown", help="Write the Markdown report here ('-' for stdout).")
+    ] = None,
+    junit_out: JunitOpt = None,
+    otlp_out: OtlpOpt = None,
+    config: ConfigOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> int:
-    """Write the reports asked for (all or none), then the one-line summary unless a report went to stdout."""
+    """Evaluate every case's trace and write the JSON, Markdown, JUnit or OpenTelemetry results asked for.
+
+    Example: sitegen evaluate --json out/report.json --markdown out/report.md --junit out/junit.xml
+    """
     from sitegen.evaluation.engine import evaluate_files
     from sitegen.evaluation.otlp_export import results_as_otlp
     from sitegen.history.runs import build_time
@@ -28,6 +37,8 @@ def run(
     from sitegen.report.report_text import one_line_summary
     from sitegen.suite.discovery import suite_inputs
 
+    # The reports asked for are written all or none, then the one-line summary unless a report went to stdout.
+    console = command_console()
     cases, fixtures, config = suite_inputs(cases, fixtures, config)
     report = evaluate_files(cases, fixtures, config)
     write_outputs([

@@ -10,14 +10,14 @@ import re
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
+from typing import Annotated, NamedTuple, Optional
 
-from sitegen.commands.console import Console
+import typer
+
+from sitegen.commands.console import command_console
+from sitegen.commands.options import QuietOpt, VerboseOpt
 from sitegen.defaults import DEFAULT_BASELINE_DIR, DEFAULT_CASES, DEFAULT_CONFIG_PATH, DEFAULT_FIXTURES, DISTRIBUTION
 from sitegen.errors import UsageError
-from sitegen.evaluation.engine import evaluate_files
-from sitegen.plumbing.files import write_files_atomic
-from sitegen.report.report_text import baseline_texts
 
 STARTER = "starter"  # the folder of templates/ the files come from
 WORKFLOW = Path(".github/workflows/eval-site.yml")
@@ -58,8 +58,34 @@ class StarterFile(NamedTuple):
     data: bytes
 
 
-def run(folder: Path, action: str | None, console: Console) -> int:
-    """Write the starting suite into `folder`, or nothing (UsageError naming each file already there)."""
+def run(
+    folder: Annotated[
+        Path, typer.Argument(metavar="[DIR]", help="The repository to start the suite in. Default: the current folder.")
+    ] = Path("."),
+    action: Annotated[
+        Optional[str],
+        typer.Option(
+            "--action",
+            metavar="OWNER/REPO@REF",
+            help="sitegen's action, as the workflow's `uses:` names it. Default: the commit this sitegen was installed "
+            "from (a release's, or a pip install git+https://github.com/…'s), else a placeholder for you to fill in.",
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Start a suite: one example case and its trace, eval/sitegen.toml, the baseline and a CI workflow.
+
+    Writes eval/cases/diagnosis-cases.json, eval/fixtures/payment-timeout.json, eval/sitegen.toml (every setting
+    commented out), eval/baseline/report.json and report.md (what sitegen baseline writes for them) and
+    .github/workflows/eval-site.yml (sitegen's action on pull requests and pushes to main), so that sitegen build
+    works right after. Writes nothing when any of these files exists (exit 2, naming each).
+
+    Example: sitegen init --action someone/sitegen@0123456789abcdef0123456789abcdef01234567 && sitegen build
+    """
+    from sitegen.plumbing.files import write_files_atomic
+
+    console = command_console()
     if action is not None and not _ACTION.match(action):
         raise UsageError(f"--action {action!r}: expected OWNER/REPO@REF, such as someone/sitegen@ followed by a full commit SHA")
     ref = ActionRef(action, "", "as --action names it") if action is not None else installed_action_ref()
@@ -180,6 +206,9 @@ def _template(name: str) -> bytes:
 def _baseline(cases: bytes, trace: bytes, config: bytes) -> tuple[bytes, bytes]:
     """report.json and report.md of the starting suite, made by `sitegen baseline`'s own code from the files as
     they will be written (in a temporary folder, so that nothing is written before every file is ready)."""
+    from sitegen.evaluation.engine import evaluate_files
+    from sitegen.report.report_text import baseline_texts
+
     with tempfile.TemporaryDirectory(prefix="sitegen-init-") as scratch:
         root = Path(scratch)
         for path, data in ((DEFAULT_CASES, cases), (DEFAULT_FIXTURES / EXAMPLE_TRACE, trace), (DEFAULT_CONFIG_PATH, config)):

@@ -6,21 +6,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sitegen.commands.console import Console
-from sitegen.compare.changes import ChangeKind
+from sitegen.commands.console import command_console
+from sitegen.commands.options import BuiltSiteOpt, QuietOpt, VerboseOpt
 from sitegen.defaults import DEFAULT_OUT
 from sitegen.errors import BadInput
-from sitegen.plumbing.inputfiles import load_json_file, present
-from sitegen.suite.discovery import suite_folder
 
 def _change_outputs() -> tuple[tuple[str, str], ...]:
     """Each change kind counted (diff.json's caseChangeCounts; eval/README.md, "Diff"), by output name: its value
     with hyphens, as the action's outputs are named (`not-evaluated`)."""
+    from sitegen.compare.changes import ChangeKind
+
     return tuple((kind.value.replace("_", "-"), kind.value) for kind in ChangeKind)
 
 
-def run(out: Path | None, console: Console) -> int:
-    """Print the figures of the site in `out` (default: the suite's site folder)."""
+def run(out: BuiltSiteOpt = None, quiet: QuietOpt = False, verbose: VerboseOpt = False) -> int:
+    """Print a built site's figures as name=value lines, for $GITHUB_OUTPUT or a dotenv file.
+
+    pass-rate (0 to 1), cases, passed, failed, not-run, has-baseline and has-regression; against the baseline,
+    the cases regressed, removed, fixed, new, changed (passing on both sides, behaving differently) and
+    not-evaluated (0 without a baseline).
+
+    Example: sitegen outputs --out site >> "$GITHUB_OUTPUT"
+    """
+    from sitegen.suite.discovery import suite_folder
+
+    console = command_console()
     site = out if out is not None else suite_folder().default(DEFAULT_OUT)
     console.stdout("".join(f"{name}={value}\n" for name, value in site_outputs(site)))
     return 0
@@ -28,6 +38,8 @@ def run(out: Path | None, console: Console) -> int:
 
 def site_outputs(site: Path) -> list[tuple[str, str]]:
     """The pass rate, the case counts and, against a baseline, the count of each kind of change (0 without one)."""
+    from sitegen.plumbing.inputfiles import load_json_file, present
+
     report = _object(site / "report.json", load_json_file(site / "report.json", "report", expected="a JSON object"))
     diff_path = site / "diff.json"
     diff = _object(diff_path, load_json_file(diff_path, "diff", expected="a JSON object")) if present(diff_path) else {}

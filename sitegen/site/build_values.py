@@ -51,7 +51,7 @@ class BuildOptions:
     index_page_rows: int = INDEX_PAGE_ROWS  # rows per static page of the case list
     cost_tolerance: float | None = None  # --cost-tolerance (default: the config's [diff] costTolerance)
     default_baseline: Path = DEFAULT_BASELINE  # compared with when present and no baseline is given (the suite's)
-    case_pages: CasePages | str = DEFAULT_CASE_PAGES  # which cases get a page of their own (its value as a str too)
+    case_pages: CasePages = DEFAULT_CASE_PAGES  # which cases get a page of their own
 
 
 @dataclass
@@ -89,7 +89,7 @@ class Inputs:
     """Step 1: every input, read and checked, and what the previous build recorded."""
 
     options: BuildOptions
-    case_pages: CasePages  # options.case_pages, checked
+    case_pages: CasePages  # options.case_pages
     cases: CaseList
     config: SuiteConfig
     baseline: Report | None

@@ -96,7 +96,6 @@ def read_inputs(options: BuildOptions) -> Inputs:
     check_history_limit(options.history_limit)
     if options.index_page_rows < 1:
         raise UsageError(f"index_page_rows must be at least 1, got {options.index_page_rows}")
-    case_pages = case_pages_mode(options.case_pages)
     if options.run_id is not None and not options.run_id.strip():
         raise UsageError("--run-id must not be empty")
     check_out_folder(options.out)
@@ -106,7 +105,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     if baseline_path is None and present(options.default_baseline):
         baseline_path = options.default_baseline
     code = incremental.code_fingerprint()
-    assets, settings, previous = _site_settings(options, case_pages, config, code, has_baseline=baseline_path is not None)
+    assets, settings, previous = _site_settings(options, options.case_pages, config, code, has_baseline=baseline_path is not None)
     case_file = read_input(options.cases, "case file", decoded=False)  # its text only if it is validated
     cases_sealed = case_file_seal(case_file.data, code)
     cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
@@ -126,11 +125,11 @@ def read_inputs(options: BuildOptions) -> Inputs:
             # The default baseline belongs to the shipped suite; another suite built here is simply not compared.
             warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")
             baseline, baseline_path, baseline_sealed = None, None, ""
-            assets, settings, previous = _site_settings(options, case_pages, config, code, has_baseline=False)
+            assets, settings, previous = _site_settings(options, options.case_pages, config, code, has_baseline=False)
     history = load_history(options.history, options.out / urls.HISTORY_JSON, optional=options.history_optional)
     return Inputs(
         options=options,
-        case_pages=case_pages,
+        case_pages=options.case_pages,
         cases=cases,
         config=config,
         baseline=baseline,
@@ -143,14 +142,6 @@ def read_inputs(options: BuildOptions) -> Inputs:
         previous=previous,
         status=BuildStatus(settings, validated_cases=cases_sealed, validated_baseline=baseline_sealed),
     )
-
-
-def case_pages_mode(value: CasePages | str) -> CasePages:
-    """The --case-pages mode `value` names (the command's option gives a member, a caller may give its value)."""
-    try:
-        return CasePages(value)
-    except ValueError:
-        raise UsageError(f"--case-pages must be one of {', '.join(CasePages)}, got {value!r}") from None
 
 
 def _site_settings(

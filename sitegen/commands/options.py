@@ -1,4 +1,5 @@
-"""The options several commands share, and how chatty a command is (--quiet / --verbose, docs/cli.md)."""
+"""The options several commands share, each declared once for every command that takes it, and the global
+--quiet / --verbose a command also accepts after its name (docs/cli.md, "Global options")."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from sitegen import defaults
+from sitegen.commands.console import Verbosity
 
 # Where a command looks when no option names a path: the suite's folder, the nearest one from here up that holds
 # eval/sitegen.toml or eval/cases/ (suite/discovery.py, docs/cli.md "Where the commands look").
@@ -45,10 +47,6 @@ BaselineOpt = Annotated[
         "--baseline", help=f"Baseline report JSON. Default: {defaults.DEFAULT_BASELINE} in the suite's folder, when present."
     ),
 ]
-
-
-
-
 CostToleranceOpt = Annotated[
     Optional[float],
     typer.Option(
@@ -67,12 +65,6 @@ ConfigOpt = Annotated[
         help=f"Suite defaults (TOML, [suite] table). Default: {defaults.DEFAULT_CONFIG_PATH} in the suite's folder, when present.",
     ),
 ]
-
-
-class Verbosity:
-    """How chatty commands are: -1 quiet (errors only), 0 normal, 1 verbose. Set by the global options."""
-
-    level = 0
 
 
 CONTRADICTION = "--quiet and --verbose contradict each other: give one of them"
