@@ -5,10 +5,7 @@ nothing is written when any of them exists already."""
 
 from __future__ import annotations
 
-import json
 import re
-import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, NamedTuple, Optional
 
@@ -180,6 +177,8 @@ def installed_action_ref() -> ActionRef:
 def action_ref_from_direct_url(text: str) -> ActionRef | None:
     """The action at the commit a pip install from a GitHub git URL installed, from its direct_url.json (PEP 610),
     the revision asked for (a tag, a branch) as its comment; None for any other install or text."""
+    import json  # here, as every import of what a command runs: `sitegen --help` loads this module
+
     try:
         data = json.loads(text)
     except ValueError:
@@ -200,12 +199,16 @@ def action_ref_from_direct_url(text: str) -> ActionRef | None:
 
 
 def _template(name: str) -> bytes:
+    from importlib import resources
+
     return (resources.files("sitegen.templates") / STARTER / name).read_bytes()
 
 
 def _baseline(cases: bytes, trace: bytes, config: bytes) -> tuple[bytes, bytes]:
     """report.json and report.md of the starting suite, made by `sitegen baseline`'s own code from the files as
     they will be written (in a temporary folder, so that nothing is written before every file is ready)."""
+    import tempfile
+
     from sitegen.evaluation.engine import evaluate_files
     from sitegen.report.report_text import baseline_texts
 
