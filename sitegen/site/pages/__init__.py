@@ -1,12 +1,13 @@
 """View models of the site's pages: every string, URL, CSS class and percentage is computed here.
 
 One module per page, its view model next to its helpers: `index_page` (index.html and the case list's
-index-<n>.html), `case_page` (cases/<slug>.html, its sections in `tool_timeline`, `verifier`, `then_and_now`,
-`trajectory_view`, `trial_cells` and `answer_diff`), `diff_page` (diff.html), `history_page` (history.html and
-assets/history-data.js). Shared by them: `common` (the page frame, links, figures), `badges`, `change_views` (a
-case's change in words), `charts` and `chartsvg` (the charts and their static pictures), `search` (the index's
-search text), `text` (clipping untrusted text to a budget). Values are formatted by sitegen.formatting, paths come
-from sitegen.site.html.urls.
+index-<n>.html, its headline figures in `headline_stats`, its failures-by-rule panel in `rule_panel`), `case_page`
+(cases/<slug>.html, its header figures in `case_facts`, its sections in `answer_view`, `evidence_table`,
+`tool_timeline`, `verifier`, `then_and_now`, `trajectory_view`, `trial_cells` and `answer_diff`), `diff_page`
+(diff.html), `history_page` (history.html and assets/history-data.js). Shared by them:
+`common` (the page frame, links, figures), `badges`, `change_views` (a case's change in words), `charts` and
+`chartsvg` (the charts and their static pictures), `search` (the index's search text), `text` (clipping untrusted
+text to a budget). Values are formatted by sitegen.formatting, paths come from sitegen.site.html.urls.
 
 Templates receive one of these objects' fields as their context (`page_context`) and only look up, loop
 and branch. The view models are NamedTuples rather than dataclasses: immutable all the same, and a process

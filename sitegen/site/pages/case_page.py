@@ -21,20 +21,13 @@ from sitegen.compare.wording import item_message
 from sitegen.report.results import CaseResult
 from sitegen.report.status import Status
 from sitegen.site.html import urls
-from sitegen.site.html.highlight import Highlight
 from sitegen.site.html.render import markdown_html
-from sitegen.site.pages.badges import (
-    Badge,
-    diff_badge,
-    mark_na,
-    mark_no,
-    mark_warn,
-    mark_yes,
-    status_badge,
-    verdict_badge,
-)
+from sitegen.site.pages.answer_view import AnswerView, answer_view
+from sitegen.site.pages.badges import Badge, diff_badge, status_badge, verdict_badge
+from sitegen.site.pages.case_facts import header_facts
 from sitegen.site.pages.change_views import CaseChangeView, case_change_view
 from sitegen.site.pages.common import Fact, Layout, Link, RawFile, RawLink, SiteInfo, make_layout, raw_link
+from sitegen.site.pages.evidence_table import EvidenceRow, evidence_rows
 from sitegen.site.pages.text import (
     CELL_LIMIT,
     MAX_TOOL_CALLS,
@@ -44,7 +37,7 @@ from sitegen.site.pages.text import (
     pretty,
     text_block,
 )
-from sitegen.site.pages.then_and_now import COMPARED, ComparisonView, FoundPhrases, comparison_view, found_phrases
+from sitegen.site.pages.then_and_now import COMPARED, ComparisonView, comparison_view, found_phrases
 from sitegen.site.pages.tool_timeline import ToolsView, tools_view
 from sitegen.site.pages.trial_cells import TrialsView, shown_trial, trials_view
 from sitegen.site.pages.verifier import VerifierView, verifier_view
@@ -80,35 +73,6 @@ class Check(NamedTuple):
     code: str
     message: str
     new: bool = False  # failing now but not in the baseline
-
-
-class Chip(NamedTuple):
-    """A phrase shown as a small labelled chip."""
-
-    text: str
-    css: str
-    title: str  # what kind of phrase, when the legend above the chips does not say; else ""
-
-
-class AnswerView(NamedTuple):
-    """The answer rendered as Markdown with the matched and forbidden phrases marked."""
-
-    html: Markup
-    empty: bool
-    note: str | None
-    size: str
-    chips: tuple[Chip, ...]
-    legend: str
-
-
-class EvidenceRow(NamedTuple):
-    """One required tool: where it was seen and whether it counts."""
-
-    tool: str
-    invoked: Badge
-    in_summary: Badge | None  # None: the trace's format has no verifier summary (OpenTelemetry), so no such column
-    succeeded: Badge
-    counted: Badge
 
 
 class DiffLine(NamedTuple):
@@ -184,101 +148,7 @@ def _toc(trials: TrialsView | None, comparison: ComparisonView | None) -> tuple[
     return (CASE_SECTIONS[0], *extra, *CASE_SECTIONS[1:]) if extra else CASE_SECTIONS
 
 
-def _trial_facts(result: CaseResult, shown: int | None, outcome: TrialTraces | None) -> tuple[Fact, ...]:
-    """For a case with a folder of trials: its trial count, its combined verdict said to be one, and which trial
-    the sections below show (the header is the whole case; the sections are one trial)."""
-    if result.trialResults is None or shown is None or outcome is None:
-        return ()
-    verdict = result.verdict or "no verdict"
-    return (
-        Fact("Trials", f"{result.passedTrials}/{result.trials} passed"),
-        Fact("Verdict", f"{verdict} (the most common of {result.trials} trials)"),
-        Fact("Shown below", f"trial {shown + 1} of {result.trials} ({outcome.trials[shown][0]})"),
-    )
-
-
 _DEPTH = 1  # case pages live in cases/
-
-
-def _keywords_found(case: Case, matched: int, only_denied: Sequence[str]) -> str:
-    """`2 of 4 expected keywords found (needs 3)` (`affirmed`, and how many are only denied, when some are); a case
-    that expects none says so instead of "0 of 0"."""
-    if not case.expectedRootCauseKeywords:
-        return "No expected keywords: this case checks none"
-    legend = (
-        f"{matched} of {len(case.expectedRootCauseKeywords)} expected keywords "
-        f"{'affirmed' if only_denied else 'found'} (needs {case.keyword_threshold})"
-    )
-    if only_denied:
-        legend += f"; {fmt.plural(len(only_denied), 'keyword')} only denied (struck through below)"
-    return legend
-
-
-def _answer_view(case: Case, answer: str, found: FoundPhrases, config: SuiteConfig, read: bool = True) -> AnswerView:
-    """The answer with its keyword chips; `read`: whether the trace was read (else no keyword was looked for)."""
-    if not read:
-        return AnswerView(html=Markup(""), empty=True, note="", size=fmt.byte_size(0), chips=(),
-                          legend="The trace could not be read, so no expected keyword was looked for.")
-    matched, present_forbidden, markers, _ = found
-    highlights: list[Highlight] = found.highlights
-    denied = {denial.keyword: f"“{denial.trigger}”" for denial in found.denials}
-    # The legend above the chips says they are the expected keywords; only a forbidden phrase's chip says which kind.
-    # A denied keyword's chip says so in words, with its trigger (eval/README.md, "Negated keywords").
-    chips = [Chip(f"✓ {k}" + (f", also denied by {denied[k]}" if k in denied else ""), "chip-keyword", "") for k in matched]
-    chips += [
-        Chip(f"⊘ {k}: denied by {denied[k]}", "chip-negated", "expected keyword, only where the answer denies it")
-        if k in denied else Chip(f"✗ {k}", "chip-missing", "")
-        for k in case.expectedRootCauseKeywords if k not in matched
-    ]  # fmt: skip
-    chips += [Chip(f"⚠ {k}", "chip-forbidden", "forbidden phrase, found") for k in present_forbidden]
-    chips += [Chip(f"⚠ {k}", "chip-forbidden", "raw Executor marker, found") for k in markers]
-    clipped = clip(answer, TEXT_LIMIT)
-    legend = _keywords_found(case, len(matched), found.only_denied)
-    if present_forbidden or markers:
-        legend += f"; {fmt.plural(len(present_forbidden) + len(markers), 'forbidden phrase')} present"
-    legend += "."
-    if not config.negation.enabled:
-        legend += " Negation detection is off for this suite ([answer] negation = false): a denied keyword counts as found."
-    return AnswerView(
-        html=markdown_html(clipped.text, highlights),
-        empty=not answer.strip(),
-        note=clipped.note,
-        size=fmt.byte_size(clipped.size),
-        chips=tuple(chips),
-        legend=legend,
-    )
-
-
-def _evidence_rows(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[EvidenceRow, ...]:
-    rows = []
-    trace = outcome.trace if isinstance(outcome, LoadedTrace) else None
-    # A format without a verifier summary of tool calls (OpenTelemetry: eval/README.md, "The mapping") has no column
-    # for it; a file its format recognised but could not read whole is there, only not read.
-    summary_column = outcome.format is None or outcome.format.has_verifier_summary
-    for tool in case.requiredEvidenceTools:
-        counted = result.evidenceCoverage.get(tool, False)
-        counted_badge = mark_yes("counts") if counted else mark_no("missing")
-        if trace is None:  # not judged: nothing counts or is missing
-            unread = mark_na("no trace" if outcome.format is None else "not read")
-            rows.append(EvidenceRow(tool, unread, unread if summary_column else None, unread, mark_na("not evaluated")))
-            continue
-        calls = [inv for inv in trace.toolInvocations if inv.toolName == tool]
-        summary = trace.verifier.tool_trace_summary if trace.verifier else []
-        in_summary = any(entry.tool_name == tool for entry in summary)
-        ok = sum(1 for inv in calls if inv.success is True)
-        listed = mark_yes("listed") if in_summary else mark_no("not listed")
-        if in_summary and not calls:  # the verifier vouches for a call the trace does not have
-            listed = mark_warn("listed, never called", "the verifier's summary lists this tool, but the trace has no call to it")
-        rows.append(
-            EvidenceRow(
-                tool=tool,
-                invoked=mark_yes(fmt.plural(len(calls), "call")) if calls else mark_no("not invoked"),
-                in_summary=listed if summary_column else None,
-                succeeded=(mark_yes(f"{ok} of {len(calls)}") if ok else mark_no(f"0 of {len(calls)}")) if calls else mark_na(),
-                counted=counted_badge,
-            )
-        )
-    return tuple(rows)
 
 
 def _baseline_view(items: Sequence[DiffItem] | None, change: CaseChange | None) -> BaselineView:
@@ -357,70 +227,6 @@ def _verdict(result: CaseResult, config: SuiteConfig) -> Badge:
     return badge if result.trialResults is None else badge._replace(title=f"the most common verdict of {result.trials} trials")
 
 
-def _keywords_fact(case: Case, result: CaseResult) -> str:
-    """The Keywords figure: `3/4 (needs 3)`; "none expected" rather than "0/0"; "not evaluated" for a case not run."""
-    if result.status is Status.NOT_RUN:
-        return "not evaluated"
-    if not case.expectedRootCauseKeywords:
-        return "none expected"
-    return f"{result.matchedKeywordCount}/{result.requiredKeywordCount} (needs {case.keyword_threshold})"
-
-
-def _result_facts(case: Case, outcome: LoadedTrace | FixtureProblem, result: CaseResult) -> tuple[Fact, ...]:
-    keywords = _keywords_fact(case, result)
-    if result.trialResults is not None:
-        # The case's figures are made of its trials' (eval/README.md, "Trials"): say how.
-        k = f"{result.trials} trials"
-        return (
-            Fact(f"Keywords (lowest of {k})", keywords),
-            Fact(f"Tool calls (mean of {k})", fmt.count(result.toolCallCount, 2)),
-            Fact(f"Duration (mean of {k})", fmt.duration(result.durationMs)),
-            *_usage_facts(result, f" (mean of {k})"),
-            Fact("Trace", f"{case.traceFixture} · a folder of {k}"),
-        )
-    read = fmt.byte_size(outcome.size) if isinstance(outcome, LoadedTrace) else "not read"
-    read += _format_note(outcome)
-    return (
-        Fact("Keywords", keywords),
-        Fact("Tool calls", f"{result.toolCallCount:,}" if isinstance(outcome, LoadedTrace) else _unread_calls(outcome)),
-        Fact("Duration", fmt.duration(result.durationMs)),
-        *_usage_facts(result, ""),
-        Fact("Trace", f"{case.traceFixture} · {read}"),
-    )
-
-
-def _format_note(outcome: LoadedTrace | FixtureProblem) -> str:
-    """What the trace's format says of its file beside its size (` · OpenTelemetry, 6 spans`); "" for the native
-    format, and for a file no format read."""
-    if outcome.format is None:
-        return ""
-    said = outcome.format.describe(outcome.spans, isinstance(outcome, LoadedTrace))
-    return f" · {said}" if said else ""
-
-
-def _unread_calls(problem: FixtureProblem) -> str:
-    """The Tool calls figure of a trace not read: its tool spans when it is an OpenTelemetry file without content."""
-    if problem.tool_spans is None:
-        return "not read"
-    return f"{fmt.plural(problem.tool_spans, 'tool span')}, not read"
-
-
-def _usage_facts(result: CaseResult, how: str) -> tuple[Fact, ...]:
-    """The tokens the trace records (`session.usage`, `gen_ai.usage.*`) and what they cost; "not recorded" where it
-    records none, never 0 (eval/README.md, "Tokens and cost")."""
-    tokens = result.tokens
-    if tokens is None:
-        some = sum(1 for trial in result.trialResults or () if trial.tokens is not None)
-        shown = f"recorded by {some} of {result.trials} trials only" if some else fmt.NOT_RECORDED
-        return Fact(f"Tokens{how}", shown), Fact(f"Cost{how}", fmt.NOT_RECORDED)
-    shown = f"{fmt.tokens(tokens.input)} in"
-    if tokens.cacheRead:
-        shown += f" ({fmt.tokens(tokens.cacheRead)} from cache)"
-    shown += f" · {fmt.tokens(tokens.output)} out"
-    cost = fmt.dollars(result.cost) if result.cost is not None else "not priced: no [cost.prices] entry for its model"
-    return Fact(f"Tokens{how}", shown), Fact(f"Cost{how}", cost)
-
-
 def _pager(prev: Neighbour | None, next_: Neighbour | None, neighbours: bool) -> Pager:
     return Pager(
         prev=Link(f"← {prev.case_id}", urls.case_href(prev.slug, _DEPTH)) if prev else None,
@@ -480,7 +286,7 @@ def build_case_pages(site: SiteInfo, pages: Sequence[PageInput]) -> list[CasePag
         else None
         for page, trace, phrases in zip(pages, shown, found)
     ]
-    answers = [_answer_view(page.case, trace.answer, phrases, config, not isinstance(trace.outcome, FixtureProblem))
+    answers = [answer_view(page.case, trace.answer, phrases, config, not isinstance(trace.outcome, FixtureProblem))
                for page, trace, phrases in zip(pages, shown, found)]
     tools = [tools_view(trace.outcome, page.case.expectedTrajectory) for page, trace in zip(pages, shown)]
     verifiers = [verifier_view(page.case, trace.outcome, config) for page, trace in zip(pages, shown)]
@@ -529,14 +335,14 @@ def _case_page(
         notes=_notes(case),
         annotations=_annotations(case),
         tags=tuple(Link(tag, urls.index_filter(_DEPTH, tag=tag)) for tag in case.tags),
-        facts=_result_facts(case, outcome, result) + _trial_facts(result, trace.shown, trace.folder),
+        facts=header_facts(case, outcome, result, trace.shown, trace.folder),
         pager=_pager(page.prev, page.next, site.case_pages.links_neighbours()),
         toc=_toc(trace.trials, comparison),
         checks=_checks(result.failedChecks[:MAX_TOOL_CALLS], change),
         problem=outcome.message if isinstance(outcome, FixtureProblem) else None,
         question=text_block(case.question),
         answer=answer,
-        evidence=_evidence_rows(case, outcome, result),
+        evidence=evidence_rows(case, outcome, result),
         tools=tools,
         verifier=verifier,
         baseline=_baseline_view(page.diff_items, change),

@@ -14,7 +14,6 @@ from typing import Any, NamedTuple
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
-from sitegen.checks import FIXTURE_CONTENT_MISSING, check_codes
 from sitegen.compare.changes import FILTER_ORDER, ChangeKind
 from sitegen.compare.diff_report import DiffReport
 from sitegen.defaults import TABLE_PAGE_SIZE
@@ -41,10 +40,11 @@ from sitegen.site.pages.badges import (
     status_badge,
     verdict_badge,
 )
-from sitegen.site.pages.change_views import Banner, banner, changes_by_case, pass_rate_css
+from sitegen.site.pages.change_views import Banner, banner, changes_by_case
 from sitegen.site.pages.charts import Chart, pass_rate_chart, verdict_bar_chart, verdict_history_chart
 from sitegen.site.pages.common import Layout, Link, Option, SiteInfo, Stat, make_layout
-from sitegen.site.pages.spent import spent_stats
+from sitegen.site.pages.headline_stats import headline_stats
+from sitegen.site.pages.rule_panel import RulePanel, rule_panel
 from sitegen.suite.config import SuiteConfig
 
 
@@ -131,29 +131,6 @@ class CaseTable(NamedTuple):
     search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
     since_column: bool = False  # the Failing since column: some case fails with a streak to tell (the index only)
     flaky_hint: str = ""  # what the "Flaky only" box keeps, said beside it
-
-
-class RuleRow(NamedTuple):
-    """One row of the failures-by-rule panel: a rule code and the cases failing it."""
-
-    code: str
-    href: str  # the index filtered to the cases failing it now; "" when none does
-    current: str
-    label: str  # what the count's link does, for a screen reader
-    baseline: str  # "" without a baseline
-    change: str  # +2, −1 or =; "" without a baseline
-    change_css: str
-    change_title: str
-
-
-class RulePanel(NamedTuple):
-    """The index's failures-by-rule panel."""
-
-    rows: tuple[RuleRow, ...]  # against a baseline, the rules whose count moved; else every rule
-    with_baseline: bool
-    summary: str
-    unchanged: tuple[RuleRow, ...]  # the rules failing as many cases as in the baseline: folded under the rows
-    unchanged_summary: str
 
 
 class IndexPage(NamedTuple):
@@ -259,44 +236,6 @@ def _change_options(changes: Mapping[str, ChangeKind | None] | None) -> tuple[Op
     return (Option("", "All changes"), *(Option(c.value, change_badge(c).text) for c in FILTER_ORDER if c in present))
 
 
-_RULE_CODE_LIMIT = 80
-
-
-def _rule_row(count: RuleCount) -> RuleRow:
-    change = count.change
-    css = "" if not change else "rule-change rule-worse" if change > 0 else "rule-change rule-better"
-    title = "" if count.baseline is None else f"{fmt.plural(count.current, 'case')} now, {count.baseline:,} in the baseline"
-    # A report read from elsewhere may carry a check with no colon, all of it its code: shown cut, not linked.
-    code = fmt.shorten(count.code, _RULE_CODE_LIMIT)
-    return RuleRow(
-        code=code,
-        href=urls.index_filter(code=code).removeprefix(urls.INDEX) if count.current and code == count.code else "",
-        current=f"{count.current:,}",
-        label=f"Show the {fmt.plural(count.current, 'case')} failing {code}",
-        baseline="" if count.baseline is None else f"{count.baseline:,}",
-        change=count.change_text,
-        change_css=css or "rule-change",
-        change_title=title,
-    )
-
-
-def _rule_panel(by_rule: Sequence[RuleCount]) -> RulePanel | None:
-    """The failures-by-rule panel: each code with its counts (rule_counts.failures_by_rule), or None if none fails."""
-    if not by_rule:
-        return None
-    failing = sum(1 for count in by_rule if count.current)
-    with_baseline = any(c.baseline is not None for c in by_rule)
-    summary = f"{fmt.plural(failing, 'rule')} failing at least one case; a case failing several counts under each"
-    # Against a baseline the rules whose count did not move are folded: the first screen shows what changed.
-    moved = [c for c in by_rule if not with_baseline or c.change]
-    same = [c for c in by_rule if with_baseline and not c.change]
-    unchanged_summary = ""
-    if same:
-        lead = "Every rule fails" if not moved else f"{fmt.plural(len(same), 'other rule')}: each fails"
-        unchanged_summary = f"{lead} as many cases as in the baseline"
-    return RulePanel(tuple(map(_rule_row, moved)), with_baseline, summary, tuple(map(_rule_row, same)), unchanged_summary)
-
-
 def _index_table(
     site: SiteInfo,
     report: Report,
@@ -336,41 +275,6 @@ def _index_table(
     )
 
 
-def _not_run_detail(report: Report) -> str:
-    """Why cases were not run: their trace could not be evaluated (missing, not JSON or not a trace), or (an
-    OpenTelemetry trace) it holds no content to judge."""
-    uncaptured = any(
-        result.status is Status.NOT_RUN and FIXTURE_CONTENT_MISSING in check_codes(result.failedChecks) for result in report.results
-    )
-    return "could not be evaluated, or content not captured" if uncaptured else "could not be evaluated"
-
-
-def _index_stats(report: Report, diff: DiffReport | None) -> list[Stat]:
-    """The headline figures: the pass rate (without a baseline: with one the banner says it), the counts per status,
-    the averages."""
-    rate_detail = f"{report.passedCases:,} of {report.totalCases:,} cases"
-    failed_css = "stat stat-bad" if report.failedCases else "stat"
-    not_run_css = "stat stat-warn" if report.notRunCases else "stat"
-    # Against a baseline the banner says the pass rate and the regressions: the cards say only what it does not.
-    stats = [] if diff is not None else [
-        Stat("Pass rate", fmt.percent(report.passRate), rate_detail, pass_rate_css(diff) + " stat-wide", None),
-    ]
-    stats += [
-        _status_stat(Status.PASSED, report.passedCases, "cases", "stat stat-good"),
-        _status_stat(Status.FAILED, report.failedCases, "cases", failed_css),
-        _status_stat(Status.NOT_RUN, report.notRunCases, _not_run_detail(report), not_run_css),
-    ]
-    stats.append(Stat("Avg tool calls", fmt.count(report.averageToolCallCount, 2), "per case with a trace", "stat", None))
-    stats.append(Stat("Avg duration", fmt.duration(report.averageDurationMs), "per traced case", "stat", None))
-    stats += spent_stats(report)
-    return stats
-
-
-def _status_stat(status: Status, count: int, detail: str, css: str) -> Stat:
-    """A status's card: its count, linking to the index filtered to it."""
-    return Stat(status.word.capitalize(), f"{status.icon} {count:,}", detail, css, urls.index_filter(status=status.value))
-
-
 def _change(changes: Mapping[str, ChangeKind] | None, result: CaseResult) -> ChangeKind | None:
     return None if changes is None else changes.get(result.caseId)
 
@@ -408,11 +312,11 @@ def build_index_page(
         ),
         heading="Diagnosis eval report",
         subtitle=subtitle,
-        stats=tuple(_index_stats(report, diff)),
+        stats=tuple(headline_stats(report, diff)),
         charts=(pass_rate_chart(runs), verdict_bar_chart(report, config), verdict_history_chart(runs, config)),
         table=_index_table(site, report, slugs, flaky, changes, [c.code for c in by_rule if c.current], since or {}),
         banner=banner(diff, slugs, on_index=True) if diff is not None else None,
-        rules=_rule_panel(by_rule),
+        rules=rule_panel(by_rule),
     )
 
 
