@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from sitegen.compare.behaviour import Behaviour, BehaviourReason
 from sitegen.compare.changes import FILTER_ORDER, TEXT_ORDER, CaseChange, ChangeKind, case_headline
 from sitegen.compare.items import ItemType, Metric, metric_label
-from sitegen.compare.wording import format_cases, gate_text
+from sitegen.compare.wording import format_cases, gate_text, reasons_text
 from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
 from sitegen.history.runs import Run, new_run
 from sitegen.report import fields
@@ -113,6 +114,20 @@ def test_the_gate_counts_the_breaking_kinds(counts: dict[str, int], gate: str) -
     assert gate_text(Diff()) == gate  # type: ignore[arg-type]
 
 
+# The behaviour reason
+
+
+def test_a_behaviour_reason_is_written_as_its_value_in_its_order_and_carries_its_words() -> None:
+    assert [reason.value for reason in BehaviourReason] == [
+        "answer", "keywordPolarity", "claims", "tools", "toolOrder", "toolInputs", "verdict", "gatekeeperStatus", "composerMode"]  # fmt: skip
+    assert BehaviourReason.KEYWORD_POLARITY.word == "keyword affirmed or denied" and BehaviourReason.TOOLS.word == "tools called"
+    assert BehaviourReason.GATEKEEPER.word == "gatekeeper status" and len({r.word for r in BehaviourReason}) == len(BehaviourReason)
+    behaviour = Behaviour(behaviourChanges=(BehaviourReason.TOOL_INPUTS, BehaviourReason.GATEKEEPER))
+    assert json.dumps(behaviour.to_json()["behaviourChanges"]) == '["toolInputs", "gatekeeperStatus"]'
+    change = CaseChange("a", ChangeKind.CHANGED, Status.PASSED, Status.PASSED, behaviour=behaviour)
+    assert reasons_text(change) == "tool inputs, gatekeeper status"
+
+
 # The --case-pages mode
 
 
@@ -182,10 +197,25 @@ OTHER_MEANINGS = {
     ("site/pages/charts.py", "skip"): "plotly's hoverinfo that shows nothing on hover",
     ("report/otlp_results.py", "fail"): "a gen_ai.evaluation.result event's score label",
     ("compare/where.py", "new"): "a streak of failures this run starts (diff.json's failingSince.state)",
+    # A behaviour reason is named after the recorded field it compares: the same letters are that field's key.
+    ("compare/items.py", "answer"): "the diff item's metric (Metric.ANSWER), named after the same field",
+    ("compare/items.py", "verdict"): "the diff item's metric (Metric.VERDICT), named after the same field",
+    ("compare/wording.py", "verdict"): "Metric.VERDICT's words in a case item's message",
+    ("report/evidence.py", "answer"): "the evidence's key in report.json",
+    ("report/evidence.py", "gatekeeperStatus"): "the evidence's key in report.json",
+    ("report/evidence.py", "composerMode"): "the evidence's key in report.json",
+    ("recording/stubagent.py", "verdict"): "the trace's verifier_evaluation.verdict the stand-in agent writes",
+    ("suite/genai_mapping.py", "answer"): "the trace's session.answer made from spans",
+    ("suite/genai_mapping.py", "verdict"): "the trace's verifier_evaluation.verdict made from spans",
+    ("suite/schema.py", "answer"): "the trace's field, described in its JSON Schema",
+    ("suite/schema.py", "verdict"): "the trace's field, described in its JSON Schema",
+    ("suite/config.py", "answer"): "the sitegen.toml table [answer]",
+    ("site/pages/case_page.py", "answer"): "the case page's Answer section (its anchor)",
+    ("site/pages/case_page.py", "tools"): "the case page's Tool calls section (its anchor)",
 }
 _HOMES = {
     Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py",
-    JunitKnownFailures: "defaults.py", ItemType: "compare/items.py",
+    JunitKnownFailures: "defaults.py", ItemType: "compare/items.py", BehaviourReason: "compare/behaviour.py",
 }
 
 
@@ -202,7 +232,7 @@ def _string_constants(tree: ast.AST) -> Iterator[ast.Constant]:
             yield node
 
 
-def test_a_status_change_kind_mode_policy_or_junit_mode_is_spelled_only_in_its_enum_s_module() -> None:
+def test_a_fixed_choice_is_spelled_only_in_its_enum_s_module() -> None:
     # A value may be two enums' (`changed`: a change kind and a --case-pages mode): each home may spell it.
     homes: dict[str, set[str]] = {}
     for enum, home in _HOMES.items():

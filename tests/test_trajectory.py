@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import lcs_length
-from sitegen.compare.behaviour import BEHAVIOUR_REASONS, compare_behaviour
+from sitegen.compare.behaviour import BehaviourReason, compare_behaviour
 from sitegen.compare.changes import classify_case
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.trajectory import ADDED, INPUT, REMOVED, SAME, align, call_text, first_divergence
@@ -153,7 +153,7 @@ def test_every_reason_at_once_in_the_fixed_order() -> None:
         keywordPolarity={"连接池": "negated"}, claimChecks=[{"claimId": "c1", "verification": "CONTRADICTED"}],
     )  # fmt: skip
     behaviour = compare_behaviour(_result(**meaning), after)
-    assert behaviour.behaviourChanges == BEHAVIOUR_REASONS
+    assert behaviour.behaviourChanges == tuple(BehaviourReason)
 
 
 def test_an_unchanged_trace_and_an_unknown_one() -> None:
