@@ -14,6 +14,7 @@ import pytest
 
 from sitegen.compare.behaviour import Behaviour, BehaviourReason
 from sitegen.compare.changes import FILTER_ORDER, TEXT_ORDER, CaseChange, ChangeKind, case_headline
+from sitegen.compare.trajectory import StepKind
 from sitegen.compare.items import ItemType, Metric, metric_label
 from sitegen.compare.wording import format_cases, gate_text, reasons_text
 from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
@@ -128,6 +129,16 @@ def test_a_behaviour_reason_is_written_as_its_value_in_its_order_and_carries_its
     assert reasons_text(change) == "tool inputs, gatekeeper status"
 
 
+# The trajectory's step kind
+
+
+def test_a_step_kind_marks_its_row_and_carries_its_label_and_the_summary_s_words() -> None:
+    assert [(kind.value, kind.label, kind.counted) for kind in StepKind] == [
+        ("same", "same", "the same"), ("input", "another input", "with another input"),
+        ("removed", "left out now", "left out now"), ("added", "added now", "added now")]  # fmt: skip
+    assert [kind.other_side for kind in StepKind] == [None, None, StepKind.ADDED, StepKind.REMOVED]
+
+
 # The --case-pages mode
 
 
@@ -187,7 +198,6 @@ OTHER_MEANINGS = {
     ("site/pages/then_and_now.py", "failed"): "what a trace did with a tool (called, failed)",
     ("site/pages/tool_timeline.py", "failed"): "a tool call that failed",
     ("site/pages/trajectory_view.py", "failed"): "a tool call that failed",
-    ("compare/trajectory.py", "removed"): "a step of the aligned trajectory that only the baseline made",
     ("site/pages/badges.py", "changed"): "a diff item's type in words (compare/items.CHANGED)",
     ("commands/outputs.py", "passed"): "the name of an output counting the cases that passed",
     ("commands/outputs.py", "failed"): "the name of an output counting the cases that failed",
@@ -197,6 +207,14 @@ OTHER_MEANINGS = {
     ("site/pages/charts.py", "skip"): "plotly's hoverinfo that shows nothing on hover",
     ("report/otlp_results.py", "fail"): "a gen_ai.evaluation.result event's score label",
     ("compare/where.py", "new"): "a streak of failures this run starts (diff.json's failingSince.state)",
+    ("evaluation/trials.py", "input"): "a trace's input tokens (tokens.input)",
+    ("report/fields.py", "input"): "a result's input tokens in report.json (tokens.input)",
+    ("report/evidence.py", "input"): "a tool call's input, its key in report.json",
+    ("suite/models.py", "input"): "a key a trace may hold a tool call's input under",
+    ("suite/genai_mapping.py", "input"): "a span's input messages and a tool call's input",
+    ("plumbing/jsonread.py", "input"): "the value pydantic quotes in a validation error",
+    ("suite/case_problems.py", "input"): "the value pydantic quotes in a validation error",
+    ("suite/config.py", "input"): "the value pydantic quotes in a validation error",
     # A behaviour reason is named after the recorded field it compares: the same letters are that field's key.
     ("compare/items.py", "answer"): "the diff item's metric (Metric.ANSWER), named after the same field",
     ("compare/items.py", "verdict"): "the diff item's metric (Metric.VERDICT), named after the same field",
@@ -216,6 +234,7 @@ OTHER_MEANINGS = {
 _HOMES = {
     Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py",
     JunitKnownFailures: "defaults.py", ItemType: "compare/items.py", BehaviourReason: "compare/behaviour.py",
+    StepKind: "compare/trajectory.py",
 }
 
 

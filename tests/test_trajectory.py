@@ -13,11 +13,13 @@ from helpers import lcs_length
 from sitegen.compare.behaviour import BehaviourReason, compare_behaviour
 from sitegen.compare.changes import classify_case
 from sitegen.compare.diff_report import compare_reports
-from sitegen.compare.trajectory import ADDED, INPUT, REMOVED, SAME, align, call_text, first_divergence
+from sitegen.compare.trajectory import StepKind, align, call_text, first_divergence
 from sitegen.compare.whatchanged import phrase_text, what_changed
 from sitegen.report.evidence import ToolCall
 from sitegen.report.report_json import result_from_json
 from sitegen.report.results import CaseResult, build_report
+
+SAME, INPUT, REMOVED, ADDED = StepKind
 
 
 def _call(name: str, query: str | None = "q", success: bool | None = True) -> ToolCall:
