@@ -88,6 +88,11 @@ def test_a_change_kind_carries_its_words_icon_section_and_gate() -> None:
     assert ChangeKind.FIXED.count(1_000) == "1,000 fixed" and ChangeKind.STILL_FAILING.title == "Known failures"
     assert ChangeKind.STILL_PASSING.title is None  # unchanged cases are listed nowhere
     assert set(FILTER_ORDER) == set(ChangeKind) and set(TEXT_ORDER) < set(ChangeKind)
+    # Its section on the diff page: every kind has one, and says its title and rules column; the "nothing …" line
+    # names a kind by its word but for the known failures.
+    assert (ChangeKind.REGRESSED.page.title, ChangeKind.REGRESSED.page.rules_header) == ("Regressed", "Broken rules")
+    assert ChangeKind.STILL_PASSING.page.title == "Passing, figures moved" and ChangeKind.FIXED.none_word == "fixed"
+    assert ChangeKind.STILL_FAILING.none_word == "known to fail" and len({kind.page.title for kind in ChangeKind}) == len(ChangeKind)
 
 
 def test_the_headline_and_the_gate_take_the_kinds_words() -> None:
