@@ -21,9 +21,10 @@ from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
 from sitegen.history.runs import Run, new_run
 from sitegen.report import fields
 from sitegen.report.evidence import UNREAD
+from sitegen.report.figures import figures as declared_figures
 from sitegen.report.report_json import _any_result, _sitegen_result, read_report, report_json
 from sitegen.report.report_markdown import report_markdown
-from sitegen.report.results import CaseResult, Report, TrialResult, build_report
+from sitegen.report.results import CaseResult, Report, ReportFigure, TrialResult, build_report
 from sitegen.report.status import Status
 from sitegen.site.sitesize import size_warning
 
@@ -239,7 +240,7 @@ OTHER_MEANINGS = {
 _HOMES = {
     Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py",
     JunitKnownFailures: "defaults.py", ItemType: "compare/items.py", BehaviourReason: "compare/behaviour.py",
-    StepKind: "compare/trajectory.py",
+    StepKind: "compare/trajectory.py", ReportFigure: "report/results.py",
 }
 
 
@@ -332,3 +333,13 @@ def test_report_md_s_figures_table_and_the_history_s_runs_follow_the_declaration
     run = new_run(report, run_id="r", label="", created_at="", commit=None)
     figures = {key for key in json.loads(report_json(report)) if key not in ("formatVersion", "results")}
     assert figures <= set(Run.model_fields) and figures == set(run.to_json()) - {"formatVersion", "runId", "label", "createdAt", "commit", "cases"}
+
+
+def test_a_report_s_figure_is_named_by_report_figure_wherever_a_recorded_run_is_asked_for_it() -> None:
+    # Report is held to ReportFigure at import (report/results.py): the declared figures, in their order.
+    assert [key for _, key, _ in declared_figures(Report)] == list(ReportFigure)
+    report = _report()
+    run = new_run(report, run_id="r", label="", created_at="", commit=None)
+    written = json.loads(report_json(report))
+    assert {figure: run.figure(figure) for figure in ReportFigure} == {figure: written[figure] for figure in ReportFigure}
+    assert Metric.PASS_RATE == ReportFigure.PASS_RATE and Metric.AVERAGE_DURATION == ReportFigure.AVERAGE_DURATION

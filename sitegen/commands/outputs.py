@@ -11,6 +11,7 @@ from sitegen.compare.changes import ChangeKind
 from sitegen.defaults import DEFAULT_OUT
 from sitegen.errors import BadInput
 from sitegen.plumbing.inputfiles import load_json_file, present
+from sitegen.report.results import ReportFigure
 from sitegen.suite.discovery import suite_folder
 
 def _change_outputs() -> tuple[tuple[str, str], ...]:
@@ -38,11 +39,11 @@ def site_outputs(site: Path) -> list[tuple[str, str]]:
     if not isinstance(has_regression, bool):
         raise BadInput(diff_path, "expected true or false", where="hasRegression")
     return [
-        ("pass-rate", _number(site / "report.json", report, "passRate")),
-        ("cases", _count(site / "report.json", report, "totalCases")),
-        ("passed", _count(site / "report.json", report, "passedCases")),
-        ("failed", _count(site / "report.json", report, "failedCases")),
-        ("not-run", _count(site / "report.json", report, "notRunCases")),
+        ("pass-rate", _number(site / "report.json", report, ReportFigure.PASS_RATE)),
+        ("cases", _count(site / "report.json", report, ReportFigure.TOTAL_CASES)),
+        ("passed", _count(site / "report.json", report, ReportFigure.PASSED_CASES)),
+        ("failed", _count(site / "report.json", report, ReportFigure.FAILED_CASES)),
+        ("not-run", _count(site / "report.json", report, ReportFigure.NOT_RUN_CASES)),
         ("has-baseline", "true" if present(diff_path) else "false"),
         ("has-regression", "true" if has_regression else "false"),
         *((name, _count(diff_path, counts, kind, default=0, where="caseChangeCounts.")) for name, kind in _change_outputs()),
