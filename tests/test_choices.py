@@ -1,6 +1,6 @@
-"""Fixed choices as enums carrying their own rules and words (a status, a change kind, a --case-pages mode, a trial
-policy), each spelled in one place; and the report's fields declared once, driving report.json, report.md and
-the history's runs."""
+"""Fixed choices as enums carrying their own rules and words (a status, a change kind, a behaviour reason, a
+trajectory's step kind, a --case-pages mode, a trial policy), each spelled in one place; and the report's fields
+declared once, driving report.json, report.md and the history's runs, its figures named once (ReportFigure)."""
 
 from __future__ import annotations
 
