@@ -1,6 +1,6 @@
-"""Fixed choices as enums carrying their own rules and words (a status, a change kind, a --case-pages mode, a trial
-policy), each spelled in one place; and the report's fields declared once, driving report.json, report.md and
-the history's runs."""
+"""Fixed choices as enums carrying their own rules and words (a status, a change kind, a behaviour reason, a
+trajectory's step kind, a --case-pages mode, a trial policy), each spelled in one place; and the report's fields
+declared once, driving report.json, report.md and the history's runs, its figures named once (ReportFigure)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,19 @@ from typing import Any
 
 import pytest
 
+from sitegen.compare.behaviour import Behaviour, BehaviourReason
 from sitegen.compare.changes import FILTER_ORDER, TEXT_ORDER, CaseChange, ChangeKind, case_headline
+from sitegen.compare.trajectory import StepKind
 from sitegen.compare.items import ItemType, Metric, metric_label
-from sitegen.compare.wording import format_cases, gate_text
+from sitegen.compare.wording import format_cases, gate_text, reasons_text
 from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
 from sitegen.history.runs import Run, new_run
 from sitegen.report import fields
 from sitegen.report.evidence import UNREAD
+from sitegen.report.figures import figures as declared_figures
 from sitegen.report.report_json import _any_result, _sitegen_result, read_report, report_json
 from sitegen.report.report_markdown import report_markdown
-from sitegen.report.results import CaseResult, Report, TrialResult, build_report
+from sitegen.report.results import CaseResult, Report, ReportFigure, TrialResult, build_report
 from sitegen.report.status import Status
 from sitegen.site.sitesize import size_warning
 
@@ -86,6 +89,11 @@ def test_a_change_kind_carries_its_words_icon_section_and_gate() -> None:
     assert ChangeKind.FIXED.count(1_000) == "1,000 fixed" and ChangeKind.STILL_FAILING.title == "Known failures"
     assert ChangeKind.STILL_PASSING.title is None  # unchanged cases are listed nowhere
     assert set(FILTER_ORDER) == set(ChangeKind) and set(TEXT_ORDER) < set(ChangeKind)
+    # Its section on the diff page: every kind has one, and says its title and rules column; the "nothing …" line
+    # names a kind by its word but for the known failures.
+    assert (ChangeKind.REGRESSED.page.title, ChangeKind.REGRESSED.page.rules_header) == ("Regressed", "Broken rules")
+    assert ChangeKind.STILL_PASSING.page.title == "Passing, figures moved" and ChangeKind.FIXED.none_word == "fixed"
+    assert ChangeKind.STILL_FAILING.none_word == "known to fail" and len({kind.page.title for kind in ChangeKind}) == len(ChangeKind)
 
 
 def test_the_headline_and_the_gate_take_the_kinds_words() -> None:
@@ -111,6 +119,30 @@ def test_the_gate_counts_the_breaking_kinds(counts: dict[str, int], gate: str) -
         trial_regressions: list = []
 
     assert gate_text(Diff()) == gate  # type: ignore[arg-type]
+
+
+# The behaviour reason
+
+
+def test_a_behaviour_reason_is_written_as_its_value_in_its_order_and_carries_its_words() -> None:
+    assert [reason.value for reason in BehaviourReason] == [
+        "answer", "keywordPolarity", "claims", "tools", "toolOrder", "toolInputs", "verdict", "gatekeeperStatus", "composerMode"]  # fmt: skip
+    assert BehaviourReason.KEYWORD_POLARITY.word == "keyword affirmed or denied" and BehaviourReason.TOOLS.word == "tools called"
+    assert BehaviourReason.GATEKEEPER.word == "gatekeeper status" and len({r.word for r in BehaviourReason}) == len(BehaviourReason)
+    behaviour = Behaviour(behaviourChanges=(BehaviourReason.TOOL_INPUTS, BehaviourReason.GATEKEEPER))
+    assert json.dumps(behaviour.to_json()["behaviourChanges"]) == '["toolInputs", "gatekeeperStatus"]'
+    change = CaseChange("a", ChangeKind.CHANGED, Status.PASSED, Status.PASSED, behaviour=behaviour)
+    assert reasons_text(change) == "tool inputs, gatekeeper status"
+
+
+# The trajectory's step kind
+
+
+def test_a_step_kind_marks_its_row_and_carries_its_label_and_the_summary_s_words() -> None:
+    assert [(kind.value, kind.label, kind.counted) for kind in StepKind] == [
+        ("same", "same", "the same"), ("input", "another input", "with another input"),
+        ("removed", "left out now", "left out now"), ("added", "added now", "added now")]  # fmt: skip
+    assert [kind.other_side for kind in StepKind] == [None, None, StepKind.ADDED, StepKind.REMOVED]
 
 
 # The --case-pages mode
@@ -172,7 +204,6 @@ OTHER_MEANINGS = {
     ("site/pages/then_and_now.py", "failed"): "what a trace did with a tool (called, failed)",
     ("site/pages/tool_timeline.py", "failed"): "a tool call that failed",
     ("site/pages/trajectory_view.py", "failed"): "a tool call that failed",
-    ("compare/trajectory.py", "removed"): "a step of the aligned trajectory that only the baseline made",
     ("site/pages/badges.py", "changed"): "a diff item's type in words (compare/items.CHANGED)",
     ("commands/outputs.py", "passed"): "the name of an output counting the cases that passed",
     ("commands/outputs.py", "failed"): "the name of an output counting the cases that failed",
@@ -182,10 +213,34 @@ OTHER_MEANINGS = {
     ("site/pages/charts.py", "skip"): "plotly's hoverinfo that shows nothing on hover",
     ("report/otlp_results.py", "fail"): "a gen_ai.evaluation.result event's score label",
     ("compare/where.py", "new"): "a streak of failures this run starts (diff.json's failingSince.state)",
+    ("evaluation/trials.py", "input"): "a trace's input tokens (tokens.input)",
+    ("report/fields.py", "input"): "a result's input tokens in report.json (tokens.input)",
+    ("report/evidence.py", "input"): "a tool call's input, its key in report.json",
+    ("suite/models.py", "input"): "a key a trace may hold a tool call's input under",
+    ("suite/genai_mapping.py", "input"): "a span's input messages and a tool call's input",
+    ("plumbing/jsonread.py", "input"): "the value pydantic quotes in a validation error",
+    ("suite/case_problems.py", "input"): "the value pydantic quotes in a validation error",
+    ("suite/config.py", "input"): "the value pydantic quotes in a validation error",
+    # A behaviour reason is named after the recorded field it compares: the same letters are that field's key.
+    ("compare/items.py", "answer"): "the diff item's metric (Metric.ANSWER), named after the same field",
+    ("compare/items.py", "verdict"): "the diff item's metric (Metric.VERDICT), named after the same field",
+    ("compare/wording.py", "verdict"): "Metric.VERDICT's words in a case item's message",
+    ("report/evidence.py", "answer"): "the evidence's key in report.json",
+    ("report/evidence.py", "gatekeeperStatus"): "the evidence's key in report.json",
+    ("report/evidence.py", "composerMode"): "the evidence's key in report.json",
+    ("recording/stubagent.py", "verdict"): "the trace's verifier_evaluation.verdict the stand-in agent writes",
+    ("suite/genai_mapping.py", "answer"): "the trace's session.answer made from spans",
+    ("suite/genai_mapping.py", "verdict"): "the trace's verifier_evaluation.verdict made from spans",
+    ("suite/schema.py", "answer"): "the trace's field, described in its JSON Schema",
+    ("suite/schema.py", "verdict"): "the trace's field, described in its JSON Schema",
+    ("suite/config.py", "answer"): "the sitegen.toml table [answer]",
+    ("site/pages/case_page.py", "answer"): "the case page's Answer section (its anchor)",
+    ("site/pages/case_page.py", "tools"): "the case page's Tool calls section (its anchor)",
 }
 _HOMES = {
     Status: "report/status.py", ChangeKind: "compare/changes.py", CasePages: "defaults.py", TrialPolicy: "defaults.py",
-    JunitKnownFailures: "defaults.py", ItemType: "compare/items.py",
+    JunitKnownFailures: "defaults.py", ItemType: "compare/items.py", BehaviourReason: "compare/behaviour.py",
+    StepKind: "compare/trajectory.py", ReportFigure: "report/results.py",
 }
 
 
@@ -202,7 +257,7 @@ def _string_constants(tree: ast.AST) -> Iterator[ast.Constant]:
             yield node
 
 
-def test_a_status_change_kind_mode_policy_or_junit_mode_is_spelled_only_in_its_enum_s_module() -> None:
+def test_a_fixed_choice_is_spelled_only_in_its_enum_s_module() -> None:
     # A value may be two enums' (`changed`: a change kind and a --case-pages mode): each home may spell it.
     homes: dict[str, set[str]] = {}
     for enum, home in _HOMES.items():
@@ -278,3 +333,13 @@ def test_report_md_s_figures_table_and_the_history_s_runs_follow_the_declaration
     run = new_run(report, run_id="r", label="", created_at="", commit=None)
     figures = {key for key in json.loads(report_json(report)) if key not in ("formatVersion", "results")}
     assert figures <= set(Run.model_fields) and figures == set(run.to_json()) - {"formatVersion", "runId", "label", "createdAt", "commit", "cases"}
+
+
+def test_a_report_s_figure_is_named_by_report_figure_wherever_a_recorded_run_is_asked_for_it() -> None:
+    # Report is held to ReportFigure at import (report/results.py): the declared figures, in their order.
+    assert [key for _, key, _ in declared_figures(Report)] == list(ReportFigure)
+    report = _report()
+    run = new_run(report, run_id="r", label="", created_at="", commit=None)
+    written = json.loads(report_json(report))
+    assert {figure: run.figure(figure) for figure in ReportFigure} == {figure: written[figure] for figure in ReportFigure}
+    assert Metric.PASS_RATE == ReportFigure.PASS_RATE and Metric.AVERAGE_DURATION == ReportFigure.AVERAGE_DURATION

@@ -10,14 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import lcs_length
-from sitegen.compare.behaviour import BEHAVIOUR_REASONS, compare_behaviour
+from sitegen.compare.behaviour import BehaviourReason, compare_behaviour
 from sitegen.compare.changes import classify_case
 from sitegen.compare.diff_report import compare_reports
-from sitegen.compare.trajectory import ADDED, INPUT, REMOVED, SAME, align, call_text, first_divergence
+from sitegen.compare.trajectory import StepKind, align, call_text, first_divergence
 from sitegen.compare.whatchanged import phrase_text, what_changed
 from sitegen.report.evidence import ToolCall
 from sitegen.report.report_json import result_from_json
 from sitegen.report.results import CaseResult, build_report
+
+SAME, INPUT, REMOVED, ADDED = StepKind
 
 
 def _call(name: str, query: str | None = "q", success: bool | None = True) -> ToolCall:
@@ -153,7 +155,7 @@ def test_every_reason_at_once_in_the_fixed_order() -> None:
         keywordPolarity={"连接池": "negated"}, claimChecks=[{"claimId": "c1", "verification": "CONTRADICTED"}],
     )  # fmt: skip
     behaviour = compare_behaviour(_result(**meaning), after)
-    assert behaviour.behaviourChanges == BEHAVIOUR_REASONS
+    assert behaviour.behaviourChanges == tuple(BehaviourReason)
 
 
 def test_an_unchanged_trace_and_an_unknown_one() -> None:

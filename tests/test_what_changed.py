@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from helpers import ROOT, check_golden, drop_tool
 from sitegen.cli import app
-from sitegen.compare.behaviour import Behaviour, percent_changed
+from sitegen.compare.behaviour import Behaviour, BehaviourReason, percent_changed
 from sitegen.compare.diff_markdown import diff_markdown, diff_summary_markdown
 from sitegen.compare.diff_report import compare_reports
 from sitegen.compare.similarity import similarity
@@ -208,10 +208,10 @@ def test_the_banner_lists_regressed_and_fixed_cases_with_what_changed(tmp_path: 
     ("behaviour", "phrase"),
     [
         # The stand-in agent at --fail-rate 1.0: the same answer and calls, another verdict. That is what changed.
-        (Behaviour(True, 1.0, stateChanges=(("verdict", "PASS", "REJECT"),)), "verdict PASS → REJECT"),
-        (Behaviour(True, 0.88, stateChanges=(("verdict", "PASS", None), ("gatekeeperStatus", "pass", "fail"))),
+        (Behaviour(True, 1.0, stateChanges=((BehaviourReason.VERDICT, "PASS", "REJECT"),)), "verdict PASS → REJECT"),
+        (Behaviour(True, 0.88, stateChanges=((BehaviourReason.VERDICT, "PASS", None), (BehaviourReason.GATEKEEPER, "pass", "fail"))),
          "answer 12 % changed; verdict PASS → none; gatekeeper status pass → fail"),
-        (Behaviour(True, 1.0, toolsRemoved=("query_logs",), stateChanges=(("composerMode", "parsed", "fallback"),)),
+        (Behaviour(True, 1.0, toolsRemoved=("query_logs",), stateChanges=((BehaviourReason.COMPOSER, "parsed", "fallback"),)),
          "no longer called query_logs; composer mode parsed → fallback"),
         # Only when neither the answer, the tools nor what the agent decided moved.
         (Behaviour(True, 1.0), "same answer and tool calls"),

@@ -39,6 +39,7 @@ def run(out: BuiltSiteOpt = None, quiet: QuietOpt = False, verbose: VerboseOpt =
 def site_outputs(site: Path) -> list[tuple[str, str]]:
     """The pass rate, the case counts and, against a baseline, the count of each kind of change (0 without one)."""
     from sitegen.plumbing.inputfiles import load_json_file, present
+    from sitegen.report.results import ReportFigure
 
     report = _object(site / "report.json", load_json_file(site / "report.json", "report", expected="a JSON object"))
     diff_path = site / "diff.json"
@@ -50,11 +51,11 @@ def site_outputs(site: Path) -> list[tuple[str, str]]:
     if not isinstance(has_regression, bool):
         raise BadInput(diff_path, "expected true or false", where="hasRegression")
     return [
-        ("pass-rate", _number(site / "report.json", report, "passRate")),
-        ("cases", _count(site / "report.json", report, "totalCases")),
-        ("passed", _count(site / "report.json", report, "passedCases")),
-        ("failed", _count(site / "report.json", report, "failedCases")),
-        ("not-run", _count(site / "report.json", report, "notRunCases")),
+        ("pass-rate", _number(site / "report.json", report, ReportFigure.PASS_RATE)),
+        ("cases", _count(site / "report.json", report, ReportFigure.TOTAL_CASES)),
+        ("passed", _count(site / "report.json", report, ReportFigure.PASSED_CASES)),
+        ("failed", _count(site / "report.json", report, ReportFigure.FAILED_CASES)),
+        ("not-run", _count(site / "report.json", report, ReportFigure.NOT_RUN_CASES)),
         ("has-baseline", "true" if present(diff_path) else "false"),
         ("has-regression", "true" if has_regression else "false"),
         *((name, _count(diff_path, counts, kind, default=0, where="caseChangeCounts.")) for name, kind in _change_outputs()),

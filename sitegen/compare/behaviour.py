@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sitegen.compare.similarity import similarity
@@ -27,12 +28,33 @@ from sitegen.negation import read_keywords
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult, TrialResult
 
-# Why a case behaves differently (`behaviourChanges`), in this fixed order (eval/README.md, "Behaviour that changed"
-# and "Behaviour that changed meaning").
-ANSWER, TOOLS, TOOL_ORDER, TOOL_INPUTS = "answer", "tools", "toolOrder", "toolInputs"
-KEYWORD_POLARITY, CLAIMS = "keywordPolarity", "claims"
-VERDICT, GATEKEEPER, COMPOSER = "verdict", "gatekeeperStatus", "composerMode"
-BEHAVIOUR_REASONS = (ANSWER, KEYWORD_POLARITY, CLAIMS, TOOLS, TOOL_ORDER, TOOL_INPUTS, VERDICT, GATEKEEPER, COMPOSER)
+
+class BehaviourReason(StrEnum):
+    """Why a case behaves differently (`behaviourChanges`), as diff.json spells it, with the words the diff's tables,
+    the terminal and the comment say it in: the one place a reason is spelled. Declared in the fixed order the
+    reasons are listed in (eval/README.md, "Behaviour that changed" and "Behaviour that changed meaning"); the last
+    three are recorded states, whose values then and now a `stateChanges` entry gives."""
+
+    # value                        the reader's words
+    ANSWER = "answer", "answer"
+    KEYWORD_POLARITY = "keywordPolarity", "keyword affirmed or denied"
+    CLAIMS = "claims", "claim checks"
+    TOOLS = "tools", "tools called"
+    TOOL_ORDER = "toolOrder", "tool order"
+    TOOL_INPUTS = "toolInputs", "tool inputs"
+    VERDICT = "verdict", "verdict"
+    GATEKEEPER = "gatekeeperStatus", "gatekeeper status"
+    COMPOSER = "composerMode", "composer mode"
+
+    word: str
+
+    def __new__(cls, value: str, word: str) -> BehaviourReason:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.word = word
+        return member
+
+
 SMALL_EDIT_PERCENT = 5  # an answer changed by less than this (in percent) is worded by its edits, not a percentage
 
 
@@ -66,15 +88,15 @@ class Behaviour:
     toolsNowFailing: tuple[str, ...] = ()  # tools that succeeded in the baseline and now only fail, sorted
     answerLengths: tuple[int, int] | None = None  # the answers' lengths in characters when they differ
     callsChanged: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # both (tool, outcome) sequences when they differ
-    behaviourChanged: bool | None = None  # some reason of BEHAVIOUR_REASONS holds; None: not known
-    behaviourChanges: tuple[str, ...] = ()  # the reasons, in BEHAVIOUR_REASONS order
+    behaviourChanged: bool | None = None  # some BehaviourReason holds; None: not known
+    behaviourChanges: tuple[BehaviourReason, ...] = ()  # the reasons, in their declared order
     steps: tuple[Step, ...] = ()  # the two trajectories aligned (compare/trajectory.py), when the calls differ
     firstDivergence: Divergence | None = None  # the first step where they differ
     inputsKnown: bool = True  # False: a side's report does not record the calls' inputs
-    # The recorded states that differ (VERDICT, GATEKEEPER, COMPOSER), each with its value then and now.
-    stateChanges: tuple[tuple[str, str | None, str | None], ...] = ()
+    # The recorded states that differ (the reasons VERDICT, GATEKEEPER, COMPOSER), each with its value then and now.
+    stateChanges: tuple[tuple[BehaviourReason, str | None, str | None], ...] = ()
     polarityChanges: tuple[PolarityChange, ...] = ()  # KEYWORD_POLARITY's keywords, in the case's order
-    claimChanges: tuple[ClaimChange, ...] = ()  # CLAIMS's claims, in recorded order (removed ones last)
+    claimChanges: tuple[ClaimChange, ...] = ()  # BehaviourReason.CLAIMS's claims, in recorded order (removed ones last)
     # False: a side's report does not record keyword polarity / claim checks (an older sitegen's): not known.
     polarityKnown: bool = True
     claimsKnown: bool = True
@@ -193,21 +215,21 @@ def compare_behaviour(
     polarity = polarity_changes(shown.before.keywordPolarity, shown.after.keywordPolarity, after.answer)
     claims = claim_changes(shown.before.claimChecks, shown.after.claimChecks)
     held = {
-        ANSWER: score < answer_similarity,
-        KEYWORD_POLARITY: bool(polarity),
-        CLAIMS: bool(claims),
-        TOOLS: bool(added or removed or failing),
-        TOOL_ORDER: differ and tool_order_changed(before.toolCalls, after.toolCalls),
-        TOOL_INPUTS: inputs_changed(steps),
-        VERDICT: shown.before.verdict != shown.after.verdict,
-        GATEKEEPER: before.gatekeeperStatus != after.gatekeeperStatus,
-        COMPOSER: before.composerMode != after.composerMode,
+        BehaviourReason.ANSWER: score < answer_similarity,
+        BehaviourReason.KEYWORD_POLARITY: bool(polarity),
+        BehaviourReason.CLAIMS: bool(claims),
+        BehaviourReason.TOOLS: bool(added or removed or failing),
+        BehaviourReason.TOOL_ORDER: differ and tool_order_changed(before.toolCalls, after.toolCalls),
+        BehaviourReason.TOOL_INPUTS: inputs_changed(steps),
+        BehaviourReason.VERDICT: shown.before.verdict != shown.after.verdict,
+        BehaviourReason.GATEKEEPER: before.gatekeeperStatus != after.gatekeeperStatus,
+        BehaviourReason.COMPOSER: before.composerMode != after.composerMode,
     }
-    reasons = tuple(reason for reason in BEHAVIOUR_REASONS if held[reason])
+    reasons = tuple(reason for reason in BehaviourReason if held[reason])
     states = (
-        (VERDICT, shown.before.verdict, shown.after.verdict),
-        (GATEKEEPER, before.gatekeeperStatus, after.gatekeeperStatus),
-        (COMPOSER, before.composerMode, after.composerMode),
+        (BehaviourReason.VERDICT, shown.before.verdict, shown.after.verdict),
+        (BehaviourReason.GATEKEEPER, before.gatekeeperStatus, after.gatekeeperStatus),
+        (BehaviourReason.COMPOSER, before.composerMode, after.composerMode),
     )
     return Behaviour(
         traceChanged=trace_changed,

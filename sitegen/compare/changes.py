@@ -25,6 +25,14 @@ from sitegen.report.status import Status
 from sitegen.stats import fisher_one_sided, mcnemar_exact
 
 
+class PageSection(NamedTuple):
+    """What the diff page's section of a change kind's cases says (site/pages/diff_page.py)."""
+
+    title: str  # its title, before the count: "Regressed (2)"
+    rules_header: str  # the header of its column of rules: "Broken rules"
+    none_word: str | None = None  # its word in the line naming the kinds without one ("Nothing fixed."); None: its word
+
+
 class Said(NamedTuple):
     """Everything said of a change kind, and its rules: what the headline, the tables and the badges show."""
 
@@ -32,6 +40,7 @@ class Said(NamedTuple):
     several: str  # the word for several cases: "2 known failures"
     icon: str
     title: str | None  # the title of its section in diff.md, the terminal and the job summary; None: not listed
+    page: PageSection  # its section on the diff page (every kind has one)
     breaking: bool = False  # the agent got worse: the gate fails on it (--fail-on-regression), a regression
     pages: frozenset[CasePages] = frozenset()  # the --case-pages modes in which it gives a case a page of its own
     gated: bool = False  # the gate fails on it, though the agent was not judged: never called a regression
@@ -43,27 +52,33 @@ _BREAKING = "Regressed and removed cases"  # the title of the section the breaki
 
 class ChangeKind(StrEnum):
     """What happened to a case between the baseline and now (eval/README.md, "Comparing with the baseline"), with
-    its words, icon and section and the rules that go with it: the one place a change kind is spelled. Declared in
-    reading order, the order of the headline and of the diff page's sections; FILTER_ORDER and TEXT_ORDER below
-    give the other two orders (a kind added here goes there too)."""
+    its words, icon and sections (diff.md's, the diff page's) and the rules that go with it: the one place a change
+    kind is spelled. Declared in reading order, the order of the headline and of the diff page's sections;
+    FILTER_ORDER and TEXT_ORDER below give the other two orders (a kind added here goes there too)."""
 
     # A case not run now (its trace missing or unusable), whatever the baseline said: the agent was not judged, and
     # what cannot be checked cannot be vouched for (eval/README.md, "Cases that could not be evaluated").
     NOT_EVALUATED = "not_evaluated", Said("not evaluated", "not evaluated", "⊘", "Cases that could not be evaluated",
-                                          pages=_FLIPPED, gated=True)
-    REGRESSED = "regressed", Said("regressed", "regressed", "▼", _BREAKING, breaking=True, pages=_FLIPPED)
-    REMOVED = "removed", Said("removed", "removed", "⊖", _BREAKING, breaking=True)
+                                          PageSection("Could not be evaluated", "Failed checks"), pages=_FLIPPED, gated=True)
+    REGRESSED = "regressed", Said("regressed", "regressed", "▼", _BREAKING, PageSection("Regressed", "Broken rules"),
+                                  breaking=True, pages=_FLIPPED)
+    REMOVED = "removed", Said("removed", "removed", "⊖", _BREAKING, PageSection("Removed", "Rules"), breaking=True)
     # Passed on both sides and behaves differently (compare/behaviour.py): no rule caught it, so a person must look;
     # never breaking.
     CHANGED = "changed", Said("behaves differently", "behave differently", "Δ", "Passing cases that behave differently",
-                              pages=_FLIPPED)
+                              PageSection("Passing, behaves differently", "Failing rules"), pages=_FLIPPED)
     # A trial policy flip within chance of the baseline: reported, never breaking.
-    WITHIN_NOISE = "within_noise", Said("within noise", "within noise", "≈", "Within noise", pages=_FLIPPED)
-    STILL_FAILING = "still_failing", Said("known failure", "known failures", "≡", "Known failures")
-    FIXED = "fixed", Said("fixed", "fixed", "▲", "Fixed cases", pages=_FLIPPED)
-    NEW = "new", Said("new", "new", "✚", "New cases", pages=frozenset((CasePages.CHANGED,)))
-    # Passed on both sides and behaves alike ("unchanged" would not be true of a trace that changed a little).
-    STILL_PASSING = "still_passing", Said("still passing", "still passing", "=", None)
+    WITHIN_NOISE = "within_noise", Said("within noise", "within noise", "≈", "Within noise",
+                                        PageSection("Within noise", "Rules"), pages=_FLIPPED)
+    STILL_FAILING = "still_failing", Said("known failure", "known failures", "≡", "Known failures",
+                                          PageSection("Known failures", "Failing rules", "known to fail"))
+    FIXED = "fixed", Said("fixed", "fixed", "▲", "Fixed cases", PageSection("Fixed", "Resolved rules"), pages=_FLIPPED)
+    NEW = "new", Said("new", "new", "✚", "New cases", PageSection("New", "Failing rules"),
+                      pages=frozenset((CasePages.CHANGED,)))
+    # Passed on both sides and behaves alike ("unchanged" would not be true of a trace that changed a little); the
+    # diff page lists those with a figure that moved.
+    STILL_PASSING = "still_passing", Said("still passing", "still passing", "=", None,
+                                          PageSection("Passing, figures moved", "Rules"))
 
     said: Said
 
@@ -87,6 +102,16 @@ class ChangeKind(StrEnum):
     def title(self) -> str | None:
         """The title of its section (None: its cases are not listed)."""
         return self.said.title
+
+    @property
+    def page(self) -> PageSection:
+        """What its section on the diff page says: title and rules column."""
+        return self.said.page
+
+    @property
+    def none_word(self) -> str:
+        """Its word in the diff page's line naming the kinds without a case ("Nothing fixed or new.")."""
+        return self.said.page.none_word or self.said.word
 
     @property
     def breaking(self) -> bool:

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from sitegen.finite import difference
+from sitegen.report.results import ReportFigure
 from sitegen.report.status import Status
 
 if TYPE_CHECKING:
@@ -39,12 +40,12 @@ class Metric(StrEnum):
     prefix instead (`evidenceCoverage.<tool>`, `verdictDistribution.<verdict>`: `metric_label`)."""
 
     # value                  the reader's words
-    PASS_RATE = "passRate", "pass rate"
+    PASS_RATE = ReportFigure.PASS_RATE.value, "pass rate"
     TRIAL_PASS_RATE = "trialPassRate", "trial pass rate"
-    AVERAGE_TOOL_CALLS = "averageToolCallCount", "average tool calls per case"
-    AVERAGE_DURATION = "averageDurationMs", "average duration"
-    TOKENS_PER_PASSING_CASE = "tokensPerPassingCase", "tokens per passing case"
-    COST_PER_PASSING_CASE = "costPerPassingCase", "cost per passing case"
+    AVERAGE_TOOL_CALLS = ReportFigure.AVERAGE_TOOL_CALLS.value, "average tool calls per case"
+    AVERAGE_DURATION = ReportFigure.AVERAGE_DURATION.value, "average duration"
+    TOKENS_PER_PASSING_CASE = ReportFigure.TOKENS_PER_PASSING_CASE.value, "tokens per passing case"
+    COST_PER_PASSING_CASE = ReportFigure.COST_PER_PASSING_CASE.value, "cost per passing case"
     PRESENT = "present", "in the report"
     PASSED = Status.PASSED.value, Status.PASSED.word  # the result field `passed`, named by its status word
     MATCHED_KEYWORDS = "matchedKeywordCount", "expected keywords found"

@@ -13,18 +13,46 @@ characters.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sitegen.defaults import DIVERGENCE_INPUT_CLIP
 from sitegen.report.evidence import ToolCall
 
-SAME, ADDED, REMOVED, INPUT = "same", "added", "removed", "input"
+
+class StepKind(StrEnum):
+    """What a step of the aligned trajectory is, as the case page marks its row (`step-<kind>`, `data-step`), with
+    the row's label and the words the trajectory's summary counts it by: the one place a step kind is spelled.
+    Declared in the summary's order."""
+
+    # value          the row's label   the summary's words
+    SAME = "same", "same", "the same"  # the same call on both sides
+    INPUT = "input", "another input", "with another input"  # the same tool, called with another input
+    REMOVED = "removed", "left out now", "left out now"  # a call of the baseline's only
+    ADDED = "added", "added now", "added now"  # a call made now only
+
+    label: str
+    counted: str
+
+    def __new__(cls, value: str, label: str, counted: str) -> StepKind:
+        member = str.__new__(cls, value)
+        member._value_ = value
+        member.label = label
+        member.counted = counted
+        return member
+
+    @property
+    def other_side(self) -> StepKind | None:
+        """For a call on one side only, the kind of a call on the other side only (a moved call's twin); else None."""
+        if self is StepKind.ADDED:
+            return StepKind.REMOVED
+        return StepKind.ADDED if self is StepKind.REMOVED else None
 
 
 class Step(NamedTuple):
     """One step of the aligned trajectory: the baseline's call, the current call, or both (one tool)."""
 
-    kind: str  # SAME, ADDED (now only), REMOVED (baseline only) or INPUT (the same tool with another input)
+    kind: StepKind
     before: ToolCall | None
     after: ToolCall | None
 
@@ -36,7 +64,7 @@ class Step(NamedTuple):
     @property
     def diverges(self) -> bool:
         """Whether the runs differ at this step."""
-        return self.kind != SAME or self.outcome_changed
+        return self.kind is not StepKind.SAME or self.outcome_changed
 
 
 class Divergence(NamedTuple):
@@ -82,10 +110,10 @@ def align(before: Sequence[ToolCall], after: Sequence[ToolCall], inputs_known: b
             removed, added = [], []
             for then, now in zip(before[op.src_start : op.src_end], after[op.dest_start : op.dest_end]):
                 other = inputs_known and then.inputDigest != now.inputDigest
-                steps.append(Step(INPUT if other else SAME, then, now))
+                steps.append(Step(StepKind.INPUT if other else StepKind.SAME, then, now))
             continue
-        removed += [Step(REMOVED, call, None) for call in before[op.src_start : op.src_end]]
-        added += [Step(ADDED, None, call) for call in after[op.dest_start : op.dest_end]]
+        removed += [Step(StepKind.REMOVED, call, None) for call in before[op.src_start : op.src_end]]
+        added += [Step(StepKind.ADDED, None, call) for call in after[op.dest_start : op.dest_end]]
     return tuple(steps + removed + added)
 
 
@@ -95,9 +123,9 @@ def first_divergence(steps: Sequence[Step]) -> Divergence | None:
         if not step.diverges:
             continue
         before, after = step.before, step.after
-        if step.kind == REMOVED:  # a block of removed calls may be followed by the calls made in their place
-            following = next((later for later in steps[index + 1 :] if later.kind != REMOVED), None)
-            after = following.after if following is not None and following.kind == ADDED else None
+        if step.kind is StepKind.REMOVED:  # a block of removed calls may be followed by the calls made in their place
+            following = next((later for later in steps[index + 1 :] if later.kind is not StepKind.REMOVED), None)
+            after = following.after if following is not None and following.kind is StepKind.ADDED else None
         return Divergence(
             index + 1,
             None if before is None else call_text(before),
@@ -112,11 +140,11 @@ def first_divergence(steps: Sequence[Step]) -> Divergence | None:
 def _moved(steps: Sequence[Step], index: int) -> str:
     """Whether the one-sided call at `index` is made on the other side too, unpaired: earlier or later now."""
     step = steps[index]
-    other = REMOVED if step.kind == ADDED else ADDED
+    other = step.kind.other_side
     name = (step.before or step.after).toolName  # type: ignore[union-attr]
     for where, candidate in enumerate(steps):
         if candidate.kind == other and (candidate.before or candidate.after).toolName == name:  # type: ignore[union-attr]
-            now_first = (step.kind == ADDED) == (index < where)
+            now_first = (step.kind is StepKind.ADDED) == (index < where)
             return "earlier" if now_first else "later"
     return ""
 
@@ -129,7 +157,7 @@ def tool_order_changed(before: Sequence[ToolCall], after: Sequence[ToolCall]) ->
 
 def inputs_changed(steps: Sequence[Step]) -> bool:
     """`toolInputs`: an aligned pair of calls of one tool has different input digests."""
-    return any(step.kind == INPUT for step in steps)
+    return any(step.kind is StepKind.INPUT for step in steps)
 
 
 def calls_differ(before: Sequence[ToolCall], after: Sequence[ToolCall], inputs_known: bool) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from sitegen.checks import check_codes
-from sitegen.compare.behaviour import COMPOSER, GATEKEEPER, VERDICT, Behaviour, ClaimChange, PolarityChange, percent_changed
+from sitegen.compare.behaviour import Behaviour, ClaimChange, PolarityChange, percent_changed
 from sitegen.negation import Polarity
 from sitegen.compare.changes import CaseChange, ChangeKind
 from sitegen.compare.trajectory import Divergence
@@ -79,9 +79,6 @@ def divergence_parts(divergence: Divergence) -> list[Part]:
     return [lead, Part(call.toolName, code=True), Part(" left out" if after is None else " added")]
 
 
-_STATE_WORDS = {VERDICT: "verdict", GATEKEEPER: "gatekeeper status", COMPOSER: "composer mode"}
-
-
 def _restates(divergence: Divergence, behaviour: Behaviour) -> bool:
     """Whether the first divergence only says again that a tool is no longer called, newly called or now fails."""
     before, after = divergence.before, divergence.after
@@ -96,8 +93,8 @@ def _restates(divergence: Divergence, behaviour: Behaviour) -> bool:
 
 def _state_clauses(behaviour: Behaviour) -> list[list[Part]]:
     """What the agent decided differently, each as `verdict PASS → REJECT` (a value as recorded, shown as code)."""
-    return [[Part(f"{_STATE_WORDS[name]} "), Part(then or "none", code=True), Part(" → "), Part(now or "none", code=True)]
-            for name, then, now in behaviour.stateChanges]
+    return [[Part(f"{state.word} "), Part(then or "none", code=True), Part(" → "), Part(now or "none", code=True)]
+            for state, then, now in behaviour.stateChanges]
 
 
 _POLARITY_WORDS = {

@@ -377,16 +377,9 @@ def _named(changes: tuple[CaseChange, ...], with_phrase: bool = False) -> list[S
     return out
 
 
-# `behaviourChanges` in words, for the diff's tables of the cases that behave differently.
-REASON_WORDS = {
-    "answer": "answer", "keywordPolarity": "keyword affirmed or denied", "claims": "claim checks", "tools": "tools called", "toolOrder": "tool order", "toolInputs": "tool inputs",
-    "verdict": "verdict", "gatekeeperStatus": "gatekeeper status", "composerMode": "composer mode",
-}  # fmt: skip
-
-
 def reasons_text(change: CaseChange) -> str:
     """Why a case behaves differently, in words: `answer, tool inputs`."""
-    return ", ".join(REASON_WORDS[reason] for reason in change.behaviour.behaviourChanges)
+    return ", ".join(reason.word for reason in change.behaviour.behaviourChanges)
 
 
 def changed_lead(count: int) -> str:

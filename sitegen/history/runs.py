@@ -38,7 +38,7 @@ from sitegen.report.figures import (
     FigureKind,
     figures,
 )
-from sitegen.report.results import CaseResult, Report, TrialFigures
+from sitegen.report.results import CaseResult, Report, ReportFigure, TrialFigures
 from sitegen.report.status import Status
 
 HISTORY_FORMAT_VERSION = 1
@@ -125,8 +125,8 @@ class _RunRecord(BaseModel):
             )
         return version
 
-    def figure(self, name: str) -> Any:
-        """An aggregate figure of the report (e.g. `passRate`), or None when this run did not record it."""
+    def figure(self, name: ReportFigure) -> Any:
+        """An aggregate figure of the report (e.g. `ReportFigure.PASS_RATE`), or None when this run did not record it."""
         return getattr(self, name) if name in _AGGREGATES else None
 
     @property

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from sitegen.defaults import STEP_PENALTY
 from sitegen.history.runs import Run
 from sitegen.plumbing.jsontext import dumps_json
+from sitegen.report.results import ReportFigure
 
 
 class PassStep(NamedTuple):
@@ -45,7 +46,7 @@ def pass_count(run: Run) -> tuple[int, int]:
     """How many of a run's cases passed, of how many: its passedCases of totalCases, the figures its pass rate and the
     chart's point are made of (cases that could not be evaluated count, as they do there); from its `cases` when it
     did not record them."""
-    passed, total = run.figure("passedCases"), run.figure("totalCases")
+    passed, total = run.figure(ReportFigure.PASSED_CASES), run.figure(ReportFigure.TOTAL_CASES)
     if isinstance(passed, (int, float)) and isinstance(total, (int, float)) and 0 <= passed <= total:
         return int(passed), int(total)
     cases = run.cases

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Annotated, Any, NamedTuple
 
@@ -27,6 +28,7 @@ from sitegen.report.figures import (
     RATE,
     TOKENS_SPENT,
     Figure,
+    figures,
     figures_json,
 )
 from sitegen.report.status import Status
@@ -150,6 +152,23 @@ class TrialFigures(NamedTuple):
     interval: Annotated[tuple[float, float], Figure(INTERVAL, key="trialPassRateInterval")]  # Wilson 95 %: low, high
 
 
+class ReportFigure(StrEnum):
+    """A figure of the report over every case, by its report.json key: how what reads one back names it (a recorded
+    run's `Run.figure`: the history page and charts, the steps; `sitegen outputs`; the diff's `Metric`s). The
+    figures are declared in Report's annotations below, in this order; Report is held to this list at import."""
+
+    TOTAL_CASES = "totalCases"
+    PASSED_CASES = "passedCases"
+    FAILED_CASES = "failedCases"
+    NOT_RUN_CASES = "notRunCases"
+    PASS_RATE = "passRate"
+    VERDICT_DISTRIBUTION = "verdictDistribution"
+    AVERAGE_TOOL_CALLS = "averageToolCallCount"
+    AVERAGE_DURATION = "averageDurationMs"
+    TOKENS_PER_PASSING_CASE = "tokensPerPassingCase"
+    COST_PER_PASSING_CASE = "costPerPassingCase"
+
+
 @dataclass
 class Report:
     """Aggregate figures over every case, in report.json's order, plus the per-case results, in case-file order."""
@@ -189,6 +208,9 @@ class Report:
     def by_id(self) -> dict[str, CaseResult]:
         """The results by case id (a report has each case once): the one index the diff and the pages use."""
         return {result.caseId: result for result in self.results}
+
+
+assert tuple(ReportFigure) == tuple(key for _, key, _ in figures(Report)), "ReportFigure names Report's figures, in order"
 
 
 def trial_figures(results: Sequence[CaseResult]) -> TrialFigures:

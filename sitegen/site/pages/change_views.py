@@ -23,12 +23,15 @@ from sitegen.site.pages.badges import Badge, change_badge
 from sitegen.site.pages.text import CELL_LIMIT, MAX_TOOL_CALLS, clip
 
 CHANGED_ANCHOR = "changed-cases"  # the diff page's section of the passing cases that behave differently
+_OTHER_FIGURES_ANCHOR = "other-figures"  # its section of the passing cases whose figures moved
 
 
 def section_anchor(kind: ChangeKind) -> str:
     """The id of the diff page's section of the cases of `kind` ("regressed-cases", "removed-cases", "known-failures")."""
     if kind is ChangeKind.CHANGED:
         return CHANGED_ANCHOR
+    if kind is ChangeKind.STILL_PASSING:
+        return _OTHER_FIGURES_ANCHOR
     return f"{kind.value}-cases" if kind.breaking else (kind.title or kind.value).lower().replace(" ", "-")
 
 

@@ -16,7 +16,7 @@ from sitegen import formatting as fmt
 from sitegen.history.runs import LOCAL_SUFFIX, Run
 from sitegen.history.since import run_name_parts
 from sitegen.history.steps import PassStep
-from sitegen.report.results import Report
+from sitegen.report.results import Report, ReportFigure
 from sitegen.site.html.render import json_for_script
 from sitegen.site.pages.badges import ordered_verdicts, verdict_kind
 from sitegen.site.pages.chartsvg import chart_svg
@@ -145,7 +145,7 @@ def line_chart(
     dom_id: str,
     title: str,
     runs: Sequence[Run],
-    metric: str,
+    metric: ReportFigure,
     axis: str,
     *,
     as_percent: bool = False,
@@ -159,7 +159,7 @@ def line_chart(
 
 
 def _line_parts(
-    title: str, runs: Sequence[Run], metric: str, axis: str, *, as_percent: bool, show: Callable[[Any], str],
+    title: str, runs: Sequence[Run], metric: ReportFigure, axis: str, *, as_percent: bool, show: Callable[[Any], str],
     scale: float = 1.0, unit: str = "",
 ) -> tuple[dict[str, Any], DataTable, str]:
     """A line chart's figure, data table and summary, before they become a Chart."""
@@ -240,7 +240,7 @@ def pass_rate_chart(runs: Sequence[Run], dom_id: str = "chart-pass-rate", steps:
     """Pass rate per run; with trials, also the trial pass rate and its 95 % interval as a band; each step in the
     pass rate (history/steps.py, the history page's) as a dashed line between its two runs."""
     title, axis = "Pass rate", "Pass rate (%)"
-    figure, table, summary = _line_parts(title, runs, "passRate", axis, as_percent=True, show=fmt.count)
+    figure, table, summary = _line_parts(title, runs, ReportFigure.PASS_RATE, axis, as_percent=True, show=fmt.count)
     marks = _step_traces(runs, steps)
     if marks:
         figure["data"][0]["name"] = "Cases passed"  # the runs' line, named in the legend beside the steps
@@ -367,7 +367,7 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
     """The verdict distribution of every run, stacked."""
     seen: list[str] = []
     for run in runs:
-        seen += list((run.figure("verdictDistribution") or {}).keys())
+        seen += list((run.figure(ReportFigure.VERDICT_DISTRIBUTION) or {}).keys())
     verdicts = ordered_verdicts(seen, config)
     colours = verdict_colours(verdicts, config)
     xs = list(range(1, len(runs) + 1))
@@ -379,7 +379,7 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
             "type": "bar",
             "name": chart_text(verdict),
             "x": xs,
-            "y": [(run.figure("verdictDistribution") or {}).get(verdict, 0) for run in runs],
+            "y": [(run.figure(ReportFigure.VERDICT_DISTRIBUTION) or {}).get(verdict, 0) for run in runs],
             "text": hover,
             "hovertemplate": "%{text}<br>%{fullData.name}: %{y}<extra></extra>",
             "textposition": "none",
@@ -399,7 +399,7 @@ def verdict_history_chart(runs: Sequence[Run], config: SuiteConfig) -> Chart:
         },
     }
     rows = tuple(
-        (str(i), run.label or run.runId, *[str((run.figure("verdictDistribution") or {}).get(v, 0)) for v in verdicts])
+        (str(i), run.label or run.runId, *[str((run.figure(ReportFigure.VERDICT_DISTRIBUTION) or {}).get(v, 0)) for v in verdicts])
         for i, run in enumerate(runs, 1)
     )
     table = DataTable(

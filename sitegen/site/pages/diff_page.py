@@ -35,33 +35,6 @@ OTHER_DIFFERENCES_SHOWN = 1000
 # Items a case's row does not fold under it: its section and its rules say them, and the verdicts section the verdict.
 _SAID_BY_THE_ROW = frozenset((Metric.PASSED, Metric.PRESENT, Metric.FAILED_CHECKS, Metric.VERDICT))
 _SUITE_SAID_ELSEWHERE = (Metric.PASS_RATE, VERDICT_DISTRIBUTION)  # the banner's pass rate, the verdicts section
-
-
-class KindSpec(NamedTuple):
-    """How the diff page shows one change kind: its section's anchor and title, the header of its rules column,
-    and its word in the one line that names the kinds without a case ("nothing fixed, new or removed")."""
-
-    kind: str
-    anchor: str
-    title: str
-    rules_header: str
-    none_word: str
-
-
-# The change kinds in the order a reviewer reads them; this table alone decides the page's sections of cases.
-KINDS = (
-    KindSpec(ChangeKind.NOT_EVALUATED, section_anchor(ChangeKind.NOT_EVALUATED), "Could not be evaluated", "Failed checks",
-             ChangeKind.NOT_EVALUATED.word),
-    KindSpec(ChangeKind.REGRESSED, section_anchor(ChangeKind.REGRESSED), "Regressed", "Broken rules", ChangeKind.REGRESSED.word),
-    KindSpec(ChangeKind.REMOVED, section_anchor(ChangeKind.REMOVED), "Removed", "Rules", ChangeKind.REMOVED.word),
-    KindSpec(ChangeKind.CHANGED, section_anchor(ChangeKind.CHANGED), "Passing, behaves differently", "Failing rules", ChangeKind.CHANGED.word),
-    KindSpec(ChangeKind.WITHIN_NOISE, section_anchor(ChangeKind.WITHIN_NOISE), "Within noise", "Rules", ChangeKind.WITHIN_NOISE.word),
-    KindSpec(ChangeKind.STILL_FAILING, section_anchor(ChangeKind.STILL_FAILING), "Known failures", "Failing rules", "known to fail"),
-    KindSpec(ChangeKind.FIXED, section_anchor(ChangeKind.FIXED), "Fixed", "Resolved rules", ChangeKind.FIXED.word),
-    KindSpec(ChangeKind.NEW, section_anchor(ChangeKind.NEW), "New", "Failing rules", ChangeKind.NEW.word),
-    KindSpec(ChangeKind.STILL_PASSING, "other-figures", "Passing, figures moved", "Rules", ""),
-)
-assert {spec.kind for spec in KINDS} == set(ChangeKind), "every change kind has its section on the diff page"
 _NONE_CHANGED = "no passing case behaves differently"  # in the "nothing …" line, when answers on both sides tell
 _LONG_KINDS = frozenset((ChangeKind.STILL_PASSING, ChangeKind.CHANGED))  # listed up to OTHER_DIFFERENCES_SHOWN
 # Kinds named in the "nothing …" line when empty: only trials can be within noise, so a suite of single traces never
@@ -218,22 +191,22 @@ def _sections(diff: DiffReport, slugs: Mapping[str, str], current: Report) -> tu
         if change.change != ChangeKind.STILL_PASSING or any(i.metric not in _SAID_BY_THE_ROW for i in by_case.get(change.caseId, ())):
             groups.setdefault(change.change, []).append(change)
     sections, empty = [], []
-    for spec in KINDS:
-        changes = groups.get(spec.kind, [])
+    for kind in ChangeKind:  # declared in the order a reviewer reads them: the page's sections
+        changes = groups.get(kind, [])
         if not changes:
-            if spec.kind in _ALWAYS_NAMED:
-                empty.append(spec.none_word)
+            if kind in _ALWAYS_NAMED:
+                empty.append(kind.none_word)
             continue
         # Every answer edited gives every case a figure that moved, and may make every case behave differently.
-        shown = changes[:OTHER_DIFFERENCES_SHOWN] if spec.kind in _LONG_KINDS else changes
+        shown = changes[:OTHER_DIFFERENCES_SHOWN] if kind in _LONG_KINDS else changes
         note = ""
         if len(shown) < len(changes):
             note = f"The first {len(shown):,} of {len(changes):,} are listed here; {urls.DIFF_JSON} and {urls.DIFF_MD} list them all."
         entries = tuple(_since(_entry(c, by_case.get(c.caseId, ()), slugs, failing, diff.baselineEvidence), c, diff)
                         for c in shown)
         full, compact = entries[:DIFF_CASES_IN_FULL], entries[DIFF_CASES_IN_FULL:]
-        folded = spec.kind != ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
-        sections.append(KindSection(spec.anchor, f"{spec.title} ({len(changes):,})", change_badge(spec.kind), spec.rules_header,
+        folded = kind is not ChangeKind.REGRESSED and len(changes) > FOLD_AFTER
+        sections.append(KindSection(section_anchor(kind), f"{kind.page.title} ({len(changes):,})", change_badge(kind), kind.page.rules_header,
                                     full, compact, _compact_lead(len(compact)), folded, f"Show the {len(entries):,} cases", note))
     nothing = f"Nothing {_or_list(empty)}." if empty else ""
     if diff.baselineEvidence and not groups.get(ChangeKind.CHANGED):  # only answers on both sides can tell

@@ -9,7 +9,7 @@ from sitegen import formatting as fmt
 from sitegen.history.runs import Run
 from sitegen.history.since import LOCAL_NOTE, FailingSince, since_sentence
 from sitegen.history.steps import PassStep
-from sitegen.report.results import Report
+from sitegen.report.results import Report, ReportFigure
 from sitegen.site.pages.badges import flaky_title
 from sitegen.site.pages.charts import Chart, line_chart, pass_rate_chart, step_label
 from sitegen.site.pages.common import Layout, SiteInfo, make_layout
@@ -58,7 +58,7 @@ class StepRow(NamedTuple):
 
 
 def _run_row(number: int, run: Run, current: bool) -> RunRow:
-    rate = run.figure("passRate")
+    rate = run.figure(ReportFigure.PASS_RATE)
     return RunRow(
         number=str(number),
         run_id=run.runId,
@@ -67,12 +67,12 @@ def _run_row(number: int, run: Run, current: bool) -> RunRow:
         commit=run.commit[:10] if run.commit else fmt.UNKNOWN,
         commit_title=run.commit or "no commit recorded",
         pass_rate=fmt.UNKNOWN if rate is None else fmt.percent(rate),
-        passed=fmt.count(run.figure("passedCases")),
-        failed=fmt.count(run.figure("failedCases")),
-        not_run=fmt.count(run.figure("notRunCases")),
-        total=fmt.count(run.figure("totalCases")),
-        tool_calls=fmt.count(run.figure("averageToolCallCount"), 2),
-        duration=fmt.duration(run.figure("averageDurationMs")),
+        passed=fmt.count(run.figure(ReportFigure.PASSED_CASES)),
+        failed=fmt.count(run.figure(ReportFigure.FAILED_CASES)),
+        not_run=fmt.count(run.figure(ReportFigure.NOT_RUN_CASES)),
+        total=fmt.count(run.figure(ReportFigure.TOTAL_CASES)),
+        tool_calls=fmt.count(run.figure(ReportFigure.AVERAGE_TOOL_CALLS), 2),
+        duration=fmt.duration(run.figure(ReportFigure.AVERAGE_DURATION)),
         css=" ".join(css for css, on in (("run-current", current), ("run-local", run.local)) if on),
         current=current,
         local=LOCAL_NOTE if run.local else "",
@@ -97,10 +97,10 @@ def build_history_page(
     charts = (
         pass_rate_chart(runs, "chart-history-pass-rate", steps),
         line_chart(
-            "chart-history-tool-calls", "Average tool calls", runs, "averageToolCallCount", "Tool calls per case", show=_two_decimals
+            "chart-history-tool-calls", "Average tool calls", runs, ReportFigure.AVERAGE_TOOL_CALLS, "Tool calls per case", show=_two_decimals
         ),
         line_chart(
-            "chart-history-duration", "Average duration", runs, "averageDurationMs", "Duration (s)",
+            "chart-history-duration", "Average duration", runs, ReportFigure.AVERAGE_DURATION, "Duration (s)",
             show=fmt.duration, scale=0.001, unit=" s",  # seconds, as every duration on the site reads
         ),
         *spent_charts(runs),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sitegen import formatting as fmt
 from sitegen.history.runs import Run
-from sitegen.report.results import Report
+from sitegen.report.results import Report, ReportFigure
 from sitegen.report.status import Status
 from sitegen.site.pages.charts import Chart, line_chart
 from sitegen.site.pages.common import Stat
@@ -38,10 +38,10 @@ def spent_charts(runs: Sequence[Run]) -> tuple[Chart, ...]:
     """Tokens and dollars per passing case, once some run records them: each series starts with the first run whose
     traces record usage (a run before has no point, never a 0; eval/README.md, "Tokens and cost")."""
     charts = []
-    if any(run.figure("tokensPerPassingCase") is not None for run in runs):
-        charts.append(line_chart("chart-history-tokens", "Tokens per passing case", runs, "tokensPerPassingCase",
+    if any(run.figure(ReportFigure.TOKENS_PER_PASSING_CASE) is not None for run in runs):
+        charts.append(line_chart("chart-history-tokens", "Tokens per passing case", runs, ReportFigure.TOKENS_PER_PASSING_CASE,
                                  "Tokens per passing case", show=fmt.tokens))  # fmt: skip
-    if any(run.figure("costPerPassingCase") is not None for run in runs):
-        charts.append(line_chart("chart-history-cost", "Cost per passing case", runs, "costPerPassingCase",
+    if any(run.figure(ReportFigure.COST_PER_PASSING_CASE) is not None for run in runs):
+        charts.append(line_chart("chart-history-cost", "Cost per passing case", runs, ReportFigure.COST_PER_PASSING_CASE,
                                  "US cents per passing case", show=fmt.dollars, scale=100, unit=" ¢"))  # fmt: skip
     return tuple(charts)

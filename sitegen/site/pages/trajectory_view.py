@@ -10,13 +10,14 @@ needed; a table that reads as a block per step on a phone, without JavaScript.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
 from markupsafe import Markup
 
 from sitegen import formatting as fmt
-from sitegen.compare.trajectory import ADDED, INPUT, REMOVED, SAME, Step, align, calls_differ, first_divergence
+from sitegen.compare.trajectory import Step, StepKind, align, calls_differ, first_divergence
 from sitegen.defaults import INPUT_CLIP
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.site.html.escaping import element_escaped
@@ -25,7 +26,6 @@ from sitegen.site.pages.badges import Badge, mark_na, mark_no, mark_yes
 
 MAX_STEPS = 200  # steps a page shows; the raw traces have every call
 SHORT_INPUT = 120  # characters of an input shown beside a call on one side only
-_KIND_WORDS = {SAME: "same", ADDED: "added now", REMOVED: "left out now", INPUT: "another input"}
 _STATUS = {True: mark_yes("ok"), False: mark_no("failed"), None: mark_na("unknown")}
 NO_INPUTS_NOTE = (
     "The baseline does not record the calls' inputs, so a call made with another input cannot be seen here: "
@@ -60,8 +60,7 @@ class TrajectoryRow(NamedTuple):
     hundred of them, and a template's loop costs several times as much)."""
 
     number: int
-    kind: str  # SAME, ADDED, REMOVED or INPUT (for data-step and the row's colour)
-    label: str  # the kind in words
+    kind: StepKind  # for data-step and the row's colour; its label heads the row
     before: StepSide | None  # None: the baseline made no call at this step
     after: StepSide | None  # None: no call now
     first: bool  # the first step where the runs diverge
@@ -75,7 +74,7 @@ class TrajectoryRow(NamedTuple):
         """The row as HTML (markupsafe's protocol: Jinja2 puts it on the page as it is)."""
         first = " step-first" if self.first else ""
         steps = f"{self.number}–{self.last}" if self.last > self.number else str(self.number)
-        head = f'<span class="step-number">{steps}</span> <span class="step-kind">{self.label}</span>'
+        head = f'<span class="step-number">{steps}</span> <span class="step-kind">{self.kind.label}</span>'
         if self.first:
             head += ' <span class="first-mark">first divergence</span>'
         if self.note:
@@ -164,16 +163,16 @@ def _moved_notes(steps: Sequence[Step], shown: int) -> dict[int, str]:
         call = _one_sided_call(step)
         if call is None:
             continue
-        where = first_at.get((REMOVED if step.kind == ADDED else ADDED, call.toolName, call.inputDigest))
+        where = first_at.get((step.kind.other_side, call.toolName, call.inputDigest))
         if where is not None:
-            side = "the baseline made it" if step.kind == ADDED else "made now"
+            side = "the baseline made it" if step.kind is StepKind.ADDED else "made now"
             notes[index] = f"Moved: {side} at step {where + 1}."
     return notes
 
 
 def _one_sided_call(step: Step) -> ToolCall | None:
     """The call of a step made on one side only (None for a step of both sides)."""
-    return step.after if step.kind == ADDED else step.before if step.kind == REMOVED else None
+    return step.after if step.kind is StepKind.ADDED else step.before if step.kind is StepKind.REMOVED else None
 
 
 def _row(
@@ -182,14 +181,14 @@ def _row(
     then, now = step.before, step.after
     before = after = None
     notes = [moved] if moved else []
-    if step.kind == INPUT:
+    if step.kind is StepKind.INPUT:
         assert then is not None and now is not None, "another input pairs two calls"
         marked = _input_diff(then.input or "", now.input or "")
         before = _side(then, required, marked[0] if then.input else (), recorded[0], paired=True)
         after = _side(now, required, marked[1] if now.input else (), recorded[1], paired=True)
         if then.input == now.input:
             notes.append(f"The inputs differ past their first {INPUT_CLIP} characters (their digests differ): the raw traces have them whole.")
-    elif step.kind == SAME:  # the same input on both sides (or unknown): the tool alone, as the row says "same"
+    elif step.kind is StepKind.SAME:  # the same input on both sides (or unknown): the tool alone, as the row says "same"
         assert then is not None and now is not None, "a step that is the same pairs two calls"
         before, after = _side(then, required, (), True), _side(now, required, (), True)
     else:
@@ -198,7 +197,7 @@ def _row(
     if step.outcome_changed:
         assert then is not None and now is not None
         notes.insert(0, _outcome(then, now))
-    return TrajectoryRow(number, step.kind, _KIND_WORDS[step.kind], before, after, first, " ".join(notes))
+    return TrajectoryRow(number, step.kind, before, after, first, " ".join(notes))
 
 
 def _runs_of_same(rows: Sequence[TrajectoryRow]) -> tuple[TrajectoryRow, ...]:
@@ -206,12 +205,12 @@ def _runs_of_same(rows: Sequence[TrajectoryRow]) -> tuple[TrajectoryRow, ...]:
     row that names their calls once: a reader looks at what differs, as the answers fold what does not."""
     out: list[TrajectoryRow] = []
     for row in rows:
-        plain = row.kind == SAME and not row.note and not row.first and row.after is not None
+        plain = row.kind is StepKind.SAME and not row.note and not row.first and row.after is not None
         if not plain:
             out.append(row)
             continue
         previous = out[-1] if out else None
-        if previous is not None and previous.same and previous.kind == SAME:
+        if previous is not None and previous.same and previous.kind is StepKind.SAME:
             out[-1] = previous._replace(last=row.number, same=(*previous.same, row.after))  # type: ignore[arg-type]
         else:
             out.append(row._replace(last=row.number, same=(row.after,), before=None, after=None))
@@ -245,9 +244,8 @@ def trajectory_view(
     rows = _runs_of_same(
         [_row(n, step, n == first, frozenset(required), recorded, moved.get(n - 1, "")) for n, step in enumerate(steps[:MAX_STEPS], 1)]
     )
-    counts = {kind: sum(1 for step in steps if step.kind == kind) for kind in (SAME, INPUT, REMOVED, ADDED)}
-    words = {SAME: "the same", INPUT: "with another input", REMOVED: "left out now", ADDED: "added now"}
-    parts = [f"{counts[kind]:,} {words[kind]}" for kind in words if counts[kind]]
+    counts = Counter(step.kind for step in steps)
+    parts = [f"{counts[kind]:,} {kind.counted}" for kind in StepKind if counts[kind]]
     summary = f"{fmt.plural(len(steps), 'step')}: {', '.join(parts)}"
     summary += f"; the runs first diverge at step {first}." if first else "."
     if len(steps) > MAX_STEPS:
