@@ -48,7 +48,7 @@ def cost_value(result: CaseResult, case_field: str) -> int | float | None:
 
 def paired_average(baseline: Report, current: Report, metric: str) -> PairedAverage:
     """The average of a cost signal (COST_METRICS) over the cases passing in both reports and measured in both."""
-    case_field = COST_METRICS[metric][1]
+    case_field = COST_METRICS[metric]
     before = {r.caseId: (v, r.status is Status.PASSED) for r in baseline.results if (v := cost_value(r, case_field)) is not None}
     after = {r.caseId: (v, r.status is Status.PASSED) for r in current.results if (v := cost_value(r, case_field)) is not None}
     mix_changed = any(case_id not in current.by_id for case_id in before) or any(

@@ -70,12 +70,13 @@ EVIDENCE_COVERAGE = "evidenceCoverage."  # + a required tool's name
 VERDICT_DISTRIBUTION = "verdictDistribution."  # + a verdict
 RATES = (Metric.PASS_RATE, Metric.TRIAL_PASS_RATE)
 DURATIONS = (Metric.AVERAGE_DURATION, Metric.DURATION)
-# The aggregate cost signals, each with its label and the per-case field it averages (compare/costs.py).
+# The aggregate cost signals, each with the per-case field it averages over the cases passing on both sides
+# (compare/costs.py); a sentence says one in its metric's words.
 COST_METRICS = {
-    Metric.AVERAGE_TOOL_CALLS: ("Average tool calls per case", "toolCallCount"),
-    Metric.AVERAGE_DURATION: ("Average duration", "durationMs"),
-    Metric.TOKENS_PER_PASSING_CASE: ("Tokens per passing case", "tokens"),
-    Metric.COST_PER_PASSING_CASE: ("Cost per passing case", "cost"),
+    Metric.AVERAGE_TOOL_CALLS: "toolCallCount",
+    Metric.AVERAGE_DURATION: "durationMs",
+    Metric.TOKENS_PER_PASSING_CASE: "tokens",
+    Metric.COST_PER_PASSING_CASE: "cost",
 }
 # Metrics with a name after the prefix: the label is a phrase around that name.
 _LABEL_PREFIXES = {EVIDENCE_COVERAGE: "required tool {} used", VERDICT_DISTRIBUTION: "cases with the verdict {}"}

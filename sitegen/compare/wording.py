@@ -113,7 +113,7 @@ def _fell_or_rose(item: DiffItem) -> str:
 
 
 def _cost_sentence(item: DiffItem) -> str:
-    label = COST_METRICS[item.metric][0]
+    label = Metric(item.metric).label.capitalize()
     if item.baselineValue is None or item.currentValue is None:
         return f"{label} {'is no longer' if item.currentValue is None else 'is now'} measured"
     return f"{label} is unchanged overall" if same(item.baselineValue, item.currentValue) else f"{label} {_rose_or_fell(item)}"
