@@ -14,8 +14,9 @@ import pytest
 
 from sitegen.compare.behaviour import Behaviour, BehaviourReason
 from sitegen.compare.changes import FILTER_ORDER, TEXT_ORDER, CaseChange, ChangeKind, case_headline
-from sitegen.compare.trajectory import StepKind
 from sitegen.compare.items import ItemType, Metric, metric_label
+from sitegen.compare.trajectory import StepKind
+from sitegen.compare.where import Streak, StreakState
 from sitegen.compare.wording import format_cases, gate_text, reasons_text
 from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
 from sitegen.history.runs import Run, new_run
@@ -143,6 +144,18 @@ def test_a_step_kind_marks_its_row_and_carries_its_label_and_the_summary_s_words
         ("same", "same", "the same"), ("input", "another input", "with another input"),
         ("removed", "left out now", "left out now"), ("added", "added now", "added now")]  # fmt: skip
     assert [kind.other_side for kind in StepKind] == [None, None, StepKind.ADDED, StepKind.REMOVED]
+
+
+# The streak a failing case is in
+
+
+def test_a_streak_s_state_is_one_of_the_documented_values_and_diff_json_writes_its_value() -> None:
+    documented = " ".join((PACKAGE.parent / "eval" / "README.md").read_text(encoding="utf-8").split())
+    assert all(f"`{state.value}`:" in documented for state in StreakState)
+    streak = Streak("r1", "r1", None, "", runs=3, runsAgo=2, everyRun=True)
+    assert streak.state is StreakState.EVERY_RUN and json.dumps(streak.to_json()["state"]) == '"everyRecordedRun"'
+    assert streak._replace(everyRun=False).state is StreakState.SINCE
+    assert streak._replace(everyRun=False, runsAgo=0).state is StreakState.NEW
 
 
 # The --case-pages mode

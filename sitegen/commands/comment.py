@@ -113,14 +113,14 @@ def _field(path: Path, data: Any, key: str, kind: type | tuple[type, ...], where
 
 
 def _streak(path: Path, data: Any, where: str) -> Streak:
-    from sitegen.compare.where import EVERY_RUN, Streak
+    from sitegen.compare.where import Streak, StreakState
 
     commit = data.get("commit") if isinstance(data, dict) else None
     return Streak(
         _field(path, data, "runId", str, where), _field(path, data, "run", str, where),
         commit if isinstance(commit, str) else None, data.get("date") if isinstance(data.get("date"), str) else "",
         _field(path, data, "runs", int, where), _field(path, data, "runsAgo", int, where),
-        _field(path, data, "state", str, where) == EVERY_RUN,
+        _field(path, data, "state", str, where) == StreakState.EVERY_RUN,
     )  # fmt: skip
 
 

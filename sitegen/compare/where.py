@@ -10,13 +10,19 @@ Both come from the history of record, which a comparison of two reports alone do
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sitegen.formatting import percent, plural
 
-NEW_STREAK = "new"  # a streak this run starts (it passed the run before), as diff.json's `state` and the cells say it
-STREAK = "since"  # a streak that began in an earlier run, a passing run before it
-EVERY_RUN = "everyRecordedRun"  # failing in every recorded run that holds the case: it may have begun earlier
+
+class StreakState(StrEnum):
+    """Which kind of streak a failing case is in, as diff.json's `failingSince.state` spells it (eval/README.md,
+    "Failing since")."""
+
+    NEW = "new"  # a streak this run starts (it passed the run before); the cells say it as it is spelled
+    SINCE = "since"  # a streak that began in an earlier run, a passing run before it
+    EVERY_RUN = "everyRecordedRun"  # failing in every recorded run that holds the case: it may have begun earlier
 
 
 class Streak(NamedTuple):
@@ -31,16 +37,16 @@ class Streak(NamedTuple):
     everyRun: bool  # no recorded run before the streak holds the case
 
     @property
-    def state(self) -> str:
-        """NEW_STREAK, STREAK or EVERY_RUN."""
+    def state(self) -> StreakState:
+        """Which kind of streak it is."""
         if self.everyRun:
-            return EVERY_RUN
-        return NEW_STREAK if self.runsAgo == 0 else STREAK
+            return StreakState.EVERY_RUN
+        return StreakState.NEW if self.runsAgo == 0 else StreakState.SINCE
 
     def to_json(self) -> dict[str, Any]:
         """The streak as a `caseChanges` entry's `failingSince` in diff.json."""
         return {
-            "state": self.state,
+            "state": self.state.value,
             "runId": self.runId,
             "run": self.name,
             "commit": self.commit,
@@ -58,9 +64,9 @@ def _where(streak: Streak, escape: Callable[[str], str]) -> str:
 def streak_cell(streak: Streak, escape: Callable[[str], str] = str) -> str:
     """A streak under a "Failing since" heading: `a1b2c3d, 2026-11-30, 4 runs`, `new`, `every recorded run (4 runs,
     from …)`; `escape` for the run's name (a label from the history)."""
-    if streak.state == NEW_STREAK:
-        return NEW_STREAK
-    if streak.state == EVERY_RUN:
+    if streak.state is StreakState.NEW:
+        return StreakState.NEW.value
+    if streak.state is StreakState.EVERY_RUN:
         if streak.runsAgo == 0:
             return "its first recorded run, this one"
         return f"every recorded run ({plural(streak.runs, 'run')}, from {_where(streak, escape)})"
@@ -70,9 +76,9 @@ def streak_cell(streak: Streak, escape: Callable[[str], str] = str) -> str:
 def streak_text(streak: Streak, escape: Callable[[str], str] = str) -> str:
     """`failing since a1b2c3d, 2026-11-30, 4 runs`; `failing since this run (new)`; `failing in every recorded run
     (4 runs, from a1b2c3d, 2026-11-01)`; `failing in its first recorded run, this one`."""
-    if streak.state == NEW_STREAK:
+    if streak.state is StreakState.NEW:
         return "failing since this run (new)"
-    if streak.state == EVERY_RUN:
+    if streak.state is StreakState.EVERY_RUN:
         return f"failing in {streak_cell(streak, escape)}"
     return f"failing since {streak_cell(streak, escape)}"
 
