@@ -3,6 +3,7 @@ site/pipeline.py's, this is what the command prints and writes around it."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -29,6 +30,7 @@ from sitegen.defaults import (
     CasePages,
     JunitKnownFailures,
 )
+from sitegen.formatting import byte_size, percent, plural
 
 if TYPE_CHECKING:
     from sitegen.site.build_values import BuildOptions
@@ -116,12 +118,9 @@ def _build_and_tell(
 ) -> int:
     """Build the site, then the JUnit and OTLP files inside or beside it, the result lines and the job summary; 1
     when --fail-on-regression and anything regressed, else 0."""
-    import sys
-
     from sitegen.compare.changes import known_failures, within_noise_cases
     from sitegen.compare.job_summary import append_step_summary, build_summary_markdown
     from sitegen.compare.terminal import diff_lines
-    from sitegen.formatting import byte_size, percent, plural
     from sitegen.plumbing.progress import progress_for
     from sitegen.site import pipeline
 
