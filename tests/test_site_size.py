@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from helpers import make_case, make_trace, site_bytes, write_suite
 from sitegen.cli import app
-from sitegen.defaults import PAGES_SITE_LIMIT
+from sitegen.defaults import PAGES_SITE_LIMIT, CasePages
 from sitegen.formatting import byte_size
 from sitegen.site.pipeline import BuildOptions, build_site
 from sitegen.site.sitesize import size_warning
@@ -35,7 +35,7 @@ def _suite(root: Path) -> None:
 def _build(root: Path, mode: str) -> object:
     options = BuildOptions(
         cases=root / "cases.json", fixtures=root / "fixtures", baseline=None, out=root / "site",
-        history=None, run_id="same", cwd=root, case_pages=mode,
+        history=None, run_id="same", cwd=root, case_pages=CasePages(mode),
     )  # type: ignore[call-arg]
     return build_site(options)
 
