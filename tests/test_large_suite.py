@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
 
-from helpers import Watched, assert_inert, check_links, make_case, make_trace, write_suite
+from helpers import Watched, assert_inert, check_links, make_case, make_trace, new_context, wait_until_ready, write_suite
 from site_audit import case_rows_data
 from sitegen.errors import UsageError
 from sitegen.site.pipeline import BuildOptions, build_site
+from sitegen.site.preview.server import make_server
 
 ROWS = 10  # rows per static page here, so 25 cases make three pages
 COUNT = 25
@@ -120,10 +123,11 @@ def test_the_index_script_pages_filters_and_sorts_every_case(watched: Watched, s
 
     page = watched.open(site / "index.html")
     expect(page.locator("#case-table")).to_have_class(re.compile(r"\bis-ready\b"))
-    expect(page.locator("#case-pages")).to_be_hidden()  # the script pages through everything itself
     count = page.locator("#case-count")
-    expect(count).to_have_text("All 25 cases.")
+    expect(count).to_have_text("Showing 1–10 of 25 cases.")  # the page's own rows until a control is used
+    expect(page.locator("#case-pages")).to_be_visible()
     page.fill("#filter-q", "case-23")
+    expect(page.locator("#case-pages")).to_be_hidden()  # the script pages through everything itself
     rows = page.locator("#case-table tbody tr")
     expect(rows).to_have_count(1)
     expect(rows.locator("a.case-link")).to_have_text("case-23")
@@ -133,6 +137,7 @@ def test_the_index_script_pages_filters_and_sorts_every_case(watched: Watched, s
     expect(count).to_have_text("9 matching cases (25 in all).")
     page.click("#filter-reset")
     expect(count).to_have_text("All 25 cases.")
+    expect(page.locator("#case-table tbody tr")).to_have_count(COUNT)
     page.click("th[data-key=case] button")
     expect(page.locator("th[data-key=case]")).to_have_attribute("aria-sort", "ascending")
     page.click("th[data-key=case] button")
@@ -141,6 +146,101 @@ def test_the_index_script_pages_filters_and_sorts_every_case(watched: Watched, s
     expect(page).to_have_url(re.compile(r"tag=team%3A0"))
     # The script re-filters on hashchange, which fires after the click returns: wait for what it shows.
     expect(count).to_have_text("7 matching cases (25 in all).")
+    watched.assert_clean()
+
+
+def _rows_requests(page: Any) -> list[str]:
+    """The requests of the rows' asset the page makes from now on (a list that fills as they are made)."""
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if "/assets/case-rows-" in request.url else None)
+    return asked
+
+
+@pytest.mark.browser
+def test_the_index_loads_its_rows_data_only_when_a_control_is_used(watched: Watched, site: Path) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    asked = _rows_requests(watched.page)
+    page = watched.open(site / "index.html")
+    expect(page.locator("#case-table")).to_have_class(re.compile(r"\bis-ready\b"))
+    expect(page.locator("#case-count")).to_have_text("Showing 1–10 of 25 cases.")
+    expect(page.locator("#case-table tbody tr")).to_have_count(ROWS)
+    expect(page.locator("#case-pages a")).to_have_count(2)
+    expect(page.locator("#case-pager")).to_be_hidden()
+    watched.assert_clean()  # idle: every timer run, no request pending
+    assert asked == [] and page.evaluate("window.SITEGEN_CASE_ROWS") is None
+    with page.expect_request("**/assets/case-rows-*.js"):
+        page.click("th[data-key=case] button")
+    expect(page.locator("#case-count")).to_have_text("All 25 cases.")
+    page.click("th[data-key=case] button")
+    expect(page.locator("#case-table tbody tr a.case-link").first).to_have_text("case-24")
+    page.select_option("#filter-status", "failed")
+    expect(page.locator("#case-count")).to_have_text("9 matching cases (25 in all).")
+    assert len(asked) == 1  # loaded once
+    watched.assert_clean()
+
+
+@pytest.mark.browser
+def test_a_filter_chosen_before_the_rows_data_arrives_applies_when_it_does(browser: Any, site: Path) -> None:
+    from playwright.sync_api import expect
+
+    server = make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = new_context(browser, viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        held: list[Any] = []
+        page.route("**/assets/case-rows-*.js", lambda route: held.append(route))  # it waits until continued
+        page.goto(server.url + "index.html")
+        wait_until_ready(page)
+        page.select_option("#filter-status", "failed")
+        count = page.locator("#case-count")
+        expect(count).to_have_text("Loading all 25 cases…")
+        expect(page.locator("#case-pages")).to_be_visible()  # still the static list meanwhile
+        page.check("#filter-flaky")
+        page.uncheck("#filter-flaky")
+        assert len(held) == 1  # asked once however many controls were used
+        held[0].continue_()
+        expect(count).to_have_text("9 matching cases (25 in all).")
+        expect(page.locator("#case-pages")).to_be_hidden()
+        expect(page).to_have_url(re.compile(r"#status=failed$"))
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.browser
+def test_a_filtered_link_opened_directly_loads_the_rows_and_filters(watched: Watched, site: Path) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = watched.open((site / "index.html").as_uri() + "#status=failed&sort=case&dir=desc")
+    expect(page.locator("#case-count")).to_have_text("9 matching cases (25 in all).")
+    expect(page.locator("#filter-status")).to_have_value("failed")
+    expect(page.locator("#case-table tbody tr a.case-link").first).to_have_text("case-24")
+    expect(page.locator("#case-pages")).to_be_hidden()
+    watched.assert_clean()
+
+
+@pytest.mark.browser
+def test_without_its_rows_data_the_index_keeps_its_own_rows_and_says_so(watched: Watched, tmp_path: Path, site: Path) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    src = soup(copy / "index.html").select_one("#case-table")["data-rows-src"]
+    (copy / src).unlink()  # a site copied without its rows' asset
+    page = watched.open(copy / "index.html")
+    wait_until_ready(page)
+    expect(page.locator("#case-count")).to_have_text("Showing 1–10 of 25 cases.")
+    page.select_option("#filter-status", "failed")
+    count = page.locator("#case-count")
+    expect(count).to_contain_text(f"The list of every case ({src}) could not be loaded")
+    expect(count).to_contain_text("the filters cover this page's 10 cases; the pages below list all 25.")
+    expect(page.locator("#case-pages")).to_be_visible()
+    expect(page.locator("#case-table tbody tr")).to_have_count(4)  # this page's failing cases
+    page.locator("#cases").screenshot(path=str(tmp_path / "rows-missing.png"))
+    watched.errors = [e for e in watched.errors if "ERR_FILE_NOT_FOUND" not in e]
     watched.assert_clean()
 
 
