@@ -362,8 +362,8 @@
     var collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
     /* A long case list: every case's row is in assets/case-rows-<hash>.js (index_page.CaseRowsFile), which the
      * index names and loads only when the reader first uses a control or opens a filtered link (loadRows).
-     * Until then the table is the page's own rows and the static pages' links below them, as without a script;
-     * nothing is parsed or built before the first paint. A short list is the page's rows, taken at once. */
+     * Until then the table is the page's own first rows (staticView): nothing is parsed or built before the
+     * first paint. A short list is the page's rows, taken at once. */
     var source = table.getAttribute("data-rows-src") || "";
     var total = parseInt(table.getAttribute("data-total"), 10) || tbody.rows.length;
     var rows = source ? null : domRows(tbody, numeric); // null: a long list whose rows' data has not come yet
@@ -371,6 +371,7 @@
     var rowsState = "idle"; // a long list's rows' data: idle, loading, loaded or failed
     var rowsNote = ""; // said after the count line when the rows' data could not be loaded
     var pendingSave = false; // whether the update waiting for the rows' data puts its state in the URL
+    var spare = document.createDocumentFragment(); // the page's rows past the first page, out of the DOM meanwhile
     var controls = {
       q: document.getElementById("filter-q"),
       status: document.getElementById("filter-status"),
@@ -413,7 +414,7 @@
 
     /* The page's own rows (the first rows of the case list, in its order) stand for the first rows of the data. */
     function adoptStaticRows() {
-      var current = tbody.rows;
+      var current = Array.prototype.slice.call(tbody.rows).concat(Array.prototype.slice.call(spare.children));
       for (var i = 0; i < current.length && i < rows.length; i++) {
         if (current[i].cells[0].getAttribute("data-sort") !== rows[i].id) return;
         rows[i].tr = current[i];
@@ -506,16 +507,27 @@
     /* Without the rows' data (a site copied without its assets folder), the filters cover the page's own rows. */
     function rowsFailed() {
       rowsState = "failed";
+      tbody.appendChild(spare);
+      if (staticPages) staticPages.hidden = false;
       rows = domRows(tbody, numeric);
       rowsNote = " The list of every case (" + source + ") could not be loaded: the filters cover this page's " +
         fmt(rows.length) + " cases; the pages below list all " + fmt(total) + ".";
       update(pendingSave);
     }
 
-    /* The count line of a long list before its rows' data is needed: the page's own rows, of how many. */
-    function staticCount() {
-      count.textContent = "Showing 1–" + fmt(tbody.rows.length) + " of " + fmt(total) + " cases.";
-      pager.hidden = true;
+    /* A long list before its rows' data is needed: the page's first rows, as the script's first page shows them
+     * (its pager's Next loads the data), the rows past them out of the DOM (laid out, a phone's CPU spent its first
+     * second on them). When the page has no more rows than a script page, its links to the static pages stay. */
+    function staticView() {
+      var shown = Math.min(tbody.rows.length, pageSize);
+      while (tbody.rows.length > shown) spare.appendChild(tbody.rows[shown]);
+      var trimmed = spare.children.length > 0;
+      if (staticPages) staticPages.hidden = trimmed;
+      count.textContent = countText(total, total, 0, shown, false);
+      pager.hidden = !trimmed;
+      prev.disabled = true;
+      next.disabled = false;
+      info.textContent = "Page 1 of " + fmt(Math.ceil(total / pageSize));
     }
     /* ---- end rows' data -------------------------------------------------------------------------------- */
 
@@ -631,8 +643,8 @@
     if (state.q) loadSearchText();
     toControls();
     document.getElementById("case-filters").hidden = false;
-    if (rows === null && !initial) staticCount(); // a long list, unfiltered: its own rows until a control is used
-    else update(false);
+    if (rows === null) staticView(); // a long list: its own first rows until a control is used
+    if (rows !== null || initial) update(false); // a filtered link loads the rows' data at once
     table.classList.add("is-ready");
   }
 
