@@ -181,6 +181,35 @@ def test_the_index_loads_its_rows_data_only_when_a_control_is_used(watched: Watc
 
 
 @pytest.mark.browser
+def test_an_index_with_more_rows_than_a_script_page_shows_the_first_and_its_next_loads_the_rest(
+    watched: Watched, tmp_path: Path  # noqa: F811
+) -> None:
+    from playwright.sync_api import expect
+
+    cases = [make_case(id=f"long-{i:03d}", traceFixture="t.json") for i in range(120)]
+    write_suite(tmp_path, cases, {"t.json": make_trace("x")})
+    build_site(BuildOptions(cases=tmp_path / "cases.json", fixtures=tmp_path / "fixtures", out=tmp_path / "site",
+                            cwd=tmp_path, index_page_rows=110))  # fmt: skip
+    asked = _rows_requests(watched.page)
+    page = watched.open(tmp_path / "site" / "index.html")
+    wait_until_ready(page)
+    # As the script's first page: 100 of the page's 110 rows, its pager, the static pages' links hidden.
+    expect(page.locator("#case-count")).to_have_text("Showing 1–100 of 120 cases.")
+    expect(page.locator("#case-table tbody tr")).to_have_count(100)
+    expect(page.locator("#page-info")).to_have_text("Page 1 of 2")
+    expect(page.locator("#case-pages")).to_be_hidden()
+    expect(page.locator("#page-prev")).to_be_disabled()
+    assert asked == []
+    page.click("#page-next")
+    expect(page.locator("#case-count")).to_have_text("Showing 101–120 of 120 cases.")
+    expect(page.locator("#case-table tbody tr a.case-link")).to_have_count(20)
+    expect(page.locator("#case-table tbody tr a.case-link").first).to_have_text("long-100")
+    expect(page.locator("#page-info")).to_have_text("Page 2 of 2")
+    assert len(asked) == 1
+    watched.assert_clean()
+
+
+@pytest.mark.browser
 def test_a_filter_chosen_before_the_rows_data_arrives_applies_when_it_does(browser: Any, site: Path) -> None:
     from playwright.sync_api import expect
 
