@@ -108,6 +108,17 @@ def test_index_names_every_row_compactly_in_an_asset(site: Path) -> None:
     assert (site / table["data-rows-src"]).stat().st_size < 200 * COUNT
 
 
+def test_the_rows_asset_holds_hostile_text_as_inert_escaped_json(tmp_path: Path) -> None:
+    hostile = "</script><script>alert(1)</script> & \u2028\u2029 <!--"
+    cases = [make_case(id=f"h{i}", title=hostile, tags=["</script>"], traceFixture="t.json") for i in range(3)]
+    write_suite(tmp_path, cases, {"t.json": make_trace("x")})
+    build_site(BuildOptions(cases=tmp_path / "cases.json", fixtures=tmp_path / "fixtures", out=tmp_path / "site",
+                            cwd=tmp_path, index_page_rows=1))  # fmt: skip
+    data = case_rows_data(tmp_path / "site")  # escaped: no <, >, &, U+2028 or U+2029 left in the script
+    assert [row[2] for row in data["rows"]] == [hostile] * 3 and data["rows"][0][3] == ["</script>"]
+    assert_inert(tmp_path / "site")
+
+
 def test_a_small_suite_keeps_every_row_on_the_index(tmp_path: Path) -> None:
     write_suite(tmp_path, [make_case(id=f"c{i}", traceFixture="t.json") for i in range(3)], {"t.json": make_trace("x")})
     build_site(BuildOptions(cases=tmp_path / "cases.json", fixtures=tmp_path / "fixtures", out=tmp_path / "site", cwd=tmp_path))
@@ -237,6 +248,29 @@ def test_a_filter_chosen_before_the_rows_data_arrives_applies_when_it_does(brows
         context.close()
         server.shutdown()
         server.server_close()
+
+
+@pytest.mark.browser
+def test_the_search_box_and_a_hash_change_load_the_rows_data(watched: Watched, site: Path) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = watched.open(site / "index.html")
+    wait_until_ready(page)
+    with page.expect_request("**/assets/case-rows-*.js"):
+        page.focus("#filter-q")  # a focus is enough: the data comes while the reader types
+    page.keyboard.type("case-2")
+    expect(page.locator("#case-count")).to_have_text("5 matching cases (25 in all).")
+    fresh = watched.page.context.new_page()  # a tab where the table is still the page's own rows
+    fresh.goto((site / "index.html").as_uri())
+    wait_until_ready(fresh)
+    expect(fresh.locator("#case-count")).to_have_text("Showing 1–10 of 25 cases.")
+    fresh.evaluate("location.hash = 'tag=team%3A1'")  # as Back or Forward to a filtered state does
+    expect(fresh.locator("#case-count")).to_have_text("6 matching cases (25 in all).")
+    expect(fresh.locator("#filter-tag")).to_have_value("team:1")
+    fresh.go_back()
+    expect(fresh.locator("#case-count")).to_have_text("All 25 cases.")
+    fresh.close()
+    watched.assert_clean()
 
 
 @pytest.mark.browser
