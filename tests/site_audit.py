@@ -7,6 +7,7 @@ any element or attribute in the output that no template and no Markdown rule wri
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "templates"
 HISTORY_SCRIPT = "assets/history-data.js"
 HISTORY_PREFIX = "window.SITEGEN_HISTORY = "
+CASE_ROWS_PREFIX = "window.SITEGEN_CASE_ROWS = "
 
 # What markdown-it (CommonMark + tables + strikethrough, raw HTML off) writes, plus the highlight marks.
 MARKDOWN_TAGS = frozenset(
@@ -232,6 +234,20 @@ def history_data(root: Path) -> Any:
     assert text.startswith(HISTORY_PREFIX) and text.endswith(";\n"), text[:200]
     body = text[len(HISTORY_PREFIX) : -2]
     assert not re.search("[<>&\u2028\u2029]", body), "unescaped characters in history-data.js"
+    return json.loads(body)
+
+
+def case_rows_data(root: Path) -> Any:
+    """The data of the asset the index names in data-rows-src (every row of a long case list), parsed as JSON: it
+    must be named by its content, inside assets/, and be exactly one escaped JSON assignment."""
+    src = parse(root / "index.html").select_one("#case-table")["data-rows-src"]
+    assert re.fullmatch(r"assets/case-rows-[0-9a-f]{8}\.js", src), src
+    data = (root / src).read_bytes()
+    assert hashlib.sha256(data).hexdigest()[:8] == src[-11:-3], "the rows' asset is not named by its content"
+    text = data.decode("utf-8")
+    assert text.startswith(CASE_ROWS_PREFIX) and text.endswith(";\n"), text[:200]
+    body = text[len(CASE_ROWS_PREFIX) : -2]
+    assert not re.search("[<>&\u2028\u2029]", body), "unescaped characters in the rows' asset"
     return json.loads(body)
 
 

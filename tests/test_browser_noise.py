@@ -59,7 +59,9 @@ def _links(page: Any) -> Any:
 def test_the_change_filter_narrows_to_the_case_within_noise(watched: Watched, site: Path, expect: Any) -> None:
     page = watched.open(site / "index.html")
     expect(page.locator("#case-table.is-ready")).to_be_visible()
-    expect(_links(page)).to_have_count(2)
+    # A long list (compact rows) shows the page's own row until a control loads every case's.
+    paged = page.locator("#case-table[data-rows-src]").count() == 1
+    expect(_links(page)).to_have_count(1 if paged else 2)
     page.select_option("#filter-change", "within_noise")
     expect(_links(page)).to_have_text(["noisy"])
     expect(page).to_have_url(re.compile(r"#change=within_noise$"))

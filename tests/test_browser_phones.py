@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from helpers import ROOT, case_page_file, make_case, make_trace, open_settled, shipped_history, write_suite
+from site_audit import case_rows_data
 from sitegen.site.pipeline import BuildOptions, build_site
 
 pytestmark = pytest.mark.browser
@@ -224,8 +225,7 @@ def test_flaky_only_is_explained_and_keeps_the_cases_whose_trials_disagree(
 
 def test_the_index_data_says_why_a_row_is_flaky(trials_site: Path) -> None:
     # The rows the index's script builds take their flaky badge's title from the table's data, as the page's badge does.
-    index = (trials_site / "paged" / "index.html").read_text(encoding="utf-8")
-    data = json.loads(re.search(r'<script type="application/json" id="case-rows">(.*?)</script>', index, re.S).group(1))
+    data = case_rows_data(trials_site / "paged")
     assert [row[12] for row in data["rows"]] == [0, 0, "its trials disagree: 1 of 2 passed"]
 
 

@@ -14,7 +14,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from helpers import case_page_file
-from site_audit import chart_figures, history_data
+from site_audit import case_rows_data, chart_figures, history_data
 from sitegen.history.runs import Run, new_run
 from sitegen.history.since import (
     FailingSince,
@@ -225,7 +225,7 @@ def test_the_index_and_the_case_pages_say_since_when(tmp_path: Path) -> None:
 def test_a_long_case_list_carries_since_when_in_its_data_not_in_its_further_pages(tmp_path: Path) -> None:
     site = _build(tmp_path, _history(tmp_path), index_page_rows=3)
     doc = BeautifulSoup((site / "index.html").read_text(encoding="utf-8"), "html.parser")
-    data = json.loads(doc.select_one("script#case-rows").get_text())
+    data = case_rows_data(site)
     assert ["db-pool", -2, "2 runs ago", "PR #3 · 3abcdef · 2023-10-03",
             "Failing since PR #3 · 3abcdef · 2023-10-03, 2 runs ago. Failed in 3 recorded runs of the streak."] in data["since"]
     # Missing Trace and broken-json could not be evaluated: not failing, so not failing since any run.

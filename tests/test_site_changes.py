@@ -13,6 +13,7 @@ from bs4 import BeautifulSoup, Tag
 
 from changes_suite import ANNOTATIONS, EXPECTED, ORDER, build_changes_site
 from helpers import make_case, make_trace, write_suite
+from site_audit import case_rows_data
 from sitegen.compare.wording import format_headline, format_pass_rate
 from sitegen.defaults import DIFF_CASES_IN_FULL, CasePages
 from sitegen.site.pages.diff_page import OTHER_DIFFERENCES_SHOWN
@@ -79,7 +80,7 @@ def test_static_case_list_pages_and_compact_rows_carry_the_change(paged: Path) -
             shown[case_id] = tr["data-change"]
             assert text(tr.find_all("td")[1].select_one(".change")) == BADGES[case_id]
     assert shown == EXPECTED
-    data = json.loads(text(soup(paged / "index.html").select_one("script#case-rows")))
+    data = case_rows_data(paged)
     assert {row[0]: row[13] for row in data["rows"]} == EXPECTED
     assert data["changes"]["regressed"][:3] == ["▼", "regressed", "change change-regressed"]
 

@@ -1,7 +1,8 @@
 """The index and the further static pages of a long case list (index-2.html, …): one job per page, run in
 worker processes while the build writes the diff, the history and the reports.
 
-Page 1 (the index) shows the whole run and is always written. A later page shows only its rows: when none of
+Page 1 (the index) shows the whole run and is always written, with the asset of every case's row that it names
+(assets/case-rows-<hash>.js) when the list has several pages. A later page shows only its rows: when none of
 them changed (each row's case page key, and whether the case is flaky), it is taken from the previous site.
 """
 
@@ -49,9 +50,11 @@ def write_list_page(number: int, pages: ListPages) -> tuple[str, PageRecord | No
     """Page `number` of the case list, written or taken from the previous site: its path and, for a page a later
     build may take as it is (every page but the index), its record."""
     if number == 1:
-        page = build_index_page(
+        page, rows_file = build_index_page(
             pages.site, pages.report, pages.slugs, pages.runs, pages.flaky, pages.diff, pages.run, pages.by_rule, pages.since
         )
+        if rows_file is not None:
+            pages.writer.write(rows_file.path, rows_file.script)
         pages.writer.write(urls.INDEX, page_bytes(render.render_template("index.html", page_context(page))))
         return urls.INDEX, None
     results = pages.report.results

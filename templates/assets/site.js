@@ -231,8 +231,8 @@
     }
   }
 
-  /* A long case list comes as compact data (see index_page.case_table_data): a row's <tr> is built only when
-   * shown, so the page holds a hundred rows however many cases there are. */
+  /* A long case list comes as compact data (see index_page.case_table_data) in an asset of its own: a row's <tr>
+   * is built only when shown, so the page holds a hundred rows however many cases there are. */
   var FLAKY = ["↯", "flaky", "flaky"]; // the flaky badge's icon, word and class, on the index's rows and a case page
 
   function badge(spec) {
@@ -360,12 +360,18 @@
     var keys = headers.map(function (th) { return th.getAttribute("data-key"); });
     var numeric = headers.map(function (th) { return th.getAttribute("data-sort-type") === "num"; });
     var collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
-    var source = table.hasAttribute("data-rows") ? document.getElementById(table.getAttribute("data-rows")) : null;
-    var rows = source ? dataRows(JSON.parse(source.textContent)) : domRows(tbody, numeric);
-    if (source) {
-      var staticPages = document.getElementById("case-pages");
-      if (staticPages) staticPages.hidden = true; // the script pages through every case itself
-    }
+    /* A long case list: every case's row is in assets/case-rows-<hash>.js (index_page.CaseRowsFile), which the
+     * index names and loads only when the reader first uses a control or opens a filtered link (loadRows).
+     * Until then the table is the page's own first rows (staticView): nothing is parsed or built before the
+     * first paint. A short list is the page's rows, taken at once. */
+    var source = table.getAttribute("data-rows-src") || "";
+    var total = parseInt(table.getAttribute("data-total"), 10) || tbody.rows.length;
+    var rows = source ? null : domRows(tbody, numeric); // null: a long list whose rows' data has not come yet
+    var staticPages = document.getElementById("case-pages");
+    var rowsState = "idle"; // a long list's rows' data: idle, loading, loaded or failed
+    var rowsNote = ""; // said after the count line when the rows' data could not be loaded
+    var pendingSave = false; // whether the update waiting for the rows' data puts its state in the URL
+    var spare = document.createDocumentFragment(); // the page's rows past the first page, out of the DOM meanwhile
     var controls = {
       q: document.getElementById("filter-q"),
       status: document.getElementById("filter-status"),
@@ -408,8 +414,7 @@
 
     /* The page's own rows (the first rows of the case list, in its order) stand for the first rows of the data. */
     function adoptStaticRows() {
-      if (!source) return;
-      var current = tbody.rows;
+      var current = Array.prototype.slice.call(tbody.rows).concat(Array.prototype.slice.call(spare.children));
       for (var i = 0; i < current.length && i < rows.length; i++) {
         if (current[i].cells[0].getAttribute("data-sort") !== rows[i].id) return;
         rows[i].tr = current[i];
@@ -478,6 +483,54 @@
     }
     /* ---- end search text ---------------------------------------------------------------------------- */
 
+    /* ---- rows' data: every case of a long list, in an asset of its own ------------------------------- */
+    /* Loaded as the search text is (a classic <script src>, from file:// too, under script-src 'self'). What the
+     * reader did meanwhile is in `state` and the controls; the update it asked for runs when the data comes. */
+    function loadRows() {
+      if (rowsState !== "idle") return;
+      rowsState = "loading";
+      var script = document.createElement("script");
+      script.src = source;
+      script.addEventListener("load", function () {
+        var data = window.SITEGEN_CASE_ROWS;
+        if (!data || !Array.isArray(data.rows)) { rowsFailed(); return; }
+        rows = dataRows(data);
+        rowsState = "loaded";
+        adoptStaticRows();
+        if (staticPages) staticPages.hidden = true; // the script pages through every case itself
+        update(pendingSave);
+      });
+      script.addEventListener("error", rowsFailed);
+      document.head.appendChild(script);
+    }
+
+    /* Without the rows' data (a site copied without its assets folder), the filters cover the page's own rows. */
+    function rowsFailed() {
+      rowsState = "failed";
+      tbody.appendChild(spare);
+      if (staticPages) staticPages.hidden = false;
+      rows = domRows(tbody, numeric);
+      rowsNote = " The list of every case (" + source + ") could not be loaded: the filters cover this page's " +
+        fmt(rows.length) + " cases; the pages below list all " + fmt(total) + ".";
+      update(pendingSave);
+    }
+
+    /* A long list before its rows' data is needed: the page's first rows, as the script's first page shows them
+     * (its pager's Next loads the data), the rows past them out of the DOM (laid out, a phone's CPU spent its first
+     * second on them). When the page has no more rows than a script page, its links to the static pages stay. */
+    function staticView() {
+      var shown = Math.min(tbody.rows.length, pageSize);
+      while (tbody.rows.length > shown) spare.appendChild(tbody.rows[shown]);
+      var trimmed = spare.children.length > 0;
+      if (staticPages) staticPages.hidden = trimmed;
+      count.textContent = countText(total, total, 0, shown, false);
+      pager.hidden = !trimmed;
+      prev.disabled = true;
+      next.disabled = false;
+      info.textContent = "Page 1 of " + fmt(Math.ceil(total / pageSize));
+    }
+    /* ---- end rows' data -------------------------------------------------------------------------------- */
+
     function matching() {
       var words = norm(state.q).split(/\s+/).filter(Boolean);
       return rows.filter(function (row) {
@@ -505,6 +558,12 @@
     }
 
     function update(save) {
+      if (rows === null) { // the rows' data is on its way: this update runs when it comes
+        pendingSave = pendingSave || save;
+        count.textContent = "Loading all " + fmt(total) + " cases…";
+        loadRows();
+        return;
+      }
       var list = sorted(matching());
       var pages = Math.max(1, Math.ceil(list.length / pageSize));
       state.page = Math.min(state.page, pages);
@@ -525,7 +584,7 @@
         else th.removeAttribute("aria-sort");
       });
       var filtered = list.length !== rows.length;
-      count.textContent = countText(list.length, rows.length, start, shown.length, filtered);
+      count.textContent = countText(list.length, rows.length, start, shown.length, filtered) + rowsNote;
       pager.hidden = pages <= 1;
       prev.disabled = state.page <= 1;
       next.disabled = state.page >= pages;
@@ -545,6 +604,11 @@
       return true;
     }
 
+    if (rows === null) { // a hand on the controls: the rows' data starts loading before the choice is made
+      document.getElementById("case-filters").addEventListener("focusin", loadRows);
+      document.getElementById("case-filters").addEventListener("pointerdown", loadRows);
+      table.tHead.addEventListener("pointerdown", loadRows);
+    }
     controls.q.addEventListener("input", fromControls);
     controls.q.addEventListener("focus", loadSearchText);
     controls.q.addEventListener("input", loadSearchText);
@@ -576,11 +640,11 @@
 
     var initial = readHashState();
     if (initial) state = initial;
-    else adoptStaticRows();
     if (state.q) loadSearchText();
     toControls();
     document.getElementById("case-filters").hidden = false;
-    update(false);
+    if (rows === null) staticView(); // a long list: its own first rows until a control is used
+    if (rows !== null || initial) update(false); // a filtered link loads the rows' data at once
     table.classList.add("is-ready");
   }
 

@@ -18,6 +18,9 @@ CASES_FOLDER = "cases"
 ASSETS_FOLDER = "assets"
 HISTORY_DATA = f"{ASSETS_FOLDER}/history-data.js"  # the runs and every case's pass/fail strip, for every case page
 SEARCH_TEXT = f"{ASSETS_FOLDER}/search-text.js"  # every case's question and answer, for the index's search
+# Every case's row, for the index's script to filter, sort and page a long case list; named by its content
+# (render.content_hashed_name), so that a cached copy never disagrees with the index's own rows.
+CASE_ROWS = f"{ASSETS_FOLDER}/case-rows.js"
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"

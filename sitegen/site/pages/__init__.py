@@ -1,7 +1,7 @@
 """View models of the site's pages: every string, URL, CSS class and percentage is computed here.
 
 One module per page, its view model next to its helpers: `index_page` (index.html and the case list's
-index-<n>.html, its headline figures in `headline_stats`, its failures-by-rule panel in `rule_panel`), `case_page`
+index-<n>.html, with assets/case-rows-<hash>.js for a long list's every row, its headline figures in `headline_stats`, its failures-by-rule panel in `rule_panel`), `case_page`
 (cases/<slug>.html, its header figures in `case_facts`, its sections in `answer_view`, `evidence_table`,
 `tool_timeline`, `verifier`, `then_and_now`, `trajectory_view`, `trial_cells` and `answer_diff`), `diff_page`
 (diff.html), `history_page` (history.html and assets/history-data.js). Shared by them:

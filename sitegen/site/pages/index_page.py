@@ -2,7 +2,9 @@
 
 A suite of more than SiteInfo.index_page_rows cases gets its case list in static pages of that many rows: the
 index shows the first and links the others, so that every case page is linked in plain HTML without one huge
-index; the index's script shows every case from compact data inlined in the index (case_table_data).
+index. The index's script shows every case from compact data (case_table_data) in an asset of its own
+(CaseRowsFile, assets/case-rows-<hash>.js), which it loads when the reader first uses the table's controls: the
+index's first paint waits only for its own HTML.
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
-
-from markupsafe import Markup
 
 from sitegen import formatting as fmt
 from sitegen.compare.changes import FILTER_ORDER, ChangeKind
@@ -30,7 +30,7 @@ from sitegen.report.failures_by_rule import RuleCount
 from sitegen.report.results import MISSING_VERDICT, CaseResult, Report
 from sitegen.report.status import Status
 from sitegen.site.html import urls
-from sitegen.site.html.render import json_for_script
+from sitegen.site.html.render import content_hashed_name, script_file
 from sitegen.site.pages.badges import (
     FLAKY_HINT,
     Badge,
@@ -127,10 +127,18 @@ class CaseTable(NamedTuple):
     page_size: int
     flaky_count: int
     pages: PageNav | None = None  # the static pages of a long case list
-    data: Markup | None = None  # every case's row as compact JSON, when the table shows only the first page
+    rows_src: str = ""  # assets/case-rows-<hash>.js (CaseRowsFile), when the table shows only the first page
+    total: int = 0  # how many cases the whole list has (the index's count line before its rows' data is loaded)
     search_text: str = ""  # assets/search-text.js (questions and answers), loaded by the search box when first used
     since_column: bool = False  # the Failing since column: some case fails with a streak to tell (the index only)
     flaky_hint: str = ""  # what the "Flaky only" box keeps, said beside it
+
+
+class CaseRowsFile(NamedTuple):
+    """The asset that holds every case's row (case_table_data) for the index of a long case list."""
+
+    path: str  # assets/case-rows-<8 hex>.js
+    script: bytes  # a classic script setting window.SITEGEN_CASE_ROWS (render.script_file)
 
 
 class IndexPage(NamedTuple):
@@ -244,8 +252,9 @@ def _index_table(
     changes: Mapping[str, ChangeKind] | None,
     codes: Sequence[str],
     since: Mapping[str, FailingSince],
-) -> CaseTable:
-    """The case table of the index: the first page of rows when the list has several, and the filters."""
+) -> tuple[CaseTable, CaseRowsFile | None]:
+    """The case table of the index (the first page of rows when the list has several, and the filters), and then
+    the asset of every case's row."""
     config, results, rows_per_page = site.config, report.results, site.index_page_rows
     paged = urls.case_list_page_count(len(results), rows_per_page) > 1
     shown = results[:rows_per_page] if paged else results
@@ -253,7 +262,11 @@ def _index_table(
     verdicts = ordered_verdicts(list({_verdict_value(r): None for r in results}), config)
     tags = sorted({tag for r in results for tag in r.tags})
     statuses = [s for s in Status if any(r.status is s for r in results)]
-    return CaseTable(
+    rows_file = None
+    if paged:
+        script = script_file("SITEGEN_CASE_ROWS", case_table_data(results, slugs, flaky, config, changes, cells))
+        rows_file = CaseRowsFile(content_hashed_name(urls.CASE_ROWS, script), script)
+    table = CaseTable(
         rows=tuple(
             _case_row(r, slugs.get(r.caseId, ""), r.caseId in flaky, config, _change(changes, r),
                       since=None if cells is None else cells[r.caseId])
@@ -268,11 +281,13 @@ def _index_table(
         page_size=TABLE_PAGE_SIZE,
         flaky_count=len(flaky & {r.caseId for r in results}),
         pages=_page_nav(1, len(results), rows_per_page) if paged else None,
-        data=json_for_script(case_table_data(results, slugs, flaky, config, changes, cells)) if paged else None,
+        rows_src=rows_file.path if rows_file else "",
+        total=len(results),
         search_text=urls.SEARCH_TEXT,
         since_column=cells is not None,
         flaky_hint=FLAKY_HINT,
     )
+    return table, rows_file
 
 
 def _change(changes: Mapping[str, ChangeKind] | None, result: CaseResult) -> ChangeKind | None:
@@ -289,8 +304,9 @@ def build_index_page(
     run: Run,
     by_rule: Sequence[RuleCount] = (),
     since: Mapping[str, FailingSince] | None = None,
-) -> IndexPage:
-    """The dashboard's view model (with the first page of the case list when there are several)."""
+) -> tuple[IndexPage, CaseRowsFile | None]:
+    """The dashboard's view model (with the first page of the case list when there are several), and then the
+    asset of every case's row when there are several pages (the index names it)."""
     config = site.config
     changes = changes_by_case(diff)
     name = fmt.run_name(run.label, run.runId)
@@ -298,7 +314,10 @@ def build_index_page(
     commit = f" · commit {run.commit[:10]}" if run.commit and not named_by_commit(run, name) else ""
     local = f" · {LOCAL_NOTE}" if run.local else ""
     subtitle = f"{fmt.plural(report.totalCases, 'case')} · {fmt.run_phrase(name)} · {fmt.timestamp(run.createdAt)}{commit}{local}"
-    return IndexPage(
+    table, rows_file = _index_table(
+        site, report, slugs, flaky, changes, [c.code for c in by_rule if c.current], since or {}
+    )
+    page = IndexPage(
         layout=make_layout(
             site,
             title="Overview",
@@ -314,10 +333,11 @@ def build_index_page(
         subtitle=subtitle,
         stats=tuple(headline_stats(report, diff)),
         charts=(pass_rate_chart(runs), verdict_bar_chart(report, config), verdict_history_chart(runs, config)),
-        table=_index_table(site, report, slugs, flaky, changes, [c.code for c in by_rule if c.current], since or {}),
+        table=table,
         banner=banner(diff, slugs, on_index=True) if diff is not None else None,
         rules=rule_panel(by_rule),
     )
+    return page, rows_file
 
 
 def case_table_data(
