@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 # The distribution's name in the package registry (pyproject.toml), where `sitegen` is an unrelated project; the
 # command and the import name are `sitegen` (docs/cli.md, "Installing sitegen").
@@ -22,8 +22,24 @@ DEFAULT_BASELINE = DEFAULT_BASELINE_DIR / "report.json"
 DEFAULT_OUT = Path("site")
 
 
+class Choice(StrEnum):
+    """A fixed choice whose members carry their words and rules: `MEMBER = "value", carried, …`, the value being what
+    JSON and the options spell, and each carried item the attribute the enum annotates in that place (`rule: str`).
+    Every enum of this kind declares its attributes so, and this one constructor fills them."""
 
-class TrialPolicy(StrEnum):
+    def __new__(cls, value: str, *carried: Any) -> Self:
+        names = list(cls.__dict__.get("__annotations__", {}))
+        if len(carried) != len(names):
+            expected = f"{len(names)} carried item(s) ({', '.join(names)})"
+            raise TypeError(f"{cls.__name__}.{value}: expected {expected}, got {len(carried)}")
+        member = str.__new__(cls, value)
+        member._value_ = value
+        for name, item in zip(names, carried):
+            setattr(member, name, item)
+        return member
+
+
+class TrialPolicy(Choice):
     """When a case with several trials passes (docs/trials.md, "Choosing a policy"): every trial (pass^k), more
     than half, or at least one (pass@k); a suite that sets none takes the first."""
 
@@ -33,12 +49,6 @@ class TrialPolicy(StrEnum):
     ANY = "any", "one must pass (pass@k)"
 
     rule: str
-
-    def __new__(cls, value: str, rule: str) -> TrialPolicy:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.rule = rule
-        return member
 
     def passes(self, passed: int, trials: int) -> bool:
         """Whether a case with `passed` of its `trials` trials passing passes by this policy."""
@@ -71,7 +81,7 @@ DIVERGENCE_INPUT_CLIP = 80
 # evaluation event whose label is a trace's verdict.
 DEFAULT_OTEL_VERIFIER_NAME = "verifier"
 
-class CasePages(StrEnum):
+class CasePages(Choice):
     """Which cases get a page of their own (--case-pages, docs/big-suites.md "Very big suites"): every case; the
     failing ones and those whose pass/fail or behaviour changed against the baseline; or only those that changed (and, without
     a baseline, the failing ones). A case without a page is still a row of the index, linked to its raw trace."""
@@ -82,12 +92,6 @@ class CasePages(StrEnum):
     CHANGED = "changed", "publish it where there is no such limit, or split the suite"
 
     next_step: str
-
-    def __new__(cls, value: str, next_step: str) -> CasePages:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.next_step = next_step
-        return member
 
     def wants_page(self, failing: bool, changed: bool | None) -> bool:
         """Whether a case gets a page of its own: `failing` now, `changed` whether its change against the
@@ -107,7 +111,7 @@ class CasePages(StrEnum):
 DEFAULT_CASE_PAGES = CasePages.ALL
 
 
-class TrajectoryMatch(StrEnum):
+class TrajectoryMatch(Choice):
     """How a case's expected tool calls must be found among the recorded ones (`expectedTrajectory.match`;
     eval/README.md, "Trajectory rules"): the modes of LangChain's agentevals and Google ADK, counted as multisets
     (a tool called twice is two calls). Each mode is three rules: whether order counts, whether every expected
@@ -125,14 +129,8 @@ class TrajectoryMatch(StrEnum):
     exclusive: bool  # every call must be one of the steps
     rule: str
 
-    def __new__(cls, value: str, ordered: bool, complete: bool, exclusive: bool, rule: str) -> TrajectoryMatch:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.ordered, member.complete, member.exclusive, member.rule = ordered, complete, exclusive, rule
-        return member
 
-
-class ArgsMatch(StrEnum):
+class ArgsMatch(Choice):
     """How a step's `args` are compared with a call's recorded input, both as JSON values (`argsMatch`;
     eval/README.md, "Trajectory rules"); `ignore` is the default of a step without `args`, `exact` of one with."""
 
@@ -143,12 +141,6 @@ class ArgsMatch(StrEnum):
 
     more: str  # what the expected call's args are followed by where a step is named: the input may hold more
     rule: str
-
-    def __new__(cls, value: str, more: str, rule: str) -> ArgsMatch:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.more, member.rule = more, rule
-        return member
 
     def holds(self, args: Any, recorded: Any) -> bool:
         """Whether a call whose recorded input is `recorded` (a JSON value, None when none) matches `args`."""

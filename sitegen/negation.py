@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import lru_cache
 
 from sitegen.defaults import (
@@ -24,11 +23,12 @@ from sitegen.defaults import (
     NEGATION_PSEUDO_TRIGGERS,
     NEGATION_TERMINATORS,
     NEGATION_TRIGGERS,
+    Choice,
 )
 from sitegen.textmatch import SIMPLE_TEXT, normalise
 
 
-class Polarity(StrEnum):
+class Polarity(Choice):
     """How an answer mentions an expected keyword (a result's `keywordPolarity`), and whether that counts toward
     keyword_coverage: every occurrence affirmed, every one denied, some of each, or none at all."""
 
@@ -39,12 +39,6 @@ class Polarity(StrEnum):
     ABSENT = "absent", False
 
     counts: bool
-
-    def __new__(cls, value: str, counts: bool) -> Polarity:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.counts = counts
-        return member
 
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and ideographs, not CJK punctuation

@@ -18,7 +18,7 @@ from sitegen.compare.items import ItemType, Metric, metric_label
 from sitegen.compare.trajectory import StepKind
 from sitegen.compare.where import Streak, StreakState
 from sitegen.compare.wording import format_cases, gate_text, reasons_text
-from sitegen.defaults import CasePages, JunitKnownFailures, TrialPolicy
+from sitegen.defaults import CasePages, Choice, JunitKnownFailures, TrialPolicy
 from sitegen.history.runs import Run, new_run
 from sitegen.report import fields
 from sitegen.report.evidence import UNREAD
@@ -122,7 +122,24 @@ def test_the_gate_counts_the_breaking_kinds(counts: dict[str, int], gate: str) -
     assert gate_text(Diff()) == gate  # type: ignore[arg-type]
 
 
-# The behaviour reason
+# The one constructor of the enums that carry their words
+
+
+def test_a_choice_fills_the_attributes_its_enum_annotates_in_order_and_refuses_a_member_short_of_one() -> None:
+    class Mode(Choice):
+        FAST = "fast", "quick", 1
+        label: str
+        rank: int
+
+    assert (Mode.FAST.value, Mode.FAST.label, Mode.FAST.rank, json.dumps(Mode.FAST)) == ("fast", "quick", 1, '"fast"')
+    with pytest.raises(TypeError, match=r"Short\.slow: expected 2 carried item\(s\) \(label, rank\), got 1"):
+
+        class Short(Choice):
+            SLOW = "slow", "slowly"
+            label: str
+            rank: int
+
+
 
 
 def test_a_behaviour_reason_is_written_as_its_value_in_its_order_and_carries_its_words() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sitegen.compare.similarity import similarity
@@ -23,13 +22,13 @@ from sitegen.compare.trajectory import (
     inputs_changed,
     tool_order_changed,
 )
-from sitegen.defaults import DEFAULT_ANSWER_SIMILARITY
+from sitegen.defaults import DEFAULT_ANSWER_SIMILARITY, Choice
 from sitegen.negation import read_keywords
 from sitegen.report.evidence import Evidence, ToolCall
 from sitegen.report.results import CaseResult, TrialResult
 
 
-class BehaviourReason(StrEnum):
+class BehaviourReason(Choice):
     """Why a case behaves differently (`behaviourChanges`), as diff.json spells it, with the words the diff's tables,
     the terminal and the comment say it in: the one place a reason is spelled. Declared in the fixed order the
     reasons are listed in (eval/README.md, "Behaviour that changed" and "Behaviour that changed meaning"); the last
@@ -47,12 +46,6 @@ class BehaviourReason(StrEnum):
     COMPOSER = "composerMode", "composer mode"
 
     word: str
-
-    def __new__(cls, value: str, word: str) -> BehaviourReason:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.word = word
-        return member
 
 
 SMALL_EDIT_PERCENT = 5  # an answer changed by less than this (in percent) is worded by its edits, not a percentage

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sitegen.checks import check_codes, parse_check
 from sitegen.compare.behaviour import UNKNOWN, Behaviour, compare_behaviour
-from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, CasePages
+from sitegen.defaults import DEFAULT_ALPHA, DEFAULT_ANSWER_SIMILARITY, CasePages, Choice
 from sitegen.formatting import plural
 from sitegen.report.results import CaseResult
 from sitegen.report.status import Status
@@ -50,7 +49,7 @@ _FLIPPED = frozenset((CasePages.FAILING, CasePages.CHANGED))  # a case whose pas
 _BREAKING = "Regressed and removed cases"  # the title of the section the breaking kinds share
 
 
-class ChangeKind(StrEnum):
+class ChangeKind(Choice):
     """What happened to a case between the baseline and now (eval/README.md, "Comparing with the baseline"), with
     its words, icon and sections (diff.md's, the diff page's) and the rules that go with it: the one place a change
     kind is spelled. Declared in reading order, the order of the headline and of the diff page's sections;
@@ -81,12 +80,6 @@ class ChangeKind(StrEnum):
                                           PageSection("Passing, figures moved", "Rules"))
 
     said: Said
-
-    def __new__(cls, value: str, said: Said) -> ChangeKind:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.said = said
-        return member
 
     @property
     def word(self) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from sitegen.defaults import Choice
 from sitegen.finite import difference
 from sitegen.report.results import ReportFigure
 from sitegen.report.status import Status
@@ -34,7 +35,7 @@ class Scope(StrEnum):
     CASE = "case"
 
 
-class Metric(StrEnum):
+class Metric(Choice):
     """What a diff item measures, as diff.json keys it, with the words every page, diff.md, the job summary and the
     terminal say it in (eval/README.md, "Comparing with the baseline"). Two kinds of metric name a thing after a
     prefix instead (`evidenceCoverage.<tool>`, `verdictDistribution.<verdict>`: `metric_label`)."""
@@ -58,12 +59,6 @@ class Metric(StrEnum):
     DEFINITION = "definition", "definition"
 
     label: str
-
-    def __new__(cls, value: str, label: str) -> Metric:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.label = label
-        return member
 
 
 EVIDENCE_COVERAGE = "evidenceCoverage."  # + a required tool's name

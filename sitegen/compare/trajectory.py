@@ -13,14 +13,13 @@ characters.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Any, NamedTuple
 
-from sitegen.defaults import DIVERGENCE_INPUT_CLIP
+from sitegen.defaults import DIVERGENCE_INPUT_CLIP, Choice
 from sitegen.report.evidence import ToolCall
 
 
-class StepKind(StrEnum):
+class StepKind(Choice):
     """What a step of the aligned trajectory is, as the case page marks its row (`step-<kind>`, `data-step`), with
     the row's label and the words the trajectory's summary counts it by: the one place a step kind is spelled.
     Declared in the summary's order."""
@@ -33,13 +32,6 @@ class StepKind(StrEnum):
 
     label: str
     counted: str
-
-    def __new__(cls, value: str, label: str, counted: str) -> StepKind:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.label = label
-        member.counted = counted
-        return member
 
     @property
     def other_side(self) -> StepKind | None:

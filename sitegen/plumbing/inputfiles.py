@@ -8,11 +8,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from sitegen.defaults import MAX_INPUT_BYTES
+from sitegen.defaults import MAX_INPUT_BYTES, Choice
 from sitegen.errors import BadInput
 from sitegen.plumbing.jsonread import TextProblem, decode_utf8, lone_surrogate, parse_json_text
 
@@ -23,7 +22,7 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 _CHUNK = 1 << 20
 
 
-class Refusal(StrEnum):
+class Refusal(Choice):
     """Why an input file was not read, in the words every message about it uses."""
 
     MISSING = "missing", "does not exist"
@@ -33,12 +32,6 @@ class Refusal(StrEnum):
     UNREADABLE = "unreadable", "cannot be read"
 
     words: str
-
-    def __new__(cls, value: str, words: str) -> Refusal:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.words = words
-        return member
 
 
 class Unreadable(NamedTuple):

@@ -7,11 +7,12 @@ the JSON encoders, which then keep their quick path for plain strings (plumbing/
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
+from sitegen.defaults import Choice
 
-class Status(StrEnum):
+
+class Status(Choice):
     """The outcome of a case or trial. Declared in the order of attention (failed first): the order of the site's
     Status filter and of a table sorted by status."""
 
@@ -22,13 +23,6 @@ class Status(StrEnum):
 
     icon: str
     mark: str
-
-    def __new__(cls, value: str, icon: str, mark: str) -> Status:
-        member = str.__new__(cls, value)
-        member._value_ = value
-        member.icon = icon
-        member.mark = mark
-        return member
 
     @property
     def word(self) -> str:
