@@ -89,7 +89,6 @@ class Inputs:
     """Step 1: every input, read and checked, and what the previous build recorded."""
 
     options: BuildOptions
-    case_pages: CasePages  # options.case_pages
     cases: CaseList
     config: SuiteConfig
     baseline: Report | None

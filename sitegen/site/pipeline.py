@@ -105,7 +105,7 @@ def read_inputs(options: BuildOptions) -> Inputs:
     if baseline_path is None and present(options.default_baseline):
         baseline_path = options.default_baseline
     code = incremental.code_fingerprint()
-    assets, settings, previous = _site_settings(options, options.case_pages, config, code, has_baseline=baseline_path is not None)
+    assets, settings, previous = _site_settings(options, config, code, has_baseline=baseline_path is not None)
     case_file = read_input(options.cases, "case file", decoded=False)  # its text only if it is validated
     cases_sealed = case_file_seal(case_file.data, code)
     cases = read_case_list(options.cases, case_file, trusted=previous.validated_cases == cases_sealed)
@@ -125,11 +125,10 @@ def read_inputs(options: BuildOptions) -> Inputs:
             # The default baseline belongs to the shipped suite; another suite built here is simply not compared.
             warnings.append(f"{baseline_path}: {problem}; built without a baseline (give --baseline to compare)")
             baseline, baseline_path, baseline_sealed = None, None, ""
-            assets, settings, previous = _site_settings(options, options.case_pages, config, code, has_baseline=False)
+            assets, settings, previous = _site_settings(options, config, code, has_baseline=False)
     history = load_history(options.history, options.out / urls.HISTORY_JSON, optional=options.history_optional)
     return Inputs(
         options=options,
-        case_pages=options.case_pages,
         cases=cases,
         config=config,
         baseline=baseline,
@@ -145,15 +144,14 @@ def read_inputs(options: BuildOptions) -> Inputs:
 
 
 def _site_settings(
-    options: BuildOptions, case_pages: CasePages, config: SuiteConfig, code: str, has_baseline: bool
+    options: BuildOptions, config: SuiteConfig, code: str, has_baseline: bool
 ) -> tuple[Assets, str, BuildStatus]:
     """The site's own files, the settings every page depends on besides its own inputs (another value means
     every page is rendered), and what the previous build with these settings recorded."""
     assets = read_assets(
-        config, has_baseline=has_baseline, index_page_rows=options.index_page_rows,
-        case_pages=case_pages,
+        config, has_baseline=has_baseline, index_page_rows=options.index_page_rows, case_pages=options.case_pages
     )
-    settings = build_settings(code, repr(assets.info), config, options.fixtures, case_pages)
+    settings = build_settings(code, repr(assets.info), config, options.fixtures, options.case_pages)
     return assets, settings, read_status(options.out, settings)
 
 
@@ -252,7 +250,7 @@ def _page_context(writer: SiteWriter, inputs: Inputs, slugs: dict[str, str]) -> 
         # Only a rebuild looks digests up (a full build reads every trace anyway).
         remembered=load_remembered(fixtures_root) if inputs.previous.cases else {},
         writer=writer,
-        case_pages=inputs.case_pages,
+        case_pages=inputs.options.case_pages,
     )
 
 
@@ -405,7 +403,7 @@ def build_site(options: BuildOptions, progress: Progress | None = None) -> Build
         reused_pages=pages.reused,
         baseline=inputs.baseline_path,
         fail_on_regression=options.fail_on_regression,
-        warnings=tuple(w for w in (*inputs.warnings, size_warning(site_bytes, inputs.case_pages)) if w),
+        warnings=tuple(w for w in (*inputs.warnings, size_warning(site_bytes, inputs.options.case_pages)) if w),
         by_rule=data.by_rule,
         site_bytes=site_bytes,
     )
